@@ -1,0 +1,28 @@
+# PhysKey — the two commands: `make demo` and `make test`. Everything else they need is installed here.
+PYTHON ?= python3.11
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: venv demo test test-solver bench clean
+
+venv: $(STAMP)
+
+$(STAMP): requirements.txt
+	@command -v $(PYTHON) >/dev/null || { echo "error: $(PYTHON) not found; PhysKey needs Python 3.11 (bpy 5.0.1 is cp311 only)"; exit 2; }
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -r requirements.txt
+	touch $(STAMP)
+
+demo: venv
+	$(PY) -m solver demo --out out/demo
+
+test: venv
+	$(PY) -m pytest -q tests
+
+bench: venv
+	$(PY) -m solver bench rollout --json
+
+clean:
+	rm -rf out dist .pytest_cache

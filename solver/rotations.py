@@ -1,0 +1,57 @@
+"""Small quaternion helpers (w, x, y, z) on top of MuJoCo's own functions."""
+from __future__ import annotations
+
+import math
+
+import mujoco
+import numpy as np
+
+
+def normalize(q) -> np.ndarray:
+    q = np.asarray(q, dtype=float)
+    return q / np.linalg.norm(q)
+
+
+def mul(a, b) -> np.ndarray:
+    out = np.zeros(4)
+    mujoco.mju_mulQuat(out, np.asarray(a, float), np.asarray(b, float))
+    return out
+
+
+def from_axis_angle(axis, angle: float) -> np.ndarray:
+    out = np.zeros(4)
+    mujoco.mju_axisAngle2Quat(out, normalize(axis), float(angle))
+    return out
+
+
+def to_matrix(q) -> np.ndarray:
+    out = np.zeros(9)
+    mujoco.mju_quat2Mat(out, normalize(q))
+    return out.reshape(3, 3)
+
+
+def from_matrix(m) -> np.ndarray:
+    out = np.zeros(4)
+    mujoco.mju_mat2Quat(out, np.ascontiguousarray(m, dtype=float).reshape(9))
+    return out
+
+
+def tilt(tilt_deg) -> np.ndarray:
+    """World-axes tilt [about x, about y] in degrees, applied x first."""
+    qx = from_axis_angle((1, 0, 0), math.radians(tilt_deg[0]))
+    qy = from_axis_angle((0, 1, 0), math.radians(tilt_deg[1]))
+    return mul(qy, qx)
+
+
+def y_to(direction) -> np.ndarray:
+    """The smallest rotation taking +Y onto `direction` (Blender's bone frame with roll 0)."""
+    d = normalize(direction)
+    y = np.array([0.0, 1.0, 0.0])
+    c = float(np.dot(y, d))
+    if c < -1 + 1e-12:
+        return np.array([0.0, 0.0, 0.0, 1.0])  # 180° about Z, as Blender does for bones along -Y
+    axis = np.cross(y, d)
+    s = np.linalg.norm(axis)
+    if s < 1e-12:
+        return np.array([1.0, 0.0, 0.0, 0.0])
+    return from_axis_angle(axis, math.atan2(s, c))
