@@ -1,0 +1,71 @@
+"""Cost features sliced out of rollout outputs, for all rollouts and steps at once (numpy only).
+
+`state` comes from `RolloutEngine.run` (after each step); sensor readings lag it by one step, so
+`Features` realigns them: `body_pos[:, t]` is the body position at the same instant as `qpos[:, t]`
+except for the last step, where the sensor value does not exist yet and the previous one is
+repeated (costs use the state at t and the sensors at t+1 of the same instant).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .model import BuiltModel
+from .rollout import Trajectories, state_layout
+
+
+class Features:
+    def __init__(self, built: BuiltModel, traj: Trajectories):
+        self.built = built
+        self._state = traj.state
+        self._sens = traj.sensordata
+        self._layout = state_layout(built.model)
+
+    # -- from the state ------------------------------------------------------------------------
+    @property
+    def time(self) -> np.ndarray:
+        return self._state[..., self._layout["time"]][..., 0]
+
+    @property
+    def qpos(self) -> np.ndarray:
+        return self._state[..., self._layout["qpos"]]
+
+    @property
+    def qvel(self) -> np.ndarray:
+        return self._state[..., self._layout["qvel"]]
+
+    # -- from the sensors, aligned with the state --------------------------------------------------
+    def sensor(self, name: str) -> np.ndarray:
+        """Sensor `name` aligned to the state's instants: (nroll, nstep, dim)."""
+        raw = self._sens[..., self.built.sensor_slices[name]]
+        return np.concatenate([raw[:, 1:], raw[:, -1:]], axis=1)
+
+    def body_pos(self, body: str) -> np.ndarray:
+        return self.sensor(f"{body}_pos")
+
+    def body_quat(self, body: str) -> np.ndarray:
+        return self.sensor(f"{body}_quat")
+
+    def body_axis(self, body: str, axis: int) -> np.ndarray:
+        """World direction of the body's local axis 0/1/2 (x/y/z), from its quaternion."""
+        w, x, y, z = np.moveaxis(self.body_quat(body), -1, 0)
+        if axis == 0:
+            v = (1 - 2 * (y * y + z * z), 2 * (x * y + w * z), 2 * (x * z - w * y))
+        elif axis == 1:
+            v = (2 * (x * y - w * z), 1 - 2 * (x * x + z * z), 2 * (y * z + w * x))
+        else:
+            v = (2 * (x * z + w * y), 2 * (y * z - w * x), 1 - 2 * (x * x + y * y))
+        return np.stack(v, axis=-1)
+
+    def body_point(self, body: str, local: np.ndarray) -> np.ndarray:
+        """World position of a point given in the body's frame."""
+        local = np.asarray(local, dtype=float)
+        p = self.body_pos(body)
+        return p + sum(self.body_axis(body, i) * local[i] for i in range(3))
+
+    @property
+    def com(self) -> np.ndarray:
+        return self.sensor("character_com")
+
+    @property
+    def com_vel(self) -> np.ndarray:
+        return self.sensor("character_comvel")
