@@ -9,11 +9,16 @@ import zipfile
 import numpy as np
 
 
+_UMASK = os.umask(0o022)
+os.umask(_UMASK)
+
+
 def _write_atomic(path, data: bytes) -> None:
     path = os.fspath(path)
     folder = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=folder)
     try:
+        os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp makes 0600; results are ordinary files
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()

@@ -111,7 +111,7 @@ class RolloutEngine:
         self._rollout.rollout(self._models, self._datas, init, control,
                               control_spec=self.control_spec(mocap_pos is not None), skip_checks=True,
                               nstep=nstep, state=out.state, sensordata=out.sensordata,
-                              chunk_size=max(1, nroll // (self.nthread * 4)))
+                              chunk_size=max(1, nroll // (self.nthread * 10)))
         if copy:
             return Trajectories(out.state.copy(), out.sensordata.copy())
         return out

@@ -1,0 +1,211 @@
+"""`python -m solver`: validate, run, export-mjcf, import-mjcf, bench.
+
+Exit codes: 0 ok, 2 invalid input (one line naming the field path), 1 internal error (traceback on
+stderr). With `--jsonl`, stdout carries one JSON event per line: start, progress, solution, done,
+error; otherwise a progress bar goes to stderr.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+import traceback
+
+from . import schema
+from .errors import InvalidInput
+
+EXIT_OK, EXIT_INTERNAL, EXIT_INVALID = 0, 1, 2
+
+
+class Events:
+    """Where run events go: JSON lines on stdout, or a progress bar and summary lines on stderr."""
+
+    def __init__(self, jsonl: bool):
+        self.jsonl = jsonl
+        self.fraction: dict[int, float] = {}
+
+    def __call__(self, event: dict) -> None:
+        if self.jsonl:
+            sys.stdout.write(json.dumps(event, allow_nan=False, default=float) + "\n")
+            sys.stdout.flush()
+            return
+        kind = event["event"]
+        if kind == "progress":
+            self.fraction[event["seed"]] = event["fraction"]
+            total = sum(self.fraction.values()) / max(len(self.seeds), 1)
+            bar = "#" * int(30 * total)
+            sys.stderr.write(f"\r[{bar:<30}] {100 * total:5.1f}%  cost {event['cost']:.4g}  ")
+            sys.stderr.flush()
+        elif kind == "solution":
+            s = event["solution"]
+            sys.stderr.write(f"\rseed {s['seed']}: {'success' if s['success'] else 'FAILED'}, "
+                             f"cost {s['cost']:.4g}, {s['duration_s']:.2f} s of motion, {s['wall_s']:.1f} s wall\n")
+        elif kind == "error":
+            sys.stderr.write(f"\nerror: {event['message']}\n")
+        elif kind == "seed_failed":
+            sys.stderr.write(f"\nseed {event['seed']} failed: {event['message']}\n")
+
+    seeds: list = []
+
+
+def _prepare(task_path: str, num_seeds=None):
+    from .methods import get_method
+    from .task import load_task, with_seeds
+    task = with_seeds(load_task(task_path), num_seeds)
+    prepared = get_method(task.method).prepare(task)
+    return task, prepared
+
+
+def cmd_validate(args) -> int:
+    task, prepared = _prepare(args.task)
+    m = prepared.built.model
+    print(f"ok: task '{task.name}', method {task.method}, {len(task.keyframes)} keyframes, "
+          f"{len(task.seeds)} seed(s); model {m.nbody} bodies, {m.nu} actuators, timestep {m.opt.timestep}")
+    return EXIT_OK
+
+
+def _check_out_dir(out: str) -> None:
+    if os.path.exists(out) and not os.path.isdir(out):
+        raise InvalidInput("--out", f"'{out}' is a file, not a folder")
+    parent = os.path.dirname(os.path.abspath(out))
+    while not os.path.exists(parent):
+        parent = os.path.dirname(parent)
+    if not os.path.isdir(parent):
+        raise InvalidInput("--out", f"'{parent}' is a file, so '{out}' cannot be created")
+
+
+def cmd_run(args, emit: Events) -> int:
+    from .fileio import write_text_atomic
+    from .pool import run_seeds
+    from .result import ResultIndex
+    if args.workers is not None and args.workers < 0:
+        raise InvalidInput("--workers", f"must be 0 or more, got {args.workers}")
+    _check_out_dir(args.out)
+    task, prepared = _prepare(args.task, args.num_seeds)  # everything is checked before --out is touched
+    os.makedirs(args.out, exist_ok=True)
+    write_text_atomic(os.path.join(args.out, "model.xml"), prepared.built.to_xml())
+    task_doc = schema.to_dict(task)
+    write_text_atomic(os.path.join(args.out, "task.json"), schema.format_json(task_doc))
+    index = ResultIndex(args.out, task.name, task.method, task.seeds)
+    workers = args.workers if args.workers is not None else min(len(task.seeds), os.cpu_count() or 1)
+    if len(task.seeds) == 1 and args.workers is None:
+        workers = 0
+    emit.seeds = task.seeds
+    emit({"event": "start", "task": task.name, "method": task.method, "seeds": task.seeds,
+          "out": os.path.abspath(args.out), "model": os.path.abspath(os.path.join(args.out, "model.xml"))})
+    start = time.perf_counter()
+
+    def on_solution(entry):
+        index.add(entry)
+        emit({"event": "solution", "solution": entry,
+              "result_path": os.path.abspath(os.path.join(args.out, entry["npz"]))})
+
+    def on_failure(seed, message):
+        index.fail(seed, message)
+        emit({"event": "seed_failed", "seed": seed, "message": message})
+
+    try:
+        run_seeds(task_doc, task.seeds, args.out, workers, emit, on_solution, on_failure)
+    except BaseException:
+        index.finish("failed")
+        raise
+    ok = len(index.doc["solutions"])
+    index.finish("done" if ok == len(task.seeds) else "partial" if ok else "failed")
+    emit({"event": "done", "result": os.path.abspath(index.path), "solutions": ok,
+          "failed": len(index.doc["failed"]), "wall_s": round(time.perf_counter() - start, 3)})
+    if not args.jsonl:
+        best = min(index.doc["solutions"], key=lambda e: e["cost"], default=None)
+        print(f"{ok}/{len(task.seeds)} seed(s) solved in {time.perf_counter() - start:.1f} s; "
+              f"results in {os.path.abspath(args.out)}")
+        if best:
+            print(f"best: seed {best['seed']} (cost {best['cost']:.4g}) -> {os.path.join(os.path.abspath(args.out), best['npz'])}")
+    return EXIT_OK if ok else EXIT_INTERNAL
+
+
+def cmd_export_mjcf(args) -> int:
+    from .fileio import write_text_atomic
+    _, prepared = _prepare(args.task)
+    if os.path.isdir(args.out):
+        raise InvalidInput("--out", f"'{args.out}' is a folder; give a file name ending in .xml")
+    write_text_atomic(args.out, prepared.built.to_xml())
+    print(f"wrote {args.out}")
+    return EXIT_OK
+
+
+def cmd_import_mjcf(args) -> int:
+    from .mjcf import load_mjcf
+    from .scene import save_scene
+    scene = load_mjcf(args.mjcf)
+    save_scene(scene, args.out)
+    print(f"wrote {args.out}: character '{scene.character.name}' with {len(scene.character.bodies)} bodies, "
+          f"{len(scene.environment.bodies)} environment bodies")
+    return EXIT_OK
+
+
+def cmd_bench(args) -> int:
+    from .bench import bench_rollout
+    if args.what != "rollout":
+        raise InvalidInput("bench", f"unknown benchmark '{args.what}' (have: rollout)")
+    report = bench_rollout(nthread=args.threads, repeats=args.repeats)
+    if args.json:
+        print(json.dumps(report, indent=1))
+    else:
+        for k, v in report.items():
+            print(f"{k:>22}: {v}")
+    return EXIT_OK
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m solver", description="PhysKey solver")
+    sub = p.add_subparsers(dest="command", required=True)
+    v = sub.add_parser("validate", help="check a task file and the model it builds")
+    v.add_argument("task")
+    r = sub.add_parser("run", help="solve a task; results go to --out")
+    r.add_argument("task")
+    r.add_argument("--out", required=True)
+    r.add_argument("--num-seeds", type=int, default=None)
+    r.add_argument("--workers", type=int, default=None, help="worker processes (0 = inline)")
+    r.add_argument("--jsonl", action="store_true", help="print one JSON event per line")
+    e = sub.add_parser("export-mjcf", help="write the task's model as MJCF")
+    e.add_argument("task")
+    e.add_argument("--out", required=True)
+    i = sub.add_parser("import-mjcf", help="read an MJCF file into a SceneDesc JSON")
+    i.add_argument("mjcf")
+    i.add_argument("--out", required=True)
+    b = sub.add_parser("bench", help="benchmarks (JSON with --json)")
+    b.add_argument("what", choices=["rollout"])
+    b.add_argument("--json", action="store_true")
+    b.add_argument("--threads", type=int, default=None)
+    b.add_argument("--repeats", type=int, default=20)
+    return p
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
+    jsonl = getattr(args, "jsonl", False)
+    emit = Events(jsonl)
+    try:
+        if args.command == "validate":
+            return cmd_validate(args)
+        if args.command == "run":
+            return cmd_run(args, emit)
+        if args.command == "export-mjcf":
+            return cmd_export_mjcf(args)
+        if args.command == "import-mjcf":
+            return cmd_import_mjcf(args)
+        return cmd_bench(args)
+    except InvalidInput as e:
+        if jsonl:
+            emit({"event": "error", "kind": "invalid_input", "path": e.path, "message": str(e)})
+        print(f"error: {e}", file=sys.stderr)
+        return EXIT_INVALID
+    except KeyboardInterrupt:
+        print("\ninterrupted", file=sys.stderr)
+        return 130
+    except Exception as e:
+        if jsonl:
+            emit({"event": "error", "kind": "internal", "message": f"{type(e).__name__}: {e}"})
+        traceback.print_exc()
+        return EXIT_INTERNAL

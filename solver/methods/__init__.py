@@ -1,0 +1,45 @@
+"""Solve methods, looked up by the task's `method` name.
+
+A method turns a validated task into a `Prepared` job (its settings, keyframes and compiled model,
+built once per worker process) and solves one seed of it, returning the simulated trajectory and
+its summary. Contact keyframes (PartwiseMPC) and assisted keyframes (CMA-ES) plug in here.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from ..errors import InvalidInput
+
+ProgressFn = Callable[[float, float], None]  # (fraction done, current cost)
+
+
+@dataclass
+class Solution:
+    """One seed's outcome. `times`/`qpos` are per simulation step (t = 0 included); `arrays` holds
+    method-specific per-step or per-keyframe arrays for result.npz; `summary` extra result.json fields."""
+    times: np.ndarray
+    qpos: np.ndarray
+    success: bool
+    cost: float
+    keyframes_reached: list = field(default_factory=list)
+    arrays: dict[str, np.ndarray] = field(default_factory=dict)
+    summary: dict[str, Any] = field(default_factory=dict)
+
+
+def _registry() -> dict:
+    from . import simulate
+    return {"simulate": simulate}
+
+
+def get_method(name: str):
+    methods = _registry()
+    if name not in methods:
+        raise InvalidInput("method", f"unknown method '{name}' (have: {', '.join(methods)})")
+    return methods[name]
+
+
+def method_names() -> list[str]:
+    return list(_registry())

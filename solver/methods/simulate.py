@@ -1,0 +1,85 @@
+"""`simulate`: play the scene forward with the character passive or holding its initial pose.
+
+The simplest method, and the solver-only demo: the humanoid dropped onto the armchair. Each seed
+perturbs the initial joint velocities a little, so seeds give alternative outcomes. The reported
+cost is the mean squared joint speed (how restless the motion is; lower is calmer).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import mujoco
+import numpy as np
+
+from .. import schema
+from ..errors import InvalidInput
+from ..model import BuiltModel, build_model
+from ..rollout import RolloutEngine, get_state, state_layout
+from ..task import Task, build_scene
+from . import Solution
+
+ACTUATION = {"passive": "motor", "hold": "position"}
+
+
+@dataclass
+class Settings:
+    duration: float = field(default=2.0, metadata={"positive": True})
+    mode: str = field(default="passive", metadata={"choices": tuple(ACTUATION)})
+    perturb: float = field(default=0.2, metadata={"nonneg": True})  # std of initial joint speeds, rad/s
+    chunk: float = field(default=0.25, metadata={"positive": True})  # seconds per progress report
+
+    def check(self, path):
+        if self.duration > 600:
+            raise InvalidInput(f"{path}.duration", f"must be at most 600 s, got {self.duration}")
+
+
+@dataclass
+class Prepared:
+    task: Task
+    settings: Settings
+    built: BuiltModel
+
+
+def prepare(task: Task) -> Prepared:
+    settings = schema.from_dict(Settings, task.settings, "settings")
+    if task.keyframes:
+        raise InvalidInput("keyframes", "the simulate method takes no keyframes")
+    scene = build_scene(task.scene)
+    return Prepared(task, settings, build_model(scene, actuation=ACTUATION[settings.mode]))
+
+
+def solve(prep: Prepared, seed: int, engine: RolloutEngine, progress=None) -> Solution:
+    m = prep.built.model
+    data = mujoco.MjData(m)
+    qpos0 = prep.built.initial_qpos()
+    data.qpos[:] = qpos0
+    rng = np.random.default_rng(seed)
+    data.qvel[6:] = rng.normal(0.0, prep.settings.perturb, m.nv - 6) if m.nv > 6 else 0.0
+    mujoco.mj_forward(m, data)
+    state = get_state(m, data)
+    ctrl_row = np.zeros(m.nu)
+    if prep.settings.mode == "hold":  # position servos targeting the initial pose
+        joints = m.actuator_trnid[:prep.built.nu_character, 0]
+        ctrl_row[:prep.built.nu_character] = qpos0[m.jnt_qposadr[joints]]
+    nstep_total = int(round(prep.settings.duration / m.opt.timestep))
+    chunk = max(1, int(round(prep.settings.chunk / m.opt.timestep)))
+    layout = state_layout(m)
+    qpos_rows, time_rows, cost_sum, done = [qpos0[None]], [np.zeros(1)], 0.0, 0
+    while done < nstep_total:
+        n = min(chunk, nstep_total - done)
+        traj = engine.run(state, np.broadcast_to(ctrl_row, (1, n, m.nu)))
+        qpos_rows.append(traj.state[0, :, layout["qpos"]])
+        time_rows.append(traj.state[0, :, layout["time"]][:, 0])
+        qvel = traj.state[0, :, layout["qvel"]]
+        cost_sum += float(np.sum(qvel[:, 6:] ** 2))
+        state = traj.state[0, -1]
+        done += n
+        if not np.all(np.isfinite(state)):
+            break
+        if progress:
+            progress(done / nstep_total, cost_sum / done)
+    qpos = np.concatenate(qpos_rows)
+    times = np.concatenate(time_rows)
+    stable = bool(np.all(np.isfinite(qpos)))
+    return Solution(times=times, qpos=qpos, success=stable, cost=cost_sum / max(done, 1),
+                    summary={} if stable else {"unstable_at_s": float(times[np.argmax(~np.isfinite(qpos).all(1))])})

@@ -1,0 +1,79 @@
+"""The output folder of a run: `model.xml`, `task.json`, `result.json` and one `seed_<k>/result.npz`
+per solution.
+
+Every file is written atomically and `result.json` is rewritten as each solution arrives, so a
+crash (of the solver or of Blender) loses nothing already solved.
+"""
+from __future__ import annotations
+
+import os
+import time
+
+import numpy as np
+
+from . import schema
+from .fileio import write_npz_atomic, write_text_atomic
+from .methods import Solution
+from .resample import frame_times, resample_qpos
+
+RESULT_SCHEMA_VERSION = 1
+
+
+def solution_dir(out_dir: str, seed: int) -> str:
+    return os.path.join(out_dir, f"seed_{seed}")
+
+
+def write_solution(out_dir: str, model, seed: int, sol: Solution, fps: float, wall_s: float) -> dict:
+    """Write one seed's result.npz; return its result.json entry."""
+    folder = solution_dir(out_dir, seed)
+    os.makedirs(folder, exist_ok=True)
+    duration = round(float(sol.times[-1]), 9) if len(sol.times) else 0.0
+    ft = frame_times(duration, fps)
+    finite = np.all(np.isfinite(sol.qpos), axis=1)
+    usable = finite if finite.all() else np.arange(len(finite)) < np.argmin(finite)
+    frames = resample_qpos(model, sol.times[usable], sol.qpos[usable], ft[ft <= sol.times[usable][-1] + 1e-9])
+    arrays = {"times": sol.times, "qpos": sol.qpos, "frame_times": ft[: len(frames)], "frame_qpos": frames}
+    reached = [np.nan if t is None else float(t) for t in sol.keyframes_reached]
+    arrays["keyframes_reached"] = np.asarray(reached, dtype=float)
+    for key, value in sol.arrays.items():
+        if key in arrays:
+            raise ValueError(f"method array '{key}' clashes with a standard result array")
+        arrays[key] = value
+    write_npz_atomic(os.path.join(folder, "result.npz"), arrays)
+    entry = {"seed": seed, "success": bool(sol.success), "keyframes_reached": list(sol.keyframes_reached),
+             "duration_s": duration, "cost": float(sol.cost), "wall_s": round(float(wall_s), 3),
+             "npz": os.path.join(f"seed_{seed}", "result.npz")}
+    entry.update(sol.summary)
+    return entry
+
+
+class ResultIndex:
+    """result.json, kept current on disk as solutions arrive."""
+
+    def __init__(self, out_dir: str, task_name: str, method: str, seeds: list[int]):
+        self.path = os.path.join(out_dir, "result.json")
+        self.doc = {"schema_version": RESULT_SCHEMA_VERSION, "task": task_name, "method": method,
+                    "model": "model.xml", "status": "running", "seeds": list(seeds),
+                    "solutions": [], "failed": [], "started_unix": round(time.time(), 3)}
+        self._save()
+
+    def add(self, entry: dict) -> None:
+        self.doc["solutions"].append(entry)
+        self.doc["solutions"].sort(key=lambda e: e["seed"])
+        self._save()
+
+    def fail(self, seed: int, message: str) -> None:
+        self.doc["failed"].append({"seed": seed, "error": message})
+        self._save()
+
+    def finish(self, status: str) -> None:
+        self.doc["status"] = status
+        self._save()
+
+    def _save(self) -> None:
+        write_text_atomic(self.path, schema.format_json(self.doc))
+
+
+def load_result_npz(path: str) -> dict[str, np.ndarray]:
+    with np.load(path, allow_pickle=False) as z:
+        return {k: z[k] for k in z.files}

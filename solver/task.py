@@ -1,0 +1,98 @@
+"""Task files: what to solve (scene + method + settings + keyframes + seeds + output fps).
+
+A task names its scene either by built-in parts (`environment` with parameters, `character` with a
+body-shape variant) or inline as a full SceneDesc (`desc`, what the Blender add-on sends). Method
+settings and keyframes are checked by the method itself (see `methods`).
+"""
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from . import schema
+from .errors import InvalidInput
+from .scene import SCHEMA_VERSION, Pose, SceneDesc, check_references
+
+TASK_SCHEMA_VERSION = 1
+
+
+@dataclass
+class SceneRef:
+    """Built-in scene parts, or a full inline SceneDesc in `desc` (then the other fields are unused)."""
+    environment: str = "floor"
+    params: dict[str, float] = field(default_factory=dict)
+    character: str = "humanoid"
+    variant: str = "default"
+    initial_pose: Optional[Pose] = None
+    timestep: float = field(default=0.005, metadata={"positive": True})
+    desc: Optional[SceneDesc] = None
+
+
+@dataclass
+class Task:
+    schema_version: int
+    name: str
+    method: str
+    scene: SceneRef = field(default_factory=SceneRef)
+    settings: dict[str, Any] = field(default_factory=dict)
+    keyframes: list[Any] = field(default_factory=list)
+    seeds: list[int] = field(default_factory=lambda: [0], metadata={"min_length": 1})
+    output_fps: float = field(default=30.0, metadata={"positive": True})
+
+    def check(self, path):
+        if self.schema_version != TASK_SCHEMA_VERSION:
+            raise InvalidInput("schema_version", f"unknown schema_version {self.schema_version} "
+                               f"(this PhysKey reads {TASK_SCHEMA_VERSION})")
+        if self.output_fps > 1000:
+            raise InvalidInput("output_fps", f"must be at most 1000, got {self.output_fps}")
+        if len(set(self.seeds)) != len(self.seeds):
+            raise InvalidInput("seeds", "seeds must be distinct")
+
+
+def build_scene(ref: SceneRef) -> SceneDesc:
+    """The SceneDesc a task's scene reference stands for."""
+    from . import characters, environments
+    if ref.desc is not None:
+        return copy.deepcopy(ref.desc)
+    env, pose = environments.build(ref.environment, ref.params)
+    if ref.character != "humanoid":
+        raise InvalidInput("scene.character", f"no built-in character '{ref.character}' (have: humanoid)")
+    scene = SceneDesc(schema_version=SCHEMA_VERSION, name=ref.environment, character=characters.humanoid(ref.variant),
+                      environment=env, initial_pose=copy.deepcopy(ref.initial_pose or pose), timestep=ref.timestep)
+    check_references(scene, "scene")
+    return scene
+
+
+def task_from_dict(data) -> Task:
+    if isinstance(data, dict) and isinstance(data.get("scene"), dict) and "desc" in data["scene"] \
+            and isinstance(data["scene"]["desc"], dict) and "character" not in data["scene"]["desc"]:
+        raise InvalidInput("scene.desc.character", "the scene has no character")
+    task = schema.from_dict(Task, data)
+    from .methods import get_method
+    get_method(task.method)  # unknown method → InvalidInput naming it
+    return task
+
+
+def load_task(path) -> Task:
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except FileNotFoundError:
+        raise InvalidInput(str(path), "task file not found") from None
+    except IsADirectoryError:
+        raise InvalidInput(str(path), "is a folder, not a task file") from None
+    except UnicodeDecodeError:
+        raise InvalidInput(str(path), "is not UTF-8 text") from None
+    return task_from_dict(schema.load_json_text(text, str(path)))
+
+
+def with_seeds(task: Task, num_seeds: int | None) -> Task:
+    """The task with `num_seeds` seeds (its own first seed counting up), or unchanged if None."""
+    if num_seeds is None:
+        return task
+    if num_seeds < 1:
+        raise InvalidInput("--num-seeds", f"must be at least 1, got {num_seeds}")
+    task = copy.copy(task)
+    task.seeds = [task.seeds[0] + i for i in range(num_seeds)]
+    return task
