@@ -26,6 +26,8 @@ _GEOM = {
 }
 _GEOM_NAME = {int(v): k for k, v in _GEOM.items()}
 ROOT_JOINT = "root"
+FREE, BALL, HINGE = (int(mujoco.mjtJoint.mjJNT_FREE), int(mujoco.mjtJoint.mjJNT_BALL),
+                     int(mujoco.mjtJoint.mjJNT_HINGE))
 # Contact softness of the character's geoms and joint limits, as in MuJoCo MPC's humanoid.
 CHARACTER_SOLIMP = (0.9, 0.99, 0.003, 0.5, 2.0)
 CHARACTER_SOLREF = (0.015, 1.0)
@@ -196,6 +198,8 @@ def initial_qpos(scene: SceneDesc, model: mujoco.MjModel) -> np.ndarray:
 
 
 def scene_to_xml(scene: SceneDesc, actuation: str = "motor") -> str:
+    """MJCF text of the scene with its initial pose as keyframe `initial` (6 significant digits, as
+    MuJoCo writes it)."""
     spec = scene_to_spec(scene, actuation)
     model = compile_spec(spec)
     key = spec.add_key()
@@ -261,7 +265,7 @@ def spec_to_scene(spec: mujoco.MjSpec, name: str = "imported") -> SceneDesc:
         return out
 
     def has_free(b):
-        return any(model.jnt_type[j] == mujoco.mjtJoint.mjJNT_FREE for j in range(model.njnt)
+        return any(model.jnt_type[j] == FREE for j in range(model.njnt)
                    if model.jnt_bodyid[j] == b)
 
     root = next((b for b in children[0] if has_free(b) and len(subtree(b)) > 1), None)
@@ -272,14 +276,14 @@ def spec_to_scene(spec: mujoco.MjSpec, name: str = "imported") -> SceneDesc:
         bname = _name(model, mujoco.mjtObj.mjOBJ_BODY, b, "body")
         joints = []
         for j in range(model.njnt):
-            if model.jnt_bodyid[j] != b or model.jnt_type[j] == mujoco.mjtJoint.mjJNT_FREE:
+            if model.jnt_bodyid[j] != b or model.jnt_type[j] == FREE:
                 continue
             jname = _name(model, mujoco.mjtObj.mjOBJ_JOINT, j, "joint")
-            jt = model.jnt_type[j]
-            if jt not in (mujoco.mjtJoint.mjJNT_HINGE, mujoco.mjtJoint.mjJNT_BALL):
+            jt = int(model.jnt_type[j])
+            if jt not in (HINGE, BALL):
                 raise InvalidInput(f"joint '{jname}'", "slide joints are not supported in a character")
             rng = [float(x) for x in model.jnt_range[j]] if model.jnt_limited[j] else [-math.pi, math.pi]
-            joints.append(Joint(name=jname, type="hinge" if jt == mujoco.mjtJoint.mjJNT_HINGE else "ball",
+            joints.append(Joint(name=jname, type="hinge" if jt == HINGE else "ball",
                                 axis=[float(x) for x in model.jnt_axis[j]], pos=[float(x) for x in model.jnt_pos[j]],
                                 range=rng, group=_guess_group(jname), damping=float(model.dof_damping[model.jnt_dofadr[j]]),
                                 stiffness=float(model.jnt_stiffness[j]), armature=float(model.dof_armature[model.jnt_dofadr[j]])))
@@ -291,10 +295,10 @@ def spec_to_scene(spec: mujoco.MjSpec, name: str = "imported") -> SceneDesc:
                            length=max(length, 1e-3), joints=joints, geoms=geoms, sites=_read_sites(model, b)))
     actuators = []
     for a in range(model.nu):
-        if model.actuator_trntype[a] != mujoco.mjtTrn.mjTRN_JOINT:
+        if int(model.actuator_trntype[a]) != int(mujoco.mjtTrn.mjTRN_JOINT):
             continue
         jname = _name(model, mujoco.mjtObj.mjOBJ_JOINT, model.actuator_trnid[a][0], "joint")
-        is_position = model.actuator_biastype[a] == mujoco.mjtBias.mjBIAS_AFFINE
+        is_position = int(model.actuator_biastype[a]) == int(mujoco.mjtBias.mjBIAS_AFFINE)
         if is_position:
             kp = float(model.actuator_gainprm[a][0])
             kv = float(-model.actuator_biasprm[a][2])
@@ -316,7 +320,7 @@ def spec_to_scene(spec: mujoco.MjSpec, name: str = "imported") -> SceneDesc:
         env_bodies.append(_read_env_body(model, spec_geoms, b, subtree(b), has_free(b)))
     floor = None
     for g in range(model.ngeom):
-        if model.geom_bodyid[g] == 0 and model.geom_type[g] == mujoco.mjtGeom.mjGEOM_PLANE:
+        if model.geom_bodyid[g] == 0 and int(model.geom_type[g]) == int(mujoco.mjtGeom.mjGEOM_PLANE):
             floor = g
             break
     extra = [g for g in range(model.ngeom) if model.geom_bodyid[g] == 0 and g != floor]
@@ -330,7 +334,7 @@ def spec_to_scene(spec: mujoco.MjSpec, name: str = "imported") -> SceneDesc:
                 root_quat=[float(x) for x in (model.body_quat[root] if not model.nkey else qpos[model.jnt_qposadr[_root_joint(model, root)] + 3:][:4])])
     if model.nkey:
         for j in range(model.njnt):
-            if model.jnt_type[j] == mujoco.mjtJoint.mjJNT_HINGE and model.jnt_bodyid[j] in subtree(root):
+            if model.jnt_type[j] == HINGE and model.jnt_bodyid[j] in subtree(root):
                 pose.joints[_name(model, mujoco.mjtObj.mjOBJ_JOINT, j, "joint")] = float(qpos[model.jnt_qposadr[j]])
     char = Character(name=_name(model, mujoco.mjtObj.mjOBJ_BODY, root, "character"), bodies=bodies,
                      actuators=actuators, exclude_contacts=excludes)

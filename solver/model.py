@@ -22,7 +22,7 @@ ASSIST_PREFIX = "assist_"
 @dataclass
 class BuiltModel:
     """A compiled model with the index information the rollout engine and costs need."""
-    spec: mujoco.MjSpec
+    xml: str  # the MJCF text `model` was compiled from
     model: mujoco.MjModel
     scene: SceneDesc
     actuation: str
@@ -39,7 +39,7 @@ class BuiltModel:
         return initial_qpos(self.scene, self.model)
 
     def to_xml(self) -> str:
-        return self.spec.to_xml()
+        return self.xml
 
 
 def _add_sensors(spec: mujoco.MjSpec, bodies: list[str]) -> None:
@@ -107,10 +107,14 @@ def build_model(scene: SceneDesc, actuation: str = "motor", assist_bodies: list[
     key.name = "initial"
     key.qpos = initial_qpos(scene, model)
     key.mpos = model.key_mpos[0] if model.nkey else np.zeros(3 * model.nmocap)
-    model = compile_spec(spec)
+    compile_spec(spec)
+    # MuJoCo writes MJCF with 6 significant digits; solving the model read back from that text makes
+    # model.xml exactly the model solved.
+    xml = spec.to_xml()
+    model = mujoco.MjModel.from_xml_string(xml)
     slices = {}
     for i in range(model.nsensor):
         a = int(model.sensor_adr[i])
         slices[model.sensor(i).name] = slice(a, a + int(model.sensor_dim[i]))
-    return BuiltModel(spec=spec, model=model, scene=scene, actuation=actuation, character_bodies=bodies,
+    return BuiltModel(xml=xml, model=model, scene=scene, actuation=actuation, character_bodies=bodies,
                       nu_character=len(scene.character.actuators), assist_bodies=assist, sensor_slices=slices)

@@ -62,7 +62,7 @@ def main(ref_dir: str) -> None:
                 g.name = g.name if g.name and not g.name.startswith("geom") else f"{b.name}_{len(b.geoms)}"
         pose = None
         if home is not None and len(home) >= 7 + len(hinge_names):
-            root_q = rotations.mul(home[3:7], torso_q)
+            root_q = rotations.normalize(rotations.mul(rotations.normalize(home[3:7]), torso_q))
             pose = Pose(root_pos=[round(float(x), 6) for x in home[:3]],
                         root_quat=[round(float(x), 9) for x in root_q],
                         joints={n: round(float(v), 6) for n, v in zip(hinge_names, home[7:7 + len(hinge_names)])})

@@ -1,0 +1,193 @@
+"""Bad input through the real CLI: every case must exit 2 with one `error: <path>: ...` line on
+stderr, one `invalid_input` JSON event on stdout, and nothing written to --out."""
+from __future__ import annotations
+
+import copy
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+GOOD_TASK = ROOT / "scenes" / "tasks" / "drop_onto_armchair.json"
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from solver import schema  # noqa: E402
+from solver.task import SceneRef, build_scene  # noqa: E402
+
+SCENE = "scene.desc"
+CH = f"{SCENE}.character"
+
+
+def run_cli(task_path, out_dir, timeout=300):
+    """Run `python -m solver run` on a task; returns (returncode, stdout, stderr)."""
+    cmd = [sys.executable, "-m", "solver", "run", str(task_path), "--out", str(out_dir),
+           "--jsonl", "--workers", "0"]
+    p = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+    return p.returncode, p.stdout, p.stderr
+
+
+def good_task() -> dict:
+    return json.loads(GOOD_TASK.read_text(encoding="utf-8"))
+
+
+_SCENE_DESC = None
+
+
+def inline_scene() -> dict:
+    """The armchair scene as a full SceneDesc dict (what the Blender add-on sends)."""
+    global _SCENE_DESC
+    if _SCENE_DESC is None:
+        _SCENE_DESC = schema.to_dict(build_scene(SceneRef(environment="armchair")))
+    return copy.deepcopy(_SCENE_DESC)
+
+
+def mutated(fn) -> dict:
+    """The good task with an inline scene, after `fn(task, desc)` has broken it."""
+    task = good_task()
+    desc = inline_scene()
+    task["scene"] = {"desc": desc}
+    fn(task, desc)
+    return task
+
+
+def first_body_with_joints(desc) -> int:
+    return next(i for i, b in enumerate(desc["character"]["bodies"]) if b["joints"])
+
+
+def _swap_range(t, d):
+    j = d["character"]["bodies"][first_body_with_joints(d)]["joints"][0]
+    lo, hi = j["range"]
+    assert lo < hi
+    j["range"] = [hi, lo]
+
+
+def _set(path_fn, value):
+    """A mutation that sets `path_fn(task, desc)` = (container, key) to `value`."""
+    def fn(t, d):
+        container, key = path_fn(t, d)
+        container[key] = value
+    return fn
+
+
+def _body(d, i):
+    return d["character"]["bodies"][i]
+
+
+def _geom0(d):
+    return _body(d, 0)["geoms"][0]
+
+
+# (id, task dict or None for a raw-text case, raw file text or None, substrings expected on stderr)
+CASES = [
+    ("malformed_json", None, '{"schema_version": 1,', ["{task}", "malformed JSON"]),
+    ("task_schema_version", {**good_task(), "schema_version": 99}, None, ["schema_version"]),
+    ("scene_schema_version", mutated(_set(lambda t, d: (d, "schema_version"), 99)), None,
+     [f"{SCENE}.schema_version"]),
+    ("actuator_unknown_joint",
+     mutated(_set(lambda t, d: (d["character"]["actuators"][0], "joint"), "no_such_joint")), None,
+     [f"{CH}.actuators[0].joint"]),
+    ("parent_missing", mutated(_set(lambda t, d: (_body(d, 1), "parent"), "no_such_body")), None,
+     [f"{CH}.bodies[1].parent"]),
+    ("exclude_contacts_missing_body",
+     mutated(_set(lambda t, d: (d["character"]["exclude_contacts"][0], 0), "no_such_body")), None,
+     [f"{CH}.exclude_contacts[0][0]"]),
+    ("duplicate_body_name",
+     mutated(lambda t, d: _body(d, 2).update(name=_body(d, 1)["name"])), None, ["duplicate body name"]),
+    ("duplicate_geom_name",
+     mutated(lambda t, d: _body(d, 1)["geoms"][0].update(name=_geom0(d)["name"])), None,
+     ["duplicate geom name"]),
+    ("zero_geom_size", mutated(_set(lambda t, d: (_geom0(d)["size"], 0), 0.0)), None,
+     [f"{CH}.bodies[0].geoms[0].size[0]"]),
+    ("negative_geom_mass", mutated(_set(lambda t, d: (_geom0(d), "mass"), -1.0)), None,
+     [f"{CH}.bodies[0].geoms[0].mass"]),
+    ("nan_geom_size", mutated(_set(lambda t, d: (_geom0(d)["size"], 0), math.nan)), None,
+     [f"{CH}.bodies[0].geoms[0].size[0]", "finite"]),
+    ("infinite_gear", mutated(_set(lambda t, d: (d["character"]["actuators"][0], "gear"), math.inf)), None,
+     [f"{CH}.actuators[0].gear"]),
+    ("zero_kp", mutated(_set(lambda t, d: (d["character"]["actuators"][0], "kp"), 0.0)), None,
+     [f"{CH}.actuators[0].kp"]),
+    ("negative_timestep", mutated(_set(lambda t, d: (d, "timestep"), -0.001)), None, [f"{SCENE}.timestep"]),
+    ("zero_timestep", mutated(_set(lambda t, d: (d, "timestep"), 0.0)), None, [f"{SCENE}.timestep"]),
+    ("negative_duration", mutated(_set(lambda t, d: (t["settings"], "duration"), -1.0)), None,
+     ["settings.duration"]),
+    ("nan_output_fps", mutated(_set(lambda t, d: (t, "output_fps"), math.nan)), None, ["output_fps"]),
+    ("joint_range_low_gt_high", mutated(_swap_range), None, [".range"]),
+    ("scene_without_character", mutated(lambda t, d: d.pop("character")), None, [f"{CH}"]),
+    ("unknown_method", {**good_task(), "method": "teleport"}, None, ["method"]),
+    ("unknown_environment", {**good_task(), "scene": {"environment": "spaceship"}}, None,
+     ["scene.environment"]),
+    ("unknown_task_field", {**good_task(), "colour": 1}, None, ["colour"]),
+    ("seeds_wrong_type", {**good_task(), "seeds": "abc"}, None, ["seeds"]),
+    ("initial_pose_unknown_joint_inline",
+     mutated(lambda t, d: d["initial_pose"]["joints"].update(no_such_joint=0.1)), None,
+     [f"{SCENE}.initial_pose.joints.no_such_joint"]),
+    ("initial_pose_unknown_joint_builtin",
+     {**good_task(), "scene": {"environment": "armchair", "initial_pose": {"joints": {"no_such_joint": 0.1}}}},
+     None, ["initial_pose.joints.no_such_joint"]),
+]
+
+
+def check_invalid(rc, out, err, expected):
+    assert rc == 2, f"exit code {rc}\nstdout:\n{out}\nstderr:\n{err}"
+    err_lines = [line for line in err.splitlines() if line.strip()]
+    assert len(err_lines) == 1, f"want one stderr line, got:\n{err}"
+    assert err_lines[0].startswith("error: "), err_lines[0]
+    for text in expected:
+        assert text in err_lines[0], f"{text!r} not in {err_lines[0]!r}"
+    out_lines = [line for line in out.splitlines() if line.strip()]
+    assert len(out_lines) == 1, f"want one stdout line, got:\n{out}"
+    event = json.loads(out_lines[0])
+    assert event["event"] == "error" and event["kind"] == "invalid_input", event
+    assert isinstance(event.get("path"), str) and event["path"], event
+    assert err_lines[0].startswith(f"error: {event['path']}: "), (event["path"], err_lines[0])
+
+
+@pytest.mark.parametrize("task,raw,expected", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_bad_input(tmp_path, task, raw, expected):
+    task_path = tmp_path / "task.json"
+    # json.dumps (allow_nan=True) writes NaN/Infinity, which the solver must reject as non-finite.
+    task_path.write_text(raw if raw is not None else json.dumps(task), encoding="utf-8")
+    out_dir = tmp_path / "out"
+    rc, out, err = run_cli(task_path, out_dir)
+    check_invalid(rc, out, err, [s.replace("{task}", str(task_path)) for s in expected])
+    assert not out_dir.exists(), f"--out was created: {list(out_dir.iterdir())}"
+
+
+def test_missing_task_file(tmp_path):
+    out_dir = tmp_path / "out"
+    missing = tmp_path / "nope.json"
+    rc, out, err = run_cli(missing, out_dir)
+    check_invalid(rc, out, err, [str(missing), "not found"])
+    assert not out_dir.exists()
+
+
+def test_out_is_existing_file(tmp_path):
+    task_path = tmp_path / "task.json"
+    task_path.write_text(json.dumps(good_task()), encoding="utf-8")
+    out_file = tmp_path / "out"
+    out_file.write_text("keep me\n", encoding="utf-8")
+    rc, out, err = run_cli(task_path, out_file)
+    check_invalid(rc, out, err, ["--out"])
+    assert out_file.is_file() and out_file.read_text(encoding="utf-8") == "keep me\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out", "task.json"]
+
+
+def test_good_task_runs(tmp_path):
+    """Positive control: the harness can see a passing run."""
+    task = good_task()
+    task["settings"]["duration"] = 0.2
+    task["seeds"] = [0]
+    task_path = tmp_path / "task.json"
+    task_path.write_text(json.dumps(task), encoding="utf-8")
+    out_dir = tmp_path / "out"
+    rc, out, err = run_cli(task_path, out_dir)
+    assert rc == 0, f"exit code {rc}\nstdout:\n{out}\nstderr:\n{err}"
+    events = [json.loads(line) for line in out.splitlines() if line.strip()]
+    assert events[0]["event"] == "start" and events[-1]["event"] == "done"
+    result = json.loads((out_dir / "result.json").read_text(encoding="utf-8"))
+    assert isinstance(result["solutions"], list) and len(result["solutions"]) == 1

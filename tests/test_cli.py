@@ -1,0 +1,119 @@
+"""The command line as users and the Blender add-on meet it: events, files, pool, determinism."""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import mujoco
+import numpy as np
+import pytest
+
+from solver.result import load_result_npz
+
+ROOT = Path(__file__).resolve().parents[1]
+DEMO_TASK = ROOT / "scenes" / "tasks" / "drop_onto_armchair.json"
+
+
+def run_cli(*args, timeout=300):
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    p = subprocess.run([sys.executable, "-m", "solver", *map(str, args)], cwd=ROOT, env=env,
+                       capture_output=True, text=True, timeout=timeout)
+    return p.returncode, p.stdout, p.stderr
+
+
+def short_task(tmp_path, duration=0.4, seeds=(0,), **settings):
+    doc = json.loads(DEMO_TASK.read_text())
+    doc["settings"].update(duration=duration, **settings)
+    doc["seeds"] = list(seeds)
+    path = tmp_path / "task.json"
+    path.write_text(json.dumps(doc))
+    return path
+
+
+def test_run_jsonl_events_and_files(tmp_path):
+    out = tmp_path / "out"
+    rc, stdout, stderr = run_cli("run", short_task(tmp_path), "--out", out, "--jsonl", "--workers", "0",
+                                 "--num-seeds", "2")
+    assert rc == 0, stderr
+    events = [json.loads(line) for line in stdout.splitlines()]
+    kinds = [e["event"] for e in events]
+    assert kinds[0] == "start" and kinds[-1] == "done"
+    assert kinds.count("solution") == 2 and "progress" in kinds
+    assert all(0 <= e["fraction"] <= 1 for e in events if e["event"] == "progress")
+    summary = json.loads((out / "result.json").read_text())
+    assert summary["status"] == "done" and [s["seed"] for s in summary["solutions"]] == [0, 1]
+    for sol in summary["solutions"]:
+        for key in ("seed", "success", "keyframes_reached", "duration_s", "cost", "wall_s", "npz"):
+            assert key in sol
+        arrays = load_result_npz(out / sol["npz"])
+        model = mujoco.MjModel.from_xml_path(str(out / "model.xml"))
+        assert arrays["qpos"].shape == (len(arrays["times"]), model.nq)
+        assert arrays["times"][0] == 0 and arrays["times"][-1] == pytest.approx(0.4)
+        assert arrays["frame_times"][-1] == pytest.approx(0.4) and len(arrays["frame_times"]) == 13
+        # frame 0 is the initial pose; frames agree with the steps they fall on (t = 0.1 s → step 20).
+        np.testing.assert_allclose(arrays["frame_qpos"][0], arrays["qpos"][0])
+        np.testing.assert_allclose(arrays["frame_qpos"][3], arrays["qpos"][20], atol=1e-9)
+    solution_events = [e for e in events if e["event"] == "solution"]
+    assert all(Path(e["result_path"]).exists() for e in solution_events)
+
+
+def test_pool_gives_the_same_result_as_inline(tmp_path):
+    task = short_task(tmp_path, seeds=(3, 4))
+    rc, _, err = run_cli("run", task, "--out", tmp_path / "inline", "--workers", "0")
+    assert rc == 0, err
+    rc, _, err = run_cli("run", task, "--out", tmp_path / "pool", "--workers", "2")
+    assert rc == 0, err
+    for seed in (3, 4):
+        a = load_result_npz(tmp_path / "inline" / f"seed_{seed}" / "result.npz")
+        b = load_result_npz(tmp_path / "pool" / f"seed_{seed}" / "result.npz")
+        np.testing.assert_array_equal(a["qpos"], b["qpos"])
+    a0 = load_result_npz(tmp_path / "inline" / "seed_3" / "result.npz")["qpos"]
+    a1 = load_result_npz(tmp_path / "inline" / "seed_4" / "result.npz")["qpos"]
+    assert not np.allclose(a0, a1)  # seeds are alternatives, not copies
+
+
+def test_same_task_and_seed_give_identical_result_files(tmp_path):
+    task = short_task(tmp_path, seeds=(7,))
+    blobs = []
+    for i in range(2):
+        rc, _, err = run_cli("run", task, "--out", tmp_path / f"r{i}", "--workers", "0")
+        assert rc == 0, err
+        blobs.append((tmp_path / f"r{i}" / "seed_7" / "result.npz").read_bytes())
+        assert (tmp_path / f"r{i}" / "model.xml").read_bytes() == (tmp_path / "r0" / "model.xml").read_bytes()
+    assert blobs[0] == blobs[1]
+
+
+def test_validate_and_export_mjcf(tmp_path):
+    rc, out, err = run_cli("validate", DEMO_TASK)
+    assert rc == 0 and out.startswith("ok:"), err
+    xml = tmp_path / "scene.xml"
+    rc, out, err = run_cli("export-mjcf", DEMO_TASK, "--out", xml)
+    assert rc == 0, err
+    model = mujoco.MjModel.from_xml_path(str(xml))
+    assert model.nu == 21 and model.body("chair").id > 0
+    data = mujoco.MjData(model)
+    mujoco.mj_resetDataKeyframe(model, data, model.key("initial").id)
+    assert data.qpos[2] == pytest.approx(0.9018, abs=1e-4)
+
+
+def test_import_mjcf_writes_a_scene_that_runs(tmp_path):
+    xml = tmp_path / "scene.xml"
+    assert run_cli("export-mjcf", DEMO_TASK, "--out", xml)[0] == 0
+    scene_json = tmp_path / "scene.json"
+    rc, out, err = run_cli("import-mjcf", xml, "--out", scene_json)
+    assert rc == 0, err
+    task = json.loads(short_task(tmp_path).read_text())
+    task["scene"] = {"desc": json.loads(scene_json.read_text())}
+    path = tmp_path / "inline.json"
+    path.write_text(json.dumps(task))
+    rc, _, err = run_cli("run", path, "--out", tmp_path / "o", "--workers", "0")
+    assert rc == 0, err
+
+
+def test_bench_rollout_reports_ratio_to_the_physics_floor():
+    rc, out, err = run_cli("bench", "rollout", "--json", "--repeats", "2")
+    assert rc == 0, err
+    report = json.loads(out)
+    assert report["rollouts"] == 45 and report["steps"] == 70
+    assert 0 < report["ratio"] < 2 and report["floor_steps_per_s"] > 0
