@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: venv demo test test-solver bench clean
+.PHONY: venv demo test bench clean
 
 venv: $(STAMP)
 
@@ -15,8 +15,11 @@ $(STAMP): requirements.txt
 	$(PY) -m pip install --quiet -r requirements.txt
 	touch $(STAMP)
 
+# Until the Blender add-on lands, the main job is solver-only: the humanoid dropped onto the armchair,
+# three seeds as alternative outcomes.
 demo: venv
-	$(PY) -m solver demo --out out/demo
+	$(PY) -m solver run scenes/tasks/drop_onto_armchair.json --out out/demo --num-seeds 3
+	@echo "demo output: $(CURDIR)/out/demo (result.json, model.xml, seed_*/result.npz)"
 
 test: venv
 	$(PY) -m pytest -q tests
