@@ -40,8 +40,9 @@ class Events:
             sys.stderr.flush()
         elif kind == "solution":
             s = event["solution"]
-            sys.stderr.write(f"\rseed {s['seed']}: {'success' if s['success'] else 'FAILED'}, "
-                             f"cost {s['cost']:.4g}, {s['duration_s']:.2f} s of motion, {s['wall_s']:.1f} s wall\n")
+            line = (f"seed {s['seed']}: {'success' if s['success'] else 'FAILED'}, cost {s['cost']:.4g}, "
+                    f"{s['duration_s']:.2f} s of motion, {s['wall_s']:.2f} s wall")
+            sys.stderr.write(f"\r{line:<72}\n")
         elif kind == "error":
             sys.stderr.write(f"\nerror: {event['message']}\n")
         elif kind == "seed_failed":

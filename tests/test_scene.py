@@ -156,3 +156,29 @@ def test_mjcf_import_of_users_file(tmp_path):
     m_ours = _compiled(scene)
     for name in ("base", "arm", "shade", "ball"):
         assert m_ours.body_mass[m_ours.body(name).id] == pytest.approx(m_user.body_mass[m_user.body(name).id])
+
+
+def test_mesh_and_free_bodies_round_trip(tmp_path):
+    """A convex mesh prop that can be pushed around survives SceneDesc → MJCF → SceneDesc."""
+    from solver.scene import EnvBody, Geom
+    scene = build_scene(SceneRef(environment="floor"))
+    wedge = [[0, 0, 0], [0.4, 0, 0], [0, 0.3, 0], [0, 0, 0.2], [0.4, 0.3, 0], [0, 0.3, 0.2]]
+    scene.environment.bodies.append(EnvBody(name="wedge", kind="free", pos=[1.0, 0.0, 0.0], geoms=[
+        Geom(name="wedge_hull", type="mesh", size=[], vertices=wedge, density=300.0)]))
+    path = tmp_path / "wedge.xml"
+    path.write_text(mjcf.scene_to_xml(scene))
+    back = mjcf.load_mjcf(path)
+    prop = next(b for b in back.environment.bodies if b.name == "wedge")
+    assert prop.kind == "free" and prop.geoms[0].type == "mesh" and len(prop.geoms[0].vertices) == 6
+    m1, m2 = _compiled(scene), _compiled(back)
+    volume = 0.4 * 0.3 * 0.2 / 2  # a triangular prism
+    assert m1.body_mass[m1.body("wedge").id] == pytest.approx(300 * volume, rel=1e-6)
+    assert m2.body_mass[m2.body("wedge").id] == pytest.approx(300 * volume, rel=1e-5)
+    np.testing.assert_allclose(m2.body_inertia[m2.body("wedge").id], m1.body_inertia[m1.body("wedge").id], rtol=1e-4)
+
+
+def test_mesh_needs_enough_vertices():
+    data = schema.to_dict(build_scene(SceneRef(environment="floor")))
+    data["environment"]["bodies"] = [{"name": "m", "geoms": [{"name": "g", "type": "mesh", "vertices": [[0, 0, 0]]}]}]
+    with pytest.raises(InvalidInput, match=r"environment.bodies\[0\].geoms\[0\].vertices: a mesh needs at least 4"):
+        scene_from_dict(data)
