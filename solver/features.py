@@ -14,10 +14,13 @@ from .rollout import Trajectories, state_layout
 
 
 class Features:
-    def __init__(self, built: BuiltModel, traj: Trajectories):
+    def __init__(self, built: BuiltModel, traj: Trajectories, aligned: bool = False):
+        """`aligned=True` when the sensor rows already describe the same instants as the states
+        (recorded after mj_forward rather than returned by a rollout)."""
         self.built = built
         self._state = traj.state
         self._sens = traj.sensordata
+        self._aligned = aligned
         self._layout = state_layout(built.model)
 
     # -- from the state ------------------------------------------------------------------------
@@ -37,6 +40,8 @@ class Features:
     def sensor(self, name: str) -> np.ndarray:
         """Sensor `name` aligned to the state's instants: (nroll, nstep, dim)."""
         raw = self._sens[..., self.built.sensor_slices[name]]
+        if self._aligned:
+            return raw
         return np.concatenate([raw[:, 1:], raw[:, -1:]], axis=1)
 
     def body_pos(self, body: str) -> np.ndarray:
@@ -61,6 +66,11 @@ class Features:
         local = np.asarray(local, dtype=float)
         p = self.body_pos(body)
         return p + sum(self.body_axis(body, i) * local[i] for i in range(3))
+
+    def as_dict(self, bodies) -> dict:
+        """What `mpc.objectives.Objective.evaluate` reads: body positions and quaternions, COM."""
+        return {"pos": {b: self.body_pos(b) for b in bodies}, "quat": {b: self.body_quat(b) for b in bodies},
+                "com": self.com, "comvel": self.com_vel}
 
     @property
     def com(self) -> np.ndarray:

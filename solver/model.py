@@ -42,8 +42,8 @@ class BuiltModel:
         return self.xml
 
 
-def _add_sensors(spec: mujoco.MjSpec, bodies: list[str]) -> None:
-    for name in bodies:
+def _add_sensors(spec: mujoco.MjSpec, bodies: list[str], env_bodies: list[str]) -> None:
+    for name in bodies + env_bodies:
         for kind, tag in ((mujoco.mjtSensor.mjSENS_FRAMEPOS, "pos"), (mujoco.mjtSensor.mjSENS_FRAMEQUAT, "quat")):
             s = spec.add_sensor()
             s.name = f"{name}_{tag}"
@@ -96,7 +96,7 @@ def build_model(scene: SceneDesc, actuation: str = "motor", assist_bodies: list[
     """Compile `scene` for solving. `assist_bodies` (character body names) get assist channels."""
     spec = scene_to_spec(scene, actuation)
     bodies = [b.name for b in scene.character.bodies]
-    _add_sensors(spec, bodies)
+    _add_sensors(spec, bodies, [b.name for b in scene.environment.bodies])
     model = compile_spec(spec)
     assist = list(assist_bodies or [])
     if assist:

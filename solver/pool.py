@@ -29,7 +29,7 @@ class SeedRunner:
         self.task = task_from_dict(task_doc)
         self.method = get_method(self.task.method)
         self.prepared = self.method.prepare(self.task)
-        self.engine = RolloutEngine(self.prepared.built.model, nthread)
+        self.engine = RolloutEngine(self.prepared.engine_model(), nthread)
         self.out_dir = out_dir
         self.events = events
 

@@ -39,6 +39,7 @@ class Task:
     keyframes: list[Any] = field(default_factory=list)
     seeds: list[int] = field(default_factory=lambda: [0], metadata={"min_length": 1})
     output_fps: float = field(default=30.0, metadata={"positive": True})
+    about: str = field(default="", metadata={"nonempty": False})  # a note for people reading the file
 
     def check(self, path):
         if self.schema_version != TASK_SCHEMA_VERSION:

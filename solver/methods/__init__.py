@@ -30,8 +30,8 @@ class Solution:
 
 
 def _registry() -> dict:
-    from . import simulate
-    return {"simulate": simulate}
+    from . import contact, simulate
+    return {"simulate": simulate, "contact": contact}
 
 
 def get_method(name: str):

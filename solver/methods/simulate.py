@@ -39,6 +39,10 @@ class Prepared:
     settings: Settings
     built: BuiltModel
 
+    def engine_model(self):
+        """The model the rollout engine runs (here: the solved model itself)."""
+        return self.built.model
+
 
 def prepare(task: Task) -> Prepared:
     settings = schema.from_dict(Settings, task.settings, "settings")

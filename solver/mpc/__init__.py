@@ -1,0 +1,1 @@
+"""Contact keyframes and PartwiseMPC (Chen & van de Panne et al. 2024; DESIGN §8)."""

@@ -1,0 +1,113 @@
+"""Contact keyframes: ordered sets of point pairs (character body ↔ world, environment or character)
+to bring together within a tolerance, with no timing.
+
+A keyframe succeeds when the norm of its stacked pair displacements stays ≤ `tolerance` for
+`sustain` seconds; it fails if `time_limit` passes first. Task files may also list
+`{"include": "TASK_NAME", "reverse": true}` to splice in another task's keyframes (get-up =
+lie-down reversed).
+"""
+from __future__ import annotations
+
+import copy
+import os
+from dataclasses import dataclass, field
+from typing import Optional
+
+from .. import schema
+from ..characters import SCENES_DIR
+from ..errors import InvalidInput
+from ..scene import SceneDesc
+
+WORLD = "world"
+# The paper's common-objective terms (Appendix A) and the contact term, by their MuJoCo MPC names.
+TERM_NAMES = ("Torso Up", "Pelvis Up", "RFoot Up", "LFoot Up", "Head Height", "Torso Height", "Knee Feet XY",
+              "COM Feet XY", "Facing Dir", "CoM Vel.", "Joint Vel.", "Control", "Contact")
+# MuJoCo MPC's interact task defaults, used for terms a keyframe does not weigh.
+DEFAULT_WEIGHTS = {"Torso Up": 10.0, "Pelvis Up": 10.0, "RFoot Up": 5.0, "LFoot Up": 5.0, "Head Height": 0.0,
+                   "Torso Height": 20.0, "Knee Feet XY": 30.0, "COM Feet XY": 0.0, "Facing Dir": 0.0,
+                   "CoM Vel.": 10.0, "Joint Vel.": 0.01, "Control": 0.8, "Contact": 100.0}
+# Style presets for the add-on and task authors (MuJoCo MPC's sit / stand / relax modes).
+STYLE_PRESETS = {
+    "standing": {"Torso Up": 10.0, "Pelvis Up": 10.0, "RFoot Up": 5.0, "LFoot Up": 5.0, "Head Height": 0.0,
+                 "Torso Height": 20.0, "Knee Feet XY": 0.0, "COM Feet XY": 10.0, "Facing Dir": 0.0,
+                 "CoM Vel.": 10.0, "Joint Vel.": 0.01, "Control": 0.025, "Contact": 100.0},
+    "seated": dict(DEFAULT_WEIGHTS),
+    "lying": {"Torso Up": 0.0, "Pelvis Up": 0.0, "RFoot Up": 0.0, "LFoot Up": 0.0, "Head Height": 0.0,
+              "Torso Height": 0.0, "Knee Feet XY": 0.0, "COM Feet XY": 0.0, "Facing Dir": 0.0,
+              "CoM Vel.": 10.0, "Joint Vel.": 0.01, "Control": 0.8, "Contact": 100.0},
+}
+
+
+@dataclass
+class ContactPair:
+    """`pos1` on character body `body1` should meet `pos2` on `body2` (an environment body, another
+    character body, or `world`); positions are in the named body's frame."""
+    body1: str
+    pos1: list[float] = field(metadata={"length": 3})
+    body2: str = WORLD
+    pos2: list[float] = field(default_factory=lambda: [0.0, 0.0, 0.0], metadata={"length": 3})
+
+
+@dataclass
+class ContactKeyframe:
+    pairs: list[ContactPair] = field(metadata={"min_length": 1})
+    name: str = "keyframe"
+    tolerance: float = field(default=0.1, metadata={"positive": True})
+    sustain: float = field(default=0.5, metadata={"nonneg": True})
+    time_limit: float = field(default=10.0, metadata={"positive": True})
+    weights: dict[str, float] = field(default_factory=dict, metadata={"nonneg": True})
+    facing_target: Optional[list[float]] = field(default=None, metadata={"length": 2})
+
+    def check(self, path):
+        for name in self.weights:
+            if name not in TERM_NAMES:
+                raise InvalidInput(f"{path}.weights.{name}", f"unknown objective term (have: {', '.join(TERM_NAMES)})")
+
+    def weight(self, term: str) -> float:
+        return self.weights.get(term, DEFAULT_WEIGHTS[term])
+
+
+@dataclass
+class Include:
+    include: str
+    reverse: bool = False
+
+
+def _load_task_keyframes(name: str, path: str, depth: int) -> list:
+    file = os.path.join(SCENES_DIR, "tasks", f"{name}.json")
+    if not name.replace("_", "").isalnum() or not os.path.exists(file):
+        raise InvalidInput(f"{path}.include", f"no task '{name}' in scenes/tasks")
+    if depth > 8:
+        raise InvalidInput(f"{path}.include", "includes nest too deeply (a task including itself?)")
+    with open(file, encoding="utf-8") as f:
+        doc = schema.load_json_text(f.read(), file)
+    return parse_keyframes(doc.get("keyframes", []), f"{path}<{name}>.keyframes", depth + 1)
+
+
+def parse_keyframes(items, path: str = "keyframes", depth: int = 0) -> list[ContactKeyframe]:
+    """Task JSON keyframes → ContactKeyframe list, includes expanded."""
+    if not isinstance(items, list):
+        raise InvalidInput(path, "must be a list")
+    out: list[ContactKeyframe] = []
+    for i, item in enumerate(items):
+        sub = f"{path}[{i}]"
+        if isinstance(item, dict) and "include" in item:
+            inc = schema.from_dict(Include, item, sub)
+            kfs = _load_task_keyframes(inc.include, sub, depth)
+            out.extend(reversed(kfs) if inc.reverse else kfs)
+        else:
+            out.append(schema.from_dict(ContactKeyframe, item, sub))
+    return [copy.deepcopy(k) for k in out]
+
+
+def check_bodies(keyframes: list[ContactKeyframe], scene: SceneDesc, path: str = "keyframes") -> None:
+    """Every pair names bodies the scene has: body1 on the character, body2 anywhere or `world`."""
+    character = {b.name for b in scene.character.bodies}
+    env = {b.name for b in scene.environment.bodies}
+    for i, kf in enumerate(keyframes):
+        for j, pair in enumerate(kf.pairs):
+            p = f"{path}[{i}].pairs[{j}]"
+            if pair.body1 not in character:
+                raise InvalidInput(f"{p}.body1", f"no body '{pair.body1}' in character")
+            if pair.body2 != WORLD and pair.body2 not in character | env:
+                raise InvalidInput(f"{p}.body2", f"no body '{pair.body2}' in the scene (or use 'world')")

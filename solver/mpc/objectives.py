@@ -1,0 +1,171 @@
+"""PartwiseMPC's objective (paper eq. (3)–(5) and Appendix A) for whole batches of rollouts.
+
+Every term is computed per rollout and per step in numpy from rollout outputs, then weighted by the
+active keyframe and averaged over the horizon. Each term also lands in the body-part groups of the
+paper's Table 1, which is what partwise planning needs: posture terms in their body's group, balance
+and COM terms in every group, joint velocity and control split so each group sees its own joints,
+and contact terms in the groups of the bodies in the pair. Residuals and norms follow MuJoCo MPC's
+humanoid interact task (smooth-abs with p = 0.1, quadratic for velocities, cosh p = 0.05 for control).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import mujoco
+import numpy as np
+
+from ..model import BuiltModel
+from ..scene import GROUPS
+from .keyframes import WORLD, ContactKeyframe
+
+ALPHA = 0.1  # contact smoothing, eq. (5)
+SMOOTH_P = 0.1  # smooth-abs parameter of the posture and balance terms
+CONTROL_P = 0.05  # cosh parameter of the control term
+HEAD_HEIGHT, TORSO_HEIGHT = 1.4, 1.3  # MuJoCo MPC's targets (m)
+# Which groups a whole-body term lands in (Table 1). "split" terms are divided by joint group.
+ALL = tuple(GROUPS)
+TERM_GROUPS = {
+    "Torso Up": ("core",), "Pelvis Up": ("core",), "RFoot Up": ("right_leg",), "LFoot Up": ("left_leg",),
+    "Head Height": ("core",), "Torso Height": ("core",), "Knee Feet XY": ("right_leg", "left_leg"),
+    "COM Feet XY": ALL, "Facing Dir": ("core",), "CoM Vel.": ALL, "Joint Vel.": "split", "Control": "split",
+    "Contact": "pairs",
+}
+# The bodies the common terms read (the default humanoid's names; a character lacking one skips the term).
+BODIES = {"torso": "torso", "pelvis": "pelvis", "head": "head", "foot_right": "foot_right", "foot_left": "foot_left",
+          "knee_right": "shin_right", "knee_left": "shin_left"}
+
+
+def smooth_abs(x, p=SMOOTH_P):
+    return np.sqrt(x * x + p * p) - p
+
+
+@dataclass
+class Costs:
+    """Objective of a batch: `components[:, c]` is one weighted term (or one group's share of a split
+    term, or one contact pair), horizon-averaged; `membership[c, g]` says whether group g sees it."""
+    total: np.ndarray  # (nroll,)
+    components: np.ndarray  # (nroll, ncomp)
+    membership: np.ndarray  # (ncomp, ngroups) bool
+    per_step: np.ndarray  # (nroll, nstep) weighted total per step
+
+    def part(self, group_indices) -> np.ndarray:
+        """Cost seen by a set of groups: every component any of them sees, counted once."""
+        sees = self.membership[:, list(group_indices)].any(axis=1)
+        return self.components[:, sees].sum(axis=1)
+
+    def group(self, g: int) -> np.ndarray:
+        return self.part([g])
+
+
+class Objective:
+    """Objective of one character in one model; `evaluate` scores a batch under a keyframe."""
+
+    def __init__(self, built: BuiltModel):
+        m = built.model
+        self.built = built
+        scene = built.scene
+        groups = {}
+        for b in scene.character.bodies:
+            groups[b.name] = b.joints[0].group if b.joints else (groups[b.parent] if b.parent else "core")
+        self.body_group = groups
+        self.group_index = {g: i for i, g in enumerate(GROUPS)}
+        joint_group = {j.name: j.group for j in scene.joints()}
+        char_dofs = [(int(m.jnt_dofadr[m.joint(n).id]), g) for n, g in joint_group.items()]
+        self.dof_idx = np.array([d for d, _ in char_dofs], dtype=int)
+        self.dof_group = np.array([self.group_index[g] for _, g in char_dofs], dtype=int)
+        nu = built.nu_character
+        self.act_group = np.array([self.group_index[joint_group[m.joint(int(m.actuator_trnid[a, 0])).name]]
+                                   for a in range(nu)], dtype=int)
+        self.nu = nu
+        # Rest orientation of each body: "up" and "forward" as seen from the body (characters stand
+        # upright facing +x at rest).
+        data = mujoco.MjData(m)
+        mujoco.mj_kinematics(m, data)
+        self.up_local = {b: data.xmat[m.body(b).id].reshape(3, 3).T @ [0, 0, 1] for b in groups}
+        self.forward_local = {b: data.xmat[m.body(b).id].reshape(3, 3).T @ [1, 0, 0] for b in groups}
+        self.has = {k: v in groups for k, v in BODIES.items()}
+
+    # -- geometry --------------------------------------------------------------------------------
+    @staticmethod
+    def _rotate(quat, v):
+        """Rotate local vector v by quaternions (…, 4) → (…, 3)."""
+        w, x, y, z = np.moveaxis(quat, -1, 0)
+        vx, vy, vz = v
+        # v + 2w(q×v) + 2 q×(q×v)
+        cx, cy, cz = y * vz - z * vy, z * vx - x * vz, x * vy - y * vx
+        return np.stack([vx + 2 * (w * cx + y * cz - z * cy),
+                         vy + 2 * (w * cy + z * cx - x * cz),
+                         vz + 2 * (w * cz + x * cy - y * cx)], axis=-1)
+
+    def point(self, feat, body: str, local) -> np.ndarray:
+        if body == WORLD:
+            return np.broadcast_to(np.asarray(local, float), feat["pos"][next(iter(feat["pos"]))].shape)
+        return feat["pos"][body] + self._rotate(feat["quat"][body], np.asarray(local, float))
+
+    def pair_displacements(self, feat, kf: ContactKeyframe) -> np.ndarray:
+        """(…, npairs, 3) displacement p − q of every pair."""
+        return np.stack([self.point(feat, p.body1, p.pos1) - self.point(feat, p.body2, p.pos2) for p in kf.pairs],
+                        axis=-2)
+
+    # -- the objective -----------------------------------------------------------------------------
+    def evaluate(self, feat: dict, qvel: np.ndarray, ctrl: np.ndarray, kf: ContactKeyframe) -> Costs:
+        """feat: {"pos": {body: (nroll, nstep, 3)}, "quat": {...}, "com": …, "comvel": …} aligned with
+        the states; qvel (nroll, nstep, nv); ctrl (nroll, nstep, nu)."""
+        nroll, nstep = qvel.shape[:2]
+        values: list[np.ndarray] = []  # each (nroll, nstep), weighted
+        owners: list[tuple] = []
+
+        def add(term, value, where):
+            w = kf.weight(term)
+            if w != 0.0:
+                values.append(w * np.broadcast_to(value, (nroll, nstep)))
+                owners.append(tuple(where))
+
+        def up(body):
+            axis = self._rotate(feat["quat"][body], self.up_local[body])
+            return smooth_abs(np.abs(axis[..., 2] - 1.0))
+
+        pos = feat["pos"]
+        if self.has["torso"]:
+            add("Torso Up", up(BODIES["torso"]), TERM_GROUPS["Torso Up"])
+            add("Torso Height", smooth_abs(pos[BODIES["torso"]][..., 2] - TORSO_HEIGHT), TERM_GROUPS["Torso Height"])
+        if self.has["pelvis"]:
+            add("Pelvis Up", up(BODIES["pelvis"]), TERM_GROUPS["Pelvis Up"])
+        if self.has["foot_right"]:
+            add("RFoot Up", up(BODIES["foot_right"]), TERM_GROUPS["RFoot Up"])
+        if self.has["foot_left"]:
+            add("LFoot Up", up(BODIES["foot_left"]), TERM_GROUPS["LFoot Up"])
+        if self.has["head"]:
+            add("Head Height", smooth_abs(pos[BODIES["head"]][..., 2] - HEAD_HEIGHT), TERM_GROUPS["Head Height"])
+        if self.has["foot_right"] and self.has["foot_left"]:
+            feet = 0.5 * (pos[BODIES["foot_right"]][..., :2] + pos[BODIES["foot_left"]][..., :2])
+            if self.has["knee_right"] and self.has["knee_left"]:
+                knees = 0.5 * (pos[BODIES["knee_right"]][..., :2] + pos[BODIES["knee_left"]][..., :2])
+                add("Knee Feet XY", smooth_abs(np.linalg.norm(knees - feet, axis=-1)), TERM_GROUPS["Knee Feet XY"])
+            add("COM Feet XY", smooth_abs(np.linalg.norm(feat["com"][..., :2] - feet, axis=-1)),
+                TERM_GROUPS["COM Feet XY"])
+        if kf.facing_target is not None and self.has["torso"]:
+            torso = BODIES["torso"]
+            fwd = self._rotate(feat["quat"][torso], self.forward_local[torso])[..., :2]
+            to_target = np.asarray(kf.facing_target, float) - pos[torso][..., :2]
+            to_target = to_target / np.maximum(np.linalg.norm(to_target, axis=-1, keepdims=True), 1e-9)
+            add("Facing Dir", smooth_abs(np.linalg.norm(to_target - fwd, axis=-1)), TERM_GROUPS["Facing Dir"])
+        add("CoM Vel.", 0.5 * np.sum(feat["comvel"][..., :2] ** 2, axis=-1), TERM_GROUPS["CoM Vel."])
+        joint_vel = 0.5 * qvel[..., self.dof_idx] ** 2
+        control = CONTROL_P ** 2 * (np.cosh(ctrl[..., :self.nu] / CONTROL_P) - 1.0)
+        for g, name in enumerate(GROUPS):  # split terms: each group sees its own joints
+            add("Joint Vel.", joint_vel[..., self.dof_group == g].sum(axis=-1), (name,))
+            add("Control", control[..., self.act_group == g].sum(axis=-1), (name,))
+        if kf.weight("Contact"):
+            d = self.pair_displacements(feat, kf)
+            per_pair = np.sum(np.sqrt(d * d + ALPHA * ALPHA) - ALPHA, axis=-1)  # eq. (5), per pair
+            for j, pair in enumerate(kf.pairs):
+                seen_by = {self.body_group[pair.body1]}
+                if pair.body2 in self.body_group:
+                    seen_by.add(self.body_group[pair.body2])
+                add("Contact", per_pair[..., j], sorted(seen_by))
+        stacked = np.stack(values, axis=-1) if values else np.zeros((nroll, nstep, 0))
+        membership = np.array([[g in who for g in GROUPS] for who in owners], dtype=bool).reshape(-1, len(GROUPS))
+        components = stacked.mean(axis=1)
+        per_step = stacked.sum(axis=-1)
+        return Costs(total=components.sum(axis=1), components=components, membership=membership, per_step=per_step)

@@ -1,0 +1,83 @@
+"""Author PhysKey's contact-keyframe tasks (`scenes/tasks/*.json`) from the PartwiseMPC strategies.
+
+The reference strategies give each character point in the reference humanoid's world-aligned body
+frames; PhysKey's bodies use bone frames, so every point is converted with
+p_own = R^T (p_ref − o) from `scenes/characters/humanoid_reference_frames.json` (environment bodies
+keep the reference's frames, so their points carry over unchanged). Also writes
+`reach_hand_targets`, authored here.
+
+Weights of the reference's vestigial "Torse Target" term (always 0) and table_climb's lowercase
+duplicate "control" (same value as "Control") are dropped.
+
+Run: .venv/bin/python tools/make_contact_tasks.py [path/to/reference/mjpc_interact]
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+
+from solver import rotations, schema  # noqa: E402
+from solver.mpc.keyframes import TERM_NAMES  # noqa: E402
+
+DEFAULT_REF = os.path.join(HERE, "..", "..", "shared", "reference", "mjpc_interact")
+TASKS = {  # our task name: (reference strategy, environment, paper's note)
+    "armchair_stand_sit_stand": ("stand_sit_stand", "armchair"),
+    "armchair_cross_legs": ("armchair_cross_leg", "armchair"),
+    "armchair_turn_to_relax": ("armchair_relax", "armchair"),
+    "stool_rotate": ("stool_rotate", "stool"),
+    "bench_shuffle": ("bench_shuffle", "bench"),
+    "bed_lie_down_get_up": ("bench_lie_down_get_up", "bed"),
+    "table_climb": ("table_climb", "table"),
+}
+
+
+def r6(v):
+    return [round(float(x), 6) for x in v]
+
+
+def main(ref_dir: str) -> None:
+    out = os.path.join(HERE, "..", "scenes", "tasks")
+    frames = json.load(open(os.path.join(HERE, "..", "scenes", "characters", "humanoid_reference_frames.json")))["frames"]
+
+    def to_own(body, p):
+        if body not in frames:
+            return r6(p)
+        R = rotations.to_matrix(frames[body]["quat"])
+        return r6(R.T @ (np.asarray(p) - np.asarray(frames[body]["origin"])))
+
+    for name, (strategy, env) in TASKS.items():
+        src = json.load(open(os.path.join(ref_dir, "strategies", f"{strategy}.json")))
+        keyframes = []
+        for k in src["keyframes"]:
+            pairs = [{"body1": c["body1"], "pos1": to_own(c["body1"], c["local_pos1"]),
+                      "body2": c["body2"], "pos2": to_own(c["body2"], c["local_pos2"])} for c in k["contacts"]]
+            kf = {"name": k["name"], "pairs": pairs, "tolerance": k["target_distance_tolerance"],
+                  "sustain": round(float(k["success_sustain_time"]), 6), "time_limit": round(float(k["time_limit"]), 6),
+                  "weights": {t: w for t, w in k["weight"].items() if t in TERM_NAMES}}
+            dropped = {t: w for t, w in k["weight"].items() if t not in TERM_NAMES}
+            dropped.pop("Torse Target", None) if not dropped.get("Torse Target") else None
+            if dropped.get("control") == k["weight"].get("Control"):
+                dropped.pop("control", None)  # a lowercase duplicate in table_climb, same value
+            if dropped:
+                raise SystemExit(f"{strategy}/{k['name']}: nonzero weight for unknown terms {dropped}")
+            if k.get("facing_target"):
+                kf["facing_target"] = r6(k["facing_target"][:2])
+            keyframes.append(kf)
+        task = {"schema_version": 1, "name": name, "method": "contact",
+                "about": f"PartwiseMPC strategy '{strategy}' (MuJoCo MPC humanoid/interact, Apache-2.0), "
+                         "points converted to PhysKey's bone frames by tools/make_contact_tasks.py",
+                "scene": {"environment": env, "character": "humanoid"},
+                "settings": {}, "keyframes": keyframes, "seeds": [0], "output_fps": 30}
+        with open(os.path.join(out, f"{name}.json"), "w") as f:
+            f.write(schema.format_json(task))
+        print(f"{name}: {len(keyframes)} keyframes {[len(k['pairs']) for k in keyframes]}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1] if len(sys.argv) > 1 else DEFAULT_REF)
