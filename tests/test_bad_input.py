@@ -191,3 +191,82 @@ def test_good_task_runs(tmp_path):
     assert events[0]["event"] == "start" and events[-1]["event"] == "done"
     result = json.loads((out_dir / "result.json").read_text(encoding="utf-8"))
     assert isinstance(result["solutions"], list) and len(result["solutions"]) == 1
+
+
+# -- the `contact` method: keyframes of point pairs and the planner's settings -----------------------------
+
+CONTACT_TASK = ROOT / "scenes" / "tasks" / "armchair_stand_sit_stand.json"
+KF0 = "keyframes[0]"
+PAIR0 = f"{KF0}.pairs[0]"
+
+
+def contact_task() -> dict:
+    return json.loads(CONTACT_TASK.read_text(encoding="utf-8"))
+
+
+def contact_mutated(fn) -> dict:
+    """The good contact task after `fn(task)` has broken it."""
+    task = contact_task()
+    fn(task)
+    return task
+
+
+def _pair0(t):
+    return t["keyframes"][0]["pairs"][0]
+
+
+def _kf0(t):
+    return t["keyframes"][0]
+
+
+# (id, mutation of the good contact task, [exact error path, other substrings expected on stderr])
+CONTACT_CASES = [
+    ("pair_unknown_body1", lambda t: _pair0(t).update(body1="hand_rigth"), [f"{PAIR0}.body1", "hand_rigth"]),
+    ("pair_unknown_body2", lambda t: _pair0(t).update(body2="no_such_body"), [f"{PAIR0}.body2", "no_such_body"]),
+    ("pair_nan_pos1", lambda t: _pair0(t)["pos1"].__setitem__(0, math.nan), [f"{PAIR0}.pos1[0]", "finite"]),
+    ("pair_inf_pos2", lambda t: _pair0(t)["pos2"].__setitem__(1, math.inf), [f"{PAIR0}.pos2[1]", "finite"]),
+    ("pair_pos1_two_entries", lambda t: _pair0(t).update(pos1=[0.0, 0.1]), [f"{PAIR0}.pos1"]),
+    ("zero_tolerance", lambda t: _kf0(t).update(tolerance=0.0), [f"{KF0}.tolerance"]),
+    ("negative_tolerance", lambda t: _kf0(t).update(tolerance=-0.1), [f"{KF0}.tolerance"]),
+    ("negative_sustain", lambda t: _kf0(t).update(sustain=-1.0), [f"{KF0}.sustain"]),
+    ("zero_time_limit", lambda t: _kf0(t).update(time_limit=0.0), [f"{KF0}.time_limit"]),
+    ("keyframe_without_pairs", lambda t: _kf0(t).update(pairs=[]), [f"{KF0}.pairs"]),
+    ("unknown_weight_name", lambda t: _kf0(t)["weights"].update({"Torso Upp": 1.0}), [f"{KF0}.weights.Torso Upp"]),
+    # The default partwise planner composes one candidate per partitioning (5) and needs the nominal
+    # and at least one sample besides: 7 rollouts at least.
+    ("too_few_rollouts_partwise", lambda t: t["settings"].update(rollouts=6), ["settings.rollouts", "at least 7"]),
+    ("horizon_under_two_planning_steps", lambda t: t["settings"].update(horizon=0.02, planning_timestep=0.015),
+     ["settings.horizon"]),
+    ("unknown_settings_field", lambda t: t["settings"].update(rollout=50), ["settings.rollout"]),
+    ("include_missing_task", lambda t: t.update(keyframes=[{"include": "no_such_task"}]),
+     [f"{KF0}.include", "no_such_task"]),
+    ("empty_keyframes", lambda t: t.update(keyframes=[]), ["keyframes"]),
+]
+
+
+@pytest.mark.parametrize("mutate,expected", [c[1:] for c in CONTACT_CASES], ids=[c[0] for c in CONTACT_CASES])
+def test_bad_contact_input(tmp_path, mutate, expected):
+    task = contact_mutated(mutate)
+    assert task["method"] == "contact"
+    task_path = tmp_path / "task.json"
+    # json.dumps (allow_nan=True) writes NaN/Infinity, which the solver must reject as non-finite.
+    task_path.write_text(json.dumps(task), encoding="utf-8")
+    out_dir = tmp_path / "out"
+    rc, out, err = run_cli(task_path, out_dir)
+    check_invalid(rc, out, err, expected)
+    event = json.loads(out.strip())
+    assert event["path"] == expected[0], (event["path"], expected[0])
+    assert not out_dir.exists(), f"--out was created: {list(out_dir.iterdir())}"
+
+
+def test_contact_reverse_include_validates(tmp_path):
+    """Positive control for the contact cases: an included, reversed task passes `validate`."""
+    task = contact_task()
+    task["keyframes"] = [{"include": "armchair_stand_sit_stand", "reverse": True}]
+    task_path = tmp_path / "task.json"
+    task_path.write_text(json.dumps(task), encoding="utf-8")
+    p = subprocess.run([sys.executable, "-m", "solver", "validate", str(task_path)], cwd=ROOT,
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, f"exit code {p.returncode}\nstdout:\n{p.stdout}\nstderr:\n{p.stderr}"
+    assert p.stdout.startswith("ok: "), p.stdout
+    assert "method contact" in p.stdout, p.stdout

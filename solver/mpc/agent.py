@@ -28,7 +28,7 @@ class KeyframeTracker:
     keyframes: list[ContactKeyframe]
     index: int = 0
     start: float = 0.0
-    within_since: float = 0.0
+    within_since: float | None = None  # first instant of the current stretch within tolerance
     reached: list = field(default_factory=list)
     failed: bool = False
 
@@ -49,19 +49,21 @@ class KeyframeTracker:
             return
         kf = self.current
         if distance > kf.tolerance:
-            self.within_since = t
-            if t - self.start > kf.time_limit:
+            self.within_since = None
+            if t - self.start > kf.time_limit + 1e-9:
                 self.failed = True
             return
-        if t - self.within_since >= kf.sustain - 1e-12:
+        if self.within_since is None:
+            self.within_since = t
+        if t - self.within_since >= kf.sustain - 1e-9:
             self.reached[self.index] = t
             self.index += 1
-            self.start = self.within_since = t
+            self.start, self.within_since = t, None
 
     def append(self, keyframes: list[ContactKeyframe], t: float) -> None:
         """Keyframes added while running; a finished (successful) run resumes with them."""
         if self.index >= len(self.keyframes):
-            self.start = self.within_since = t
+            self.start, self.within_since = t, None
         self.keyframes.extend(keyframes)
         self.reached.extend([None] * len(keyframes))
 

@@ -1,0 +1,193 @@
+"""PartwiseMPC: the contact objective, group bookkeeping, composition, the dart board, keyframe
+timing, and a short real run."""
+import itertools
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from solver.model import build_model
+from solver.mpc.agent import KeyframeTracker
+from solver.mpc.keyframes import TERM_NAMES, ContactKeyframe, ContactPair
+from solver.mpc.objectives import ALPHA, Costs, Objective
+from solver.mpc.planner import Planner, PlannerSettings
+from solver.rollout import RolloutEngine
+from solver.scene import GROUPS
+from solver.task import SceneRef, build_scene
+
+ROOT = Path(__file__).resolve().parents[1]
+# The paper's Table 1, written out independently of the code: term → groups it lands in.
+TABLE_1 = {
+    "Torso Up": {"core"}, "Pelvis Up": {"core"}, "LFoot Up": {"left_leg"}, "RFoot Up": {"right_leg"},
+    "Head Height": {"core"}, "Torso Height": {"core"}, "Knee Feet XY": {"right_leg", "left_leg"},
+    "COM Feet XY": set(GROUPS), "Facing Dir": {"core"}, "CoM Vel.": set(GROUPS),
+}
+
+
+@pytest.fixture(scope="module")
+def objective():
+    return Objective(build_model(build_scene(SceneRef(environment="armchair"))))
+
+
+def only(term, weight=1.0, **kw):
+    return ContactKeyframe(pairs=kw.pop("pairs", [ContactPair("pelvis", [0, 0, 0])]),
+                           weights={t: (weight if t == term else 0.0) for t in TERM_NAMES}, **kw)
+
+
+def fake_features(objective, nroll=3, nstep=4, seed=0):
+    """Random but valid features: unit quaternions, positions, COM."""
+    rng = np.random.default_rng(seed)
+    bodies = list(objective.body_group) + ["chair"]
+    q = rng.normal(size=(len(bodies), nroll, nstep, 4))
+    q /= np.linalg.norm(q, axis=-1, keepdims=True)
+    return {"pos": {b: rng.normal(size=(nroll, nstep, 3)) for b in bodies},
+            "quat": {b: q[i] for i, b in enumerate(bodies)},
+            "com": rng.normal(size=(nroll, nstep, 3)), "comvel": rng.normal(size=(nroll, nstep, 3))}
+
+
+def test_contact_term_is_eq5_by_hand(objective):
+    feat = fake_features(objective)
+    nroll, nstep = 3, 4
+    qvel, ctrl = np.zeros((nroll, nstep, 27)), np.zeros((nroll, nstep, 21))
+    local = np.array([0.01, -0.02, 0.05])
+    target = np.array([0.3, -0.1, 0.5])
+    kf = only("Contact", 100.0, pairs=[ContactPair("pelvis", list(local), "world", list(target))])
+    costs = objective.evaluate(feat, qvel, ctrl, kf)
+    for r, t in itertools.product(range(nroll), range(nstep)):
+        w, x, y, z = feat["quat"]["pelvis"][r, t]
+        R = np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+                      [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+                      [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
+        d = feat["pos"]["pelvis"][r, t] + R @ local - target
+        want = 100.0 * sum(np.sqrt(dk * dk + ALPHA ** 2) - ALPHA for dk in d)
+        assert costs.per_step[r, t] == pytest.approx(want, rel=1e-12)
+    # Coincident points cost nothing.
+    feat["pos"]["pelvis"][:] = target
+    feat["quat"]["pelvis"][:] = [1, 0, 0, 0]
+    zero = objective.evaluate(feat, qvel, ctrl, only("Contact", 100.0, pairs=[ContactPair("pelvis", [0, 0, 0], "world", list(target))]))
+    assert np.all(zero.total == 0.0)
+
+
+def test_each_term_lands_in_exactly_the_groups_of_table_1(objective):
+    feat = fake_features(objective)
+    qvel, ctrl = np.ones((3, 4, 27)), 0.3 * np.ones((3, 4, 21))
+    for term, groups in TABLE_1.items():
+        kw = {"facing_target": [2.0, 0.0]} if term == "Facing Dir" else {}
+        costs = objective.evaluate(feat, qvel, ctrl, only(term, **kw))
+        assert costs.membership.shape[0] == 1, term
+        assert {g for g, seen in zip(GROUPS, costs.membership[0]) if seen} == groups, term
+    for term in ("Joint Vel.", "Control"):  # every group sees its own joints' share
+        costs = objective.evaluate(feat, qvel, ctrl, only(term))
+        assert costs.membership.sum(axis=0).tolist() == [1] * len(GROUPS), term
+        assert np.allclose(costs.components.sum(axis=1), costs.total)
+    # Contact terms land in the groups of the bodies in the pair.
+    kf = only("Contact", pairs=[ContactPair("hand_left", [0, 0, 0], "foot_right", [0, 0, 0]),
+                                ContactPair("head", [0, 0, 0], "chair", [0, 0, 0])])
+    costs = objective.evaluate(feat, qvel, ctrl, kf)
+    seen = [{g for g, s in zip(GROUPS, row) if s} for row in costs.membership]
+    assert seen == [{"left_arm", "right_leg"}, {"core"}]
+
+
+def test_part_cost_counts_shared_terms_once(objective):
+    feat = fake_features(objective)
+    costs = objective.evaluate(feat, np.ones((3, 4, 27)), np.zeros((3, 4, 21)), only("CoM Vel."))
+    everyone = costs.part(range(len(GROUPS)))
+    np.testing.assert_allclose(everyone, costs.total)
+    np.testing.assert_allclose(costs.group(0), costs.total)
+
+
+def _planner(objective, **settings):
+    plan = objective.built
+    return Planner(plan, objective, PlannerSettings(**settings), np.random.default_rng(0), RolloutEngine(plan.model, 1))
+
+
+def test_composition_takes_each_parts_knots_from_its_best_rollout(objective):
+    planner = _planner(objective)
+    nroll, nknots, nu = 6, 3, 21
+    candidates = np.arange(nroll)[:, None, None] * np.ones((nroll, nknots, nu))  # rollout r's knots are all r
+    # One component per group; group g's best rollout is r = g + 1.
+    comp = np.full((nroll, len(GROUPS)), 10.0)
+    for g in range(len(GROUPS)):
+        comp[g + 1, g] = 0.0
+    costs = Costs(total=comp.sum(1), components=comp, membership=np.eye(len(GROUPS), dtype=bool),
+                  per_step=np.zeros((nroll, 1)))
+    composed = planner._compose(candidates, costs, [[0], [1], [2], [3], [4]])
+    for a in range(nu):
+        assert np.all(composed[:, a] == objective.act_group[a] + 1)
+    # A part spanning several groups picks the rollout best for their sum.
+    comp2 = comp.copy()
+    comp2[5, [1, 2]] = 1.0  # rollout 5 is second-best for both legs: best for the legs together
+    costs2 = Costs(total=comp2.sum(1), components=comp2, membership=np.eye(len(GROUPS), dtype=bool),
+                   per_step=np.zeros((nroll, 1)))
+    composed2 = planner._compose(candidates, costs2, [[1, 2], [0, 3, 4]])
+    legs = np.isin(objective.act_group, [1, 2])
+    assert np.all(composed2[:, legs] == 5)
+
+
+def test_dart_board_partwise_finds_the_optimum_far_more_often(objective):
+    """Paper §3.1: D independent dimensions, 5 cells each, the optimum in one cell per dimension.
+    Baseline keeps the best of N joint samples; partwise composes per-dimension bests."""
+    planner = _planner(objective)
+    rng = np.random.default_rng(7)
+    D, cells, N, trials = len(GROUPS), 5, 45, 200
+    optimum = rng.integers(0, cells, D)
+    base_hits = part_hits = 0
+    for _ in range(trials):
+        samples = rng.integers(0, cells, (N, D))
+        comp = (samples != optimum).astype(float)  # J_i ∈ {0, 1} per dimension
+        costs = Costs(total=comp.sum(1), components=comp, membership=np.eye(D, dtype=bool), per_step=np.zeros((N, 1)))
+        base_hits += comp.sum(1).min() == 0
+        knots = np.repeat(samples[:, None, :], 1, axis=1)
+        # Map dimension g to the actuators of group g: each group's actuators carry that dimension's value.
+        cand = np.stack([samples[:, objective.act_group]], axis=1).astype(float)
+        composed = planner._compose(cand, costs, [[g] for g in range(D)])
+        per_dim = np.array([composed[0, objective.act_group == g][0] for g in range(D)])
+        part_hits += bool(np.all(per_dim == optimum))
+        del knots
+    assert part_hits / trials > 0.95
+    assert base_hits / trials < 0.1
+
+
+def test_keyframe_success_and_failure_timing():
+    kf1 = ContactKeyframe(pairs=[ContactPair("pelvis", [0, 0, 0])], tolerance=0.1, sustain=0.5, time_limit=3.0)
+    kf2 = ContactKeyframe(pairs=[ContactPair("pelvis", [0, 0, 0])], tolerance=0.1, sustain=0.0, time_limit=1.0)
+    tr = KeyframeTracker([kf1, kf2])
+    dt = 0.01
+    script = [(t * dt, 0.5 if t * dt < 1.0 else (0.05 if t * dt < 1.3 else (0.5 if t * dt < 1.4 else 0.05)))
+              for t in range(1, 300)]
+    for t, d in script:
+        tr.update(t, d)
+        if tr.index == 1:
+            break
+    # Within tolerance from 1.0 s, out at 1.3 s (sustain restarts), back at 1.4 s: reached at 1.9 s.
+    assert tr.reached[0] == pytest.approx(1.9, abs=1e-9)
+    assert not tr.failed
+    t0 = tr.reached[0]
+    for k in range(1, 200):  # never within tolerance: fails once 1 s has passed
+        tr.update(t0 + k * dt, 0.5)
+        if tr.failed:
+            break
+    assert tr.failed and t0 + k * dt == pytest.approx(t0 + 1.01, abs=1e-9)
+    assert tr.reached[1] is None and tr.index == 1
+    # Sustain 0: success the first instant it is within tolerance.
+    tr2 = KeyframeTracker([kf2])
+    tr2.update(0.2, 0.5)
+    tr2.update(0.25, 0.09)
+    assert tr2.reached == [0.25] and tr2.done and not tr2.failed
+
+
+def test_short_real_run_reaches_hand_targets(tmp_path):
+    doc = json.loads((ROOT / "scenes" / "tasks" / "reach_hand_targets.json").read_text())
+    doc["keyframes"] = doc["keyframes"][:1]
+    path = tmp_path / "reach.json"
+    path.write_text(json.dumps(doc))
+    p = subprocess.run([sys.executable, "-m", "solver", "run", str(path), "--out", str(tmp_path / "o"), "--workers", "0"],
+                       cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stderr[-2000:]
+    sol = json.loads((tmp_path / "o" / "result.json").read_text())["solutions"][0]
+    assert sol["success"], sol
+    assert sol["keyframes_reached"][0] < 8.0
+    assert 0.0 < sol["partwise_win_fraction"] < 1.0
