@@ -66,3 +66,77 @@ def bench_rollout(nthread: int | None = None, repeats: int = 20, nroll: int = 45
             "floor_us_per_step": round(1e6 / floor_1, 2),
             "floor_steps_per_s": round(floor), "ratio": round(eng / floor, 3),
             "mujoco": mujoco.__version__, "cpu_count": os.cpu_count(), "python": platform.python_version()}
+
+
+def _floor_seconds_per_iteration(model, state0, nroll: int, nstep: int, repeats: int = 5) -> float:
+    """Wall time of nroll × nstep steps of `mj_step` looping in C on one thread (the physics floor)."""
+    data = mujoco.MjData(model)
+    best = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        for _r in range(nroll):
+            mujoco.mj_setState(model, data, state0, mujoco.mjtState.mjSTATE_FULLPHYSICS)
+            mujoco.mj_step(model, data, nstep=nstep)
+        best.append(time.perf_counter() - t0)
+    return float(np.median(best))
+
+
+def bench_mpc(task_name: str, trials: int, rollouts: int, planner: str, budget: int | None = None,
+              slowdown: float | None = None, workers: int | None = None) -> dict:
+    """Run `trials` seeds of a contact task and report the paper's Table 2 measures plus the
+    planning iteration's wall time against its physics floor."""
+    import tempfile
+
+    from . import schema
+    from .methods import get_method
+    from .pool import run_seeds
+    from .rollout import get_state
+    from .task import load_task
+    path = task_name if os.path.exists(task_name) else os.path.join(
+        os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "scenes", "tasks", f"{task_name}.json")
+    task = load_task(path)
+    if task.method != "contact":
+        from .errors import InvalidInput
+        raise InvalidInput("--task", f"'{task_name}' is a {task.method} task; bench mpc needs a contact task")
+    task.settings = dict(task.settings, rollouts=rollouts, planner=planner)
+    if budget is not None:
+        task.settings["budget"] = budget
+    if slowdown is not None:
+        task.settings["slowdown"] = slowdown
+    task.seeds = list(range(trials))
+    prepared = get_method("contact").prepare(task)
+    cores = os.cpu_count() or 1
+    workers = min(trials, cores) if workers is None else workers
+    nthread = max(1, cores // max(workers, 1))
+    entries, failures = [], []
+    start = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="physkey-bench-") as out:
+        run_seeds(schema.to_dict(task), task.seeds, out, workers, lambda e: None, entries.append,
+                  lambda seed, msg: failures.append({"seed": seed, "error": msg}))
+    wall = time.perf_counter() - start
+    ok = [e for e in entries if e["success"]]
+    durations = np.array([e["duration_s"] for e in ok])
+    it_wall = sum(e["plan_wall_s"] for e in entries) / max(sum(e["iterations"] for e in entries), 1)
+    plan = prepared.plan
+    data = mujoco.MjData(plan.model)
+    data.qpos[:] = plan.initial_qpos()
+    mujoco.mj_forward(plan.model, data)
+    nstep = int(np.ceil(prepared.settings.horizon / plan.model.opt.timestep - 1e-9))
+    floor = _floor_seconds_per_iteration(plan.model, get_state(plan.model, data), rollouts, nstep) / nthread
+    sim_time = sum(e["duration_s"] for e in entries)
+    return {"benchmark": "mpc", "task": task.name, "planner": planner, "rollouts": rollouts,
+            "budget": prepared.settings.budget, "slowdown": prepared.settings.slowdown, "trials": trials,
+            "success_rate": len(ok) / trials, "successes": len(ok),
+            "duration_mean_s": round(float(durations.mean()), 3) if len(ok) else None,
+            "duration_std_s": round(float(durations.std()), 3) if len(ok) else None,
+            "duration_min_s": round(float(durations.min()), 3) if len(ok) else None,
+            "duration_max_s": round(float(durations.max()), 3) if len(ok) else None,
+            "mean_cost_per_step": round(float(np.mean([e["cost"] for e in entries])), 4) if entries else None,
+            "partwise_win_fraction": round(float(np.mean([e["partwise_win_fraction"] for e in entries])), 4)
+            if entries else None,
+            "failed_keyframes": [e["failed_keyframe"] for e in entries if not e["success"]],
+            "iteration_ms": round(1e3 * it_wall, 3), "floor_iteration_ms": round(1e3 * floor, 3),
+            "overhead_vs_floor": round(it_wall / floor, 3), "threads_per_trial": nthread, "workers": workers,
+            "realtime_factor": round(sim_time / max(sum(e["wall_s"] for e in entries), 1e-9), 3),
+            "wall_s": round(wall, 1), "worker_failures": failures,
+            "cpu_count": cores, "mujoco": mujoco.__version__}

@@ -10,6 +10,7 @@ import argparse
 import json
 import os
 import sys
+import threading
 import time
 import traceback
 
@@ -25,11 +26,14 @@ class Events:
     def __init__(self, jsonl: bool):
         self.jsonl = jsonl
         self.fraction: dict[int, float] = {}
+        self._lock = threading.Lock()  # events also come from the stdin reader thread
 
     def __call__(self, event: dict) -> None:
         if self.jsonl:
-            sys.stdout.write(json.dumps(event, allow_nan=False, default=float) + "\n")
-            sys.stdout.flush()
+            line = json.dumps(event, allow_nan=False, default=float) + "\n"
+            with self._lock:
+                sys.stdout.write(line)
+                sys.stdout.flush()
             return
         kind = event["event"]
         if kind == "progress":
@@ -79,6 +83,7 @@ def _check_out_dir(out: str) -> None:
 
 def cmd_run(args, emit: Events) -> int:
     from .fileio import write_text_atomic
+    from .methods import get_method
     from .pool import run_seeds
     from .result import ResultIndex
     if args.workers is not None and args.workers < 0:
@@ -97,6 +102,9 @@ def cmd_run(args, emit: Events) -> int:
     emit({"event": "start", "task": task.name, "method": task.method, "seeds": task.seeds,
           "out": os.path.abspath(args.out), "model": os.path.abspath(os.path.join(args.out, "model.xml"))})
     start = time.perf_counter()
+    if args.jsonl and getattr(get_method(task.method), "ACCEPTS_APPENDED_KEYFRAMES", False):
+        from .mpc.feed import start_stdin_reader
+        start_stdin_reader(sys.stdin, args.out, prepared.built.scene, emit)
 
     def on_solution(entry):
         index.add(entry)
@@ -146,10 +154,14 @@ def cmd_import_mjcf(args) -> int:
 
 
 def cmd_bench(args) -> int:
-    from .bench import bench_rollout
-    if args.what != "rollout":
-        raise InvalidInput("bench", f"unknown benchmark '{args.what}' (have: rollout)")
-    report = bench_rollout(nthread=args.threads, repeats=args.repeats)
+    from .bench import bench_mpc, bench_rollout
+    if args.what == "rollout":
+        report = bench_rollout(nthread=args.threads, repeats=args.repeats)
+    else:
+        if not args.task:
+            raise InvalidInput("--task", "bench mpc needs --task NAME (a contact task in scenes/tasks)")
+        report = bench_mpc(args.task, args.trials, args.rollouts, args.planner, args.budget, args.slowdown,
+                           args.workers)
     if args.json:
         print(json.dumps(report, indent=1))
     else:
@@ -176,10 +188,17 @@ def build_parser() -> argparse.ArgumentParser:
     i.add_argument("mjcf")
     i.add_argument("--out", required=True)
     b = sub.add_parser("bench", help="benchmarks (JSON with --json)")
-    b.add_argument("what", choices=["rollout"])
+    b.add_argument("what", choices=["rollout", "mpc"])
     b.add_argument("--json", action="store_true")
-    b.add_argument("--threads", type=int, default=None)
-    b.add_argument("--repeats", type=int, default=20)
+    b.add_argument("--threads", type=int, default=None, help="rollout: threads")
+    b.add_argument("--repeats", type=int, default=20, help="rollout: timing repeats")
+    b.add_argument("--task", help="mpc: contact task name or file")
+    b.add_argument("--trials", type=int, default=4, help="mpc: seeds to run")
+    b.add_argument("--rollouts", type=int, default=45, help="mpc: N")
+    b.add_argument("--planner", choices=["partwise", "baseline"], default="partwise")
+    b.add_argument("--budget", type=int, default=None, help="mpc: planning iterations per control step")
+    b.add_argument("--slowdown", type=float, default=None, help="mpc: Γ (wall-clock budget) instead of --budget")
+    b.add_argument("--workers", type=int, default=None, help="mpc: worker processes")
     return p
 
 

@@ -108,7 +108,7 @@ def table(**params):
     paper's Table 3 lists 0.35 / 0.55 / 0.75 variants."""
     p = _check(params, {"height": 0.7, "friction": 0.7}, "table")
     bodies, _ = _furniture_scene("table", p, height_default=0.7)
-    return Environment(bodies=bodies), standing_pose(x=-0.1)
+    return Environment(bodies=bodies), standing_pose()
 
 
 def box(**params):

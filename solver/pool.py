@@ -44,7 +44,11 @@ class SeedRunner:
                 self.events({"event": "progress", "seed": seed, "fraction": round(float(fraction), 4),
                              "cost": float(cost)})
 
-        sol = self.method.solve(self.prepared, seed, self.engine, progress)
+        if getattr(self.method, "ACCEPTS_APPENDED_KEYFRAMES", False):
+            from .mpc.feed import KeyframeFeed
+            sol = self.method.solve(self.prepared, seed, self.engine, progress, KeyframeFeed(self.out_dir).poll)
+        else:
+            sol = self.method.solve(self.prepared, seed, self.engine, progress)
         return write_solution(self.out_dir, self.prepared.built.model, seed, sol, self.task.output_fps,
                               time.perf_counter() - start)
 

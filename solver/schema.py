@@ -79,7 +79,8 @@ def parse(tp, value, path: str, meta: dict | None = None):
         if "length" in meta and len(value) != meta["length"]:
             raise InvalidInput(path, f"must have {meta['length']} entries, got {len(value)}")
         if len(value) < meta.get("min_length", 0):
-            raise InvalidInput(path, f"must have at least {meta['min_length']} entries, got {len(value)}")
+            n = meta["min_length"]
+            raise InvalidInput(path, f"must have at least {n} {'entry' if n == 1 else 'entries'}, got {len(value)}")
         item_meta = {k: v for k, v in meta.items() if k in ("positive", "nonneg", "choices")}
         return [parse(item_tp, v, _join(path, i), item_meta) for i, v in enumerate(value)]
     if origin is dict:

@@ -191,3 +191,39 @@ def test_short_real_run_reaches_hand_targets(tmp_path):
     assert sol["success"], sol
     assert sol["keyframes_reached"][0] < 8.0
     assert 0.0 < sol["partwise_win_fraction"] < 1.0
+
+
+def test_keyframes_appended_on_stdin_reach_the_running_solve(tmp_path):
+    doc = json.loads((ROOT / "scenes" / "tasks" / "reach_hand_targets.json").read_text())
+    first = doc["keyframes"][0]
+    second = dict(first, name="hold_the_reach", sustain=0.2)  # appended: keep the hands there a little longer
+    doc["keyframes"] = [first]
+    path = tmp_path / "reach.json"
+    path.write_text(json.dumps(doc))
+    bad = json.dumps({"append_keyframes": [dict(second, pairs=[dict(second["pairs"][0], body1="hand_rigth")])]})
+    good = json.dumps({"append_keyframes": [second]})
+    p = subprocess.run([sys.executable, "-m", "solver", "run", str(path), "--out", str(tmp_path / "o"), "--workers", "0",
+                        "--jsonl"], cwd=ROOT, input=bad + "\n" + good + "\n", capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stderr[-2000:]
+    events = [json.loads(line) for line in p.stdout.splitlines()]
+    errors = [e for e in events if e["event"] == "error"]
+    assert len(errors) == 1 and errors[0]["path"] == "append_keyframes[0].pairs[0].body1" and not errors[0]["fatal"]
+    assert [e["count"] for e in events if e["event"] == "keyframes_appended"] == [1]
+    sol = json.loads((tmp_path / "o" / "result.json").read_text())["solutions"][0]
+    assert len(sol["keyframes_reached"]) == 2 and sol["success"], sol
+
+
+def test_bench_mpc_reports_table_2_measures(tmp_path):
+    doc = json.loads((ROOT / "scenes" / "tasks" / "reach_hand_targets.json").read_text())
+    doc["keyframes"] = doc["keyframes"][:1]
+    path = tmp_path / "reach.json"
+    path.write_text(json.dumps(doc))
+    p = subprocess.run([sys.executable, "-m", "solver", "bench", "mpc", "--task", str(path), "--trials", "1",
+                        "--rollouts", "15", "--planner", "baseline", "--json"], cwd=ROOT, capture_output=True,
+                       text=True, timeout=600)
+    assert p.returncode == 0, p.stderr[-2000:]
+    r = json.loads(p.stdout)
+    assert r["trials"] == 1 and r["rollouts"] == 15 and r["planner"] == "baseline"
+    assert 0 <= r["success_rate"] <= 1 and r["partwise_win_fraction"] == 0.0
+    assert r["iteration_ms"] > 0 and r["floor_iteration_ms"] > 0 and r["overhead_vs_floor"] > 0.5
+    assert r["realtime_factor"] > 0

@@ -20,6 +20,8 @@ from ..task import Task, build_scene
 from . import Solution
 from ..errors import InvalidInput
 
+ACCEPTS_APPENDED_KEYFRAMES = True  # `--jsonl` runs take more keyframes on stdin (mpc.feed)
+
 
 @dataclass
 class Prepared:

@@ -149,13 +149,17 @@ def run_agent(built: BuiltModel, plan: BuiltModel, keyframes: list[ContactKeyfra
             if not np.all(np.isfinite(data.qpos)) or not np.all(np.isfinite(data.qvel)):
                 unstable_at = float(data.time)
                 break
+            before = tracker.index
             d = pair_distance(m, data, tracker.current)
             tracker.update(data.time, d)
             times.append(data.time)
             qpos.append(data.qpos.copy())
             ctrls.append(data.ctrl.copy())
+            # Record the distance of the keyframe active from now on (the next one after a success).
             kf_idx.append(min(tracker.index, len(tracker.keyframes) - 1))
-            dist.append(d if tracker.index < len(tracker.keyframes) else 0.0)
+            if tracker.index != before and tracker.index < len(tracker.keyframes):
+                d = pair_distance(m, data, tracker.current)
+            dist.append(d)
             if tracker.done:
                 break
         ctl_ctrl.append(u)

@@ -1,0 +1,79 @@
+"""Contact keyframes appended while a solve runs.
+
+The CLI (in `--jsonl` mode) reads lines like `{"append_keyframes": [ {…keyframe…}, … ]}` from stdin,
+validates them against the scene and appends them to `DIR/appended_keyframes.jsonl`; every running
+seed polls that file between control steps and extends its keyframe list. A file rather than a
+pipe per worker: every seed sees every line, nothing is pickled, and the record stays on disk.
+"""
+from __future__ import annotations
+
+import json
+import os
+import threading
+
+from ..errors import InvalidInput
+from ..scene import SceneDesc
+from .keyframes import ContactKeyframe, check_bodies, parse_keyframes
+
+FILE_NAME = "appended_keyframes.jsonl"
+
+
+def validate_line(line: str, scene: SceneDesc) -> list:
+    """The keyframe JSON objects of one stdin line, checked; InvalidInput if anything is wrong."""
+    try:
+        doc = json.loads(line)
+    except json.JSONDecodeError as e:
+        raise InvalidInput("stdin", f"malformed JSON: {e.msg}") from None
+    if not isinstance(doc, dict) or set(doc) != {"append_keyframes"}:
+        raise InvalidInput("stdin", 'expected {"append_keyframes": [ … ]}')
+    items = doc["append_keyframes"]
+    keyframes = parse_keyframes(items, "append_keyframes")
+    check_bodies(keyframes, scene, "append_keyframes")
+    return items
+
+
+class KeyframeFeed:
+    """Reads keyframes appended to the run's file since the last poll (one reader per seed)."""
+
+    def __init__(self, out_dir: str):
+        self.path = os.path.join(out_dir, FILE_NAME)
+        self.offset = 0
+
+    def poll(self) -> list[ContactKeyframe]:
+        try:
+            size = os.path.getsize(self.path)
+        except OSError:
+            return []
+        if size <= self.offset:
+            return []
+        with open(self.path, "rb") as f:
+            f.seek(self.offset)
+            chunk = f.read(size - self.offset)
+        complete = chunk[: chunk.rfind(b"\n") + 1]
+        self.offset += len(complete)
+        items = [item for line in complete.decode("utf-8").splitlines() if line.strip() for item in json.loads(line)]
+        return parse_keyframes(items, "append_keyframes")
+
+
+def start_stdin_reader(stream, out_dir: str, scene: SceneDesc, emit) -> threading.Thread:
+    """Forward valid keyframe lines from `stream` to the run's file; report each as an event."""
+    path = os.path.join(out_dir, FILE_NAME)
+
+    def loop():
+        for line in stream:
+            if not line.strip():
+                continue
+            try:
+                items = validate_line(line, scene)
+            except InvalidInput as e:
+                emit({"event": "error", "kind": "invalid_input", "path": e.path, "message": str(e), "fatal": False})
+                continue
+            with open(path, "a", encoding="utf-8") as f:
+                f.write(json.dumps(items) + "\n")
+                f.flush()
+                os.fsync(f.fileno())
+            emit({"event": "keyframes_appended", "count": len(items)})
+
+    thread = threading.Thread(target=loop, name="physkey-stdin", daemon=True)
+    thread.start()
+    return thread
