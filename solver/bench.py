@@ -137,6 +137,9 @@ def bench_mpc(task_name: str, trials: int, rollouts: int, planner: str, budget: 
             "failed_keyframes": [e["failed_keyframe"] for e in entries if not e["success"]],
             "iteration_ms": round(1e3 * it_wall, 3), "floor_iteration_ms": round(1e3 * floor, 3),
             "overhead_vs_floor": round(it_wall / floor, 3), "threads_per_trial": nthread, "workers": workers,
+            # Simulated seconds per wall second of one trial (on threads_per_trial threads), and of the
+            # whole machine running `workers` trials at once.
             "realtime_factor": round(sim_time / max(sum(e["wall_s"] for e in entries), 1e-9), 3),
+            "throughput_realtime": round(sim_time / max(wall, 1e-9), 3),
             "wall_s": round(wall, 1), "worker_failures": failures,
             "cpu_count": cores, "mujoco": mujoco.__version__}

@@ -38,11 +38,11 @@ class Features:
 
     # -- from the sensors, aligned with the state --------------------------------------------------
     def sensor(self, name: str) -> np.ndarray:
-        """Sensor `name` aligned to the state's instants: (nroll, nstep, dim)."""
-        raw = self._sens[..., self.built.sensor_slices[name]]
-        if self._aligned:
-            return raw
-        return np.concatenate([raw[:, 1:], raw[:, -1:]], axis=1)
+        """Sensor `name` aligned to the state's instants: (nroll, nstep, dim) (a view)."""
+        if not self._aligned:  # shift all sensors once, then hand out views
+            self._sens = np.concatenate([self._sens[:, 1:], self._sens[:, -1:]], axis=1)
+            self._aligned = True
+        return self._sens[..., self.built.sensor_slices[name]]
 
     def body_pos(self, body: str) -> np.ndarray:
         return self.sensor(f"{body}_pos")

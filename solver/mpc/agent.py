@@ -189,7 +189,7 @@ def _agent_costs(plan, objective, keyframes, states, sensors, ctrls, kf_index) -
     se = np.asarray(sensors)[None]
     u = np.asarray([c if c is not None else np.zeros(objective.nu) for c in ctrls])[None][..., :objective.nu]
     feat = Features(plan, Trajectories(st, se), aligned=True)
-    bodies = sorted(set(objective.body_group) | {b.name for b in plan.scene.environment.bodies})
+    bodies = sorted({b for kf in keyframes for b in objective.bodies_for(kf)})
     fd = feat.as_dict(bodies)
     out = np.zeros(st.shape[1])
     idx = np.asarray(kf_index)

@@ -84,6 +84,12 @@ class Objective:
         self.up_local = {b: data.xmat[m.body(b).id].reshape(3, 3).T @ [0, 0, 1] for b in groups}
         self.forward_local = {b: data.xmat[m.body(b).id].reshape(3, 3).T @ [1, 0, 0] for b in groups}
         self.has = {k: v in groups for k, v in BODIES.items()}
+        self.common_bodies = sorted(BODIES[k] for k, present in self.has.items() if present)
+
+    def bodies_for(self, kf: ContactKeyframe) -> list[str]:
+        """The bodies `evaluate` reads under keyframe `kf`."""
+        pairs = {b for p in kf.pairs for b in (p.body1, p.body2) if b != WORLD}
+        return sorted(set(self.common_bodies) | pairs)
 
     # -- geometry --------------------------------------------------------------------------------
     @staticmethod

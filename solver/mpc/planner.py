@@ -96,8 +96,8 @@ class Planner:
         parts = settings.partitionings if settings.partitionings is not None else default_partitionings()
         self.partitionings = [[[GROUPS.index(g) for g in part] for part in p] for p in parts] \
             if settings.planner == "partwise" else []
-        self.distinct_parts = sorted({tuple(sorted(part)) for p in self.partitionings for part in p})
-        self.bodies = sorted(set(objective.body_group) | {b.name for b in plan.scene.environment.bodies})
+        self.part_columns = {tuple(part): np.isin(objective.act_group, part)
+                             for p in self.partitionings for part in p}
 
     # -- knots -------------------------------------------------------------------------------------
     def _shift(self, knots: np.ndarray, t: float) -> np.ndarray:
@@ -125,7 +125,7 @@ class Planner:
             [ctrl, np.zeros(ctrl.shape[:2] + (self.plan.model.nu - self.nu,))], axis=2)
         traj = self.engine.run(state, full, copy=False)
         feat = Features(self.plan, traj)
-        costs = self.objective.evaluate(feat.as_dict(self.bodies), feat.qvel, ctrl, kf)
+        costs = self.objective.evaluate(feat.as_dict(self.objective.bodies_for(kf)), feat.qvel, ctrl, kf)
         total = np.where(np.isfinite(costs.total), costs.total, np.inf)
         best = int(np.argmin(total))
         self.nominal = candidates[best].copy()
@@ -140,6 +140,8 @@ class Planner:
         for part in partitioning:
             seen = costs.part(part)
             r = int(np.argmin(np.where(np.isfinite(seen), seen, np.inf)))
-            cols = np.isin(self.objective.act_group, part)
+            cols = self.part_columns.get(tuple(part))
+            if cols is None:
+                cols = np.isin(self.objective.act_group, part)
             out[:, cols] = candidates[r][:, cols]
         return out
