@@ -37,8 +37,18 @@ class SeedRunner:
         start = time.perf_counter()
         last = [0.0]
 
-        def progress(fraction: float, cost: float) -> None:
+        def progress(fraction: float, cost: float, stage: int | None = None, partial=None) -> None:
+            """Progress of this seed; with `partial` (a Solution) a playable intermediate result
+            (a curriculum stage's best motion) is written and announced."""
             now = time.perf_counter()
+            if partial is not None:
+                entry = write_solution(self.out_dir, self.prepared.built.model, seed, partial,
+                                       self.task.output_fps, now - start, name=f"stage_{stage}.npz")
+                if self.events is not None:
+                    self.events({"event": "stage", "seed": seed, "stage": stage, "cost": float(cost),
+                                 "solution": entry,
+                                 "result_path": os.path.abspath(os.path.join(self.out_dir, entry["npz"]))})
+                return
             if self.events is not None and (now - last[0] > 0.2 or fraction >= 1.0):
                 last[0] = now
                 self.events({"event": "progress", "seed": seed, "fraction": round(float(fraction), 4),

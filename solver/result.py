@@ -23,8 +23,10 @@ def solution_dir(out_dir: str, seed: int) -> str:
     return os.path.join(out_dir, f"seed_{seed}")
 
 
-def write_solution(out_dir: str, model, seed: int, sol: Solution, fps: float, wall_s: float) -> dict:
-    """Write one seed's result.npz; return its result.json entry."""
+def write_solution(out_dir: str, model, seed: int, sol: Solution, fps: float, wall_s: float,
+                   name: str = "result.npz") -> dict:
+    """Write one seed's result npz (`name`: result.npz, or stage_<s>.npz for a partial solution);
+    return its result.json entry."""
     folder = solution_dir(out_dir, seed)
     os.makedirs(folder, exist_ok=True)
     duration = round(float(sol.times[-1]), 9) if len(sol.times) else 0.0
@@ -39,10 +41,10 @@ def write_solution(out_dir: str, model, seed: int, sol: Solution, fps: float, wa
         if key in arrays:
             raise ValueError(f"method array '{key}' clashes with a standard result array")
         arrays[key] = value
-    write_npz_atomic(os.path.join(folder, "result.npz"), arrays)
+    write_npz_atomic(os.path.join(folder, name), arrays)
     entry = {"seed": seed, "success": bool(sol.success), "keyframes_reached": list(sol.keyframes_reached),
              "duration_s": duration, "cost": float(sol.cost), "wall_s": round(float(wall_s), 3),
-             "npz": os.path.join(f"seed_{seed}", "result.npz")}
+             "npz": os.path.join(f"seed_{seed}", name)}
     entry.update(sol.summary)
     return entry
 

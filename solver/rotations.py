@@ -55,3 +55,11 @@ def y_to(direction) -> np.ndarray:
     if s < 1e-12:
         return np.array([1.0, 0.0, 0.0, 0.0])
     return from_axis_angle(axis, math.atan2(s, c))
+
+
+def from_euler_xyz_deg(angles) -> np.ndarray:
+    """World-axes rotation: about x, then y, then z (degrees)."""
+    qx = from_axis_angle((1, 0, 0), math.radians(angles[0]))
+    qy = from_axis_angle((0, 1, 0), math.radians(angles[1]))
+    qz = from_axis_angle((0, 0, 1), math.radians(angles[2]))
+    return mul(qz, mul(qy, qx))

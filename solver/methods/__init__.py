@@ -30,8 +30,8 @@ class Solution:
 
 
 def _registry() -> dict:
-    from . import contact, simulate
-    return {"simulate": simulate, "contact": contact}
+    from . import assist, contact, simulate
+    return {"simulate": simulate, "contact": contact, "assist": assist}
 
 
 def get_method(name: str):

@@ -1,0 +1,113 @@
+"""CMA-ES (pycma, ask/tell) over the assisted-keyframes parameters, with the horizon curriculum.
+
+The whole population is one batched rollout. With the curriculum, stage s optimizes the motion up to
+keyframe s; it ends when CMA's mean variance falls below ¼ of its initial value (or its share of the
+sample budget is spent), and the next stage starts from the best solution with reduced variance on
+the parameters that act before the previous stage's end. Each stage's best motion is reported as a
+playable partial solution.
+"""
+from __future__ import annotations
+
+import time
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..rollout import RolloutEngine
+from .problem import Decoded, Problem
+
+with warnings.catch_warnings():  # pycma warns that matplotlib is missing; plotting is not used
+    warnings.simplefilter("ignore")
+    import cma
+
+EARLIER_STD = 0.3  # std multiplier of parameters settled by earlier curriculum stages
+VARIANCE_DROP = 0.25  # advance the curriculum when the mean variance falls below this fraction
+
+
+@dataclass
+class Evaluation:
+    fitness: np.ndarray
+    kf_error: np.ndarray
+    decoded: Decoded
+    state: np.ndarray | None = None
+
+
+@dataclass
+class History:
+    samples: list = field(default_factory=list)
+    wall_s: list = field(default_factory=list)
+    best: list = field(default_factory=list)
+    stage: list = field(default_factory=list)
+
+
+class AssistOptimizer:
+    def __init__(self, problem: Problem, engine: RolloutEngine, initial_state: np.ndarray):
+        self.p, self.engine, self.state0 = problem, engine, initial_state
+
+    def simulate(self, x: np.ndarray, beta_off: bool = False, nstep: int | None = None, keep=False):
+        d = self.p.decode(x)
+        nstep = nstep or self.p.nstep_for(d)
+        ctrl, mocap, beta = self.p.controls(d, nstep, beta_off=beta_off)
+        traj = self.engine.run(self.state0, ctrl, mocap, copy=keep)
+        return d, traj, beta
+
+    def evaluate(self, X: np.ndarray, upto: int) -> Evaluation:
+        d = self.p.decode(X)
+        nstep = int(np.ceil(d.keyframe_times[:, upto].max() / self.p.dt_sim - 1e-9))
+        ctrl, mocap, _ = self.p.controls(d, nstep)
+        traj = self.engine.run(self.state0, ctrl, mocap, copy=False)
+        kf = self.p.keyframe_error(d, traj.state, upto)
+        return Evaluation(fitness=kf + self.p.regularizers(d, upto), kf_error=kf, decoded=d)
+
+    def run(self, seed: int, on_generation=None, on_stage=None):
+        """Optimize; returns (best x, its fitness, History)."""
+        s, p = self.p.s, self.p
+        K = len(p.kfs.qpos)
+        stages = list(range(1, K)) if s.curriculum else [K - 1]
+        x_best = np.zeros(p.ndim)
+        f_best = np.inf
+        hist = History()
+        samples, start = 0, time.perf_counter()
+        param_time = p.time_of_parameter()
+        prev_end = 0.0
+        for si, upto in enumerate(stages):
+            final = si == len(stages) - 1
+            stds = np.ones(p.ndim)
+            if si > 0:
+                stds[param_time < prev_end] = EARLIER_STD
+            opts = {"popsize": s.population, "seed": int(seed) * 1009 + si + 1, "verbose": -9,
+                    "CMA_stds": list(stds), "tolfun": 1e-9, "tolx": 1e-9}
+            es = cma.CMAEvolutionStrategy(x_best, s.sigma0, opts)
+            var0 = float(np.mean(es.stds ** 2))
+            stage_budget = (s.samples - samples) / (len(stages) - si)
+            stage_samples, f_best = 0, np.inf
+            while True:
+                X = np.asarray(es.ask())
+                ev = self.evaluate(X, upto)
+                fit = np.where(np.isfinite(ev.fitness), ev.fitness, 1e30)
+                es.tell(list(X), list(fit))
+                samples += len(X)
+                stage_samples += len(X)
+                i = int(np.argmin(fit))
+                if fit[i] < f_best:
+                    f_best, x_best = float(fit[i]), X[i].copy()
+                wall = time.perf_counter() - start
+                hist.samples.append(samples)
+                hist.wall_s.append(wall)
+                hist.best.append(f_best)
+                hist.stage.append(upto)
+                if on_generation:
+                    on_generation(samples, f_best, upto)
+                out_of_budget = samples + s.population > s.samples or wall > s.max_wall_s
+                if out_of_budget and final:
+                    break
+                if not final and (float(np.mean(es.stds ** 2)) < VARIANCE_DROP * var0
+                                  or stage_samples >= stage_budget or out_of_budget):
+                    break
+                if final and es.stop():
+                    break
+            prev_end = float(p.decode(x_best).keyframe_times[0, upto])
+            if on_stage:
+                on_stage(upto, x_best, f_best)
+        return x_best, f_best, hist, samples

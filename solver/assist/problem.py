@@ -1,0 +1,162 @@
+"""The optimization problem of assisted keyframes: parameter vector ↔ controls, and eq. (4).
+
+Parameters Φ = {Δθ, β, Δt} live in one CMA-ES vector x (all means start at 0):
+Δθ = θ_scale · x (n_a knots per actuated joint, piecewise linear in time); β = clip(x, 0, 1)
+(n_a piecewise-constant values, one global value, or none); Δt_k = min + (max − min)(clip(x, −1, 1) + 1)/2
+for each free interval (fixed intervals are not optimized).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..model import BuiltModel
+from ..rollout import state_layout
+from .keyframes import Keyframes
+from .reference import Reference
+
+BETA_MODES = ("time", "global", "none")
+
+
+@dataclass
+class AssistSettings:
+    population: int = field(default=48, metadata={"positive": True})
+    pieces: int = field(default=10, metadata={"positive": True})  # n_a
+    lambda_beta: float = field(default=1.0, metadata={"nonneg": True})
+    lambda_dtheta: float = field(default=0.01, metadata={"nonneg": True})
+    lambda_dt: float = field(default=0.1, metadata={"nonneg": True})
+    beta_mode: str = field(default="time", metadata={"choices": BETA_MODES})
+    curriculum: bool = True
+    samples: int = field(default=7200, metadata={"positive": True})  # budget of rollouts per seed
+    max_wall_s: float = field(default=60.0, metadata={"positive": True})
+    sigma0: float = field(default=0.3, metadata={"positive": True})
+    theta_scale: float = field(default=1.0, metadata={"positive": True})  # radians per unit of x
+    assist_kp_per_kg: float = field(default=400.0, metadata={"nonneg": True})
+    assist_kv_per_kg: float = field(default=40.0, metadata={"nonneg": True})
+
+    def check(self, path):
+        from ..errors import InvalidInput
+        if self.population < 4:
+            raise InvalidInput(f"{path}.population", f"must be at least 4, got {self.population}")
+        if self.pieces < 2:
+            raise InvalidInput(f"{path}.pieces", f"must be at least 2, got {self.pieces}")
+        if self.population > 4096:
+            raise InvalidInput(f"{path}.population", f"at most 4096, got {self.population}")
+
+
+@dataclass
+class Decoded:
+    dtheta: np.ndarray  # (P, n_a, nu)
+    beta: np.ndarray  # (P, n_beta)
+    dt: np.ndarray  # (P, K-1) all intervals, fixed ones included
+    keyframe_times: np.ndarray  # (P, K), column 0 = 0
+
+
+class Problem:
+    """Everything needed to score a population: layout, reference, controls, objective."""
+
+    def __init__(self, built: BuiltModel, kfs: Keyframes, settings: AssistSettings):
+        self.built, self.kfs, self.s = built, kfs, settings
+        m = built.model
+        self.dt_sim = m.opt.timestep
+        self.nu = built.nu_character
+        # Actuator i drives hinge joint column joint_col[i] of the keyframe joint vector.
+        hinge_names = [j.name for j in built.scene.joints() if j.type == "hinge"]
+        self.joint_col = np.array([hinge_names.index(m.joint(int(m.actuator_trnid[a, 0])).name)
+                                   for a in range(self.nu)])
+        self.lo, self.hi = m.actuator_ctrlrange[:self.nu, 0], m.actuator_ctrlrange[:self.nu, 1]
+        self.n_free = int(kfs.free.sum())
+        self.n_beta = {"time": settings.pieces, "global": 1, "none": 0}[settings.beta_mode]
+        self.ndim = settings.pieces * self.nu + self.n_beta + self.n_free
+        self.t_max = float(kfs.dt_max.sum())
+        self.knot_times = np.linspace(0.0, self.t_max, settings.pieces)
+        self.reference = Reference(built, kfs, built.assist_bodies)
+        lay = state_layout(m)
+        self.qpos_slice = lay["qpos"]
+        root = int(m.jnt_qposadr[m.joint("root").id])
+        self.char_cols = np.arange(root, root + kfs.qpos.shape[1])
+
+    # -- parameters ------------------------------------------------------------------------------
+    def decode(self, x: np.ndarray) -> Decoded:
+        x = np.atleast_2d(x)
+        P, n = x.shape[0], self.s.pieces * self.nu
+        dtheta = self.s.theta_scale * x[:, :n].reshape(P, self.s.pieces, self.nu)
+        beta = np.clip(x[:, n:n + self.n_beta], 0.0, 1.0)
+        dt = np.broadcast_to(self.kfs.dt_min, (P, len(self.kfs.dt_min))).copy()
+        if self.n_free:
+            u = (np.clip(x[:, n + self.n_beta:], -1.0, 1.0) + 1.0) / 2.0
+            free = self.kfs.free
+            dt[:, free] = self.kfs.dt_min[free] + u * (self.kfs.dt_max[free] - self.kfs.dt_min[free])
+        times = np.concatenate([np.zeros((P, 1)), np.cumsum(dt, axis=1)], axis=1)
+        return Decoded(dtheta, beta, dt, times)
+
+    def time_of_parameter(self) -> np.ndarray:
+        """For each coordinate of x, the time it starts to matter (for the curriculum's variances)."""
+        t = [np.repeat(self.knot_times, self.nu)]
+        if self.s.beta_mode == "time":
+            t.append(np.arange(self.s.pieces) * self.t_max / self.s.pieces)
+        elif self.s.beta_mode == "global":
+            t.append(np.zeros(1))
+        start = np.concatenate([[0.0], np.cumsum(self.kfs.dt_min)])[:-1]
+        t.append(start[self.kfs.free])
+        return np.concatenate(t)
+
+    # -- controls ----------------------------------------------------------------------------------
+    def beta_per_step(self, beta: np.ndarray, times: np.ndarray) -> np.ndarray:
+        P = beta.shape[0]
+        if self.n_beta == 0:
+            return np.zeros((P, len(times)))
+        if self.n_beta == 1:
+            return np.broadcast_to(beta, (P, len(times))).copy()
+        idx = np.minimum((times / self.t_max * self.s.pieces).astype(int), self.s.pieces - 1)
+        return beta[:, idx]
+
+    def controls(self, d: Decoded, nstep: int, beta_off: bool = False):
+        """Per-step ctrl (PD targets then β for every assist channel) and mocap targets."""
+        times = np.arange(nstep) * self.dt_sim  # control of step i acts from t = i·dt
+        k, phase = self.reference.locate(d.keyframe_times, times)
+        ref = self.reference.joint_angles(k, phase)[..., self.joint_col]  # (P, T, nu)
+        tc = np.clip(times, 0.0, self.t_max)  # piecewise-linear residual between the shared knots
+        i0 = np.clip(np.searchsorted(self.knot_times, tc, side="right") - 1, 0, len(self.knot_times) - 2)
+        w = ((tc - self.knot_times[i0]) / (self.knot_times[i0 + 1] - self.knot_times[i0]))[None, :, None]
+        resid = (1 - w) * d.dtheta[:, i0] + w * d.dtheta[:, i0 + 1]
+        targets = np.clip(ref + resid, self.lo, self.hi)
+        beta = np.zeros((len(targets), nstep)) if beta_off else self.beta_per_step(d.beta, times)
+        nassist = len(self.built.assist_bodies)
+        ctrl = np.concatenate([targets, np.repeat(beta[..., None], nassist, axis=2)], axis=2)
+        mocap = self.reference.keypoint_targets(k, phase)
+        return ctrl, mocap, beta
+
+    def nstep_for(self, d: Decoded) -> int:
+        return int(np.ceil(d.keyframe_times[:, -1].max() / self.dt_sim - 1e-9))
+
+    # -- eq. (4) -------------------------------------------------------------------------------------
+    def keyframe_error(self, d: Decoded, state: np.ndarray, upto: int) -> np.ndarray:
+        """Σ_k w_k ‖q̂^k − q_{t_k}‖² over keyframes 1..upto, each at the candidate's own time."""
+        P = state.shape[0]
+        qpos = state[..., self.qpos_slice][..., self.char_cols]  # (P, T, nq_char)
+        err = np.zeros(P)
+        for k in range(1, upto + 1):
+            step = np.clip(np.round(d.keyframe_times[:, k] / self.dt_sim).astype(int) - 1, 0, qpos.shape[1] - 1)
+            q = qpos[np.arange(P), step]
+            target = self.kfs.qpos[k]
+            dpos = np.sum((q[:, :3] - target[:3]) ** 2, axis=1)
+            dot = np.clip(np.abs(q[:, 3:7] @ target[3:7]) / np.linalg.norm(q[:, 3:7], axis=1), 0.0, 1.0)
+            dang = (2.0 * np.arccos(dot)) ** 2
+            djoint = np.sum((q[:, 7:] - target[7:]) ** 2, axis=1)
+            err += self.kfs.weights[k] * (dpos + dang + djoint)
+        return np.where(np.all(np.isfinite(qpos), axis=(1, 2)), err, np.inf)
+
+    def regularizers(self, d: Decoded, upto: int) -> np.ndarray:
+        """λ_β Σβ² + λ_Δθ Σ‖Δθ‖² + λ_Δt ΣΔt² over the parameters that act before keyframe `upto`."""
+        t_end = d.keyframe_times[:, upto][:, None]
+        knot_on = self.knot_times[None, :] <= t_end  # (P, n_a)
+        internal = np.sum(np.sum(d.dtheta ** 2, axis=2) * knot_on, axis=1)
+        if self.n_beta == self.s.pieces:
+            starts = np.arange(self.s.pieces) * self.t_max / self.s.pieces
+            assist = np.sum(d.beta ** 2 * (starts[None, :] < t_end), axis=1)
+        else:
+            assist = np.sum(d.beta ** 2, axis=1)
+        timing = np.sum(d.dt[:, :upto] ** 2, axis=1)
+        return self.s.lambda_beta * assist + self.s.lambda_dtheta * internal + self.s.lambda_dt * timing
