@@ -196,7 +196,9 @@ def test_short_real_run_reaches_hand_targets(tmp_path):
 def test_keyframes_appended_on_stdin_reach_the_running_solve(tmp_path):
     doc = json.loads((ROOT / "scenes" / "tasks" / "reach_hand_targets.json").read_text())
     first = doc["keyframes"][0]
-    second = dict(first, name="hold_the_reach", sustain=0.2)  # appended: keep the hands there a little longer
+    # Appended: the same targets with a looser tolerance and no sustain, so it is met at once (this
+    # tests the mechanism, not the planner's balance).
+    second = dict(first, name="still_there", sustain=0.0, tolerance=0.3)
     doc["keyframes"] = [first]
     path = tmp_path / "reach.json"
     path.write_text(json.dumps(doc))

@@ -28,9 +28,10 @@ DEFAULT_WEIGHTS = {"Torso Up": 10.0, "Pelvis Up": 10.0, "RFoot Up": 5.0, "LFoot 
                    "CoM Vel.": 10.0, "Joint Vel.": 0.01, "Control": 0.8, "Contact": 100.0}
 # Style presets for the add-on and task authors (MuJoCo MPC's sit / stand / relax modes).
 STYLE_PRESETS = {
-    "standing": {"Torso Up": 10.0, "Pelvis Up": 10.0, "RFoot Up": 5.0, "LFoot Up": 5.0, "Head Height": 0.0,
-                 "Torso Height": 20.0, "Knee Feet XY": 0.0, "COM Feet XY": 10.0, "Facing Dir": 0.0,
-                 "CoM Vel.": 10.0, "Joint Vel.": 0.01, "Control": 0.025, "Contact": 100.0},
+    # The paper's strategies' standing keyframes (balance first: COM over the feet, head up).
+    "standing": {"Torso Up": 10.0, "Pelvis Up": 0.0, "RFoot Up": 1.0, "LFoot Up": 1.0, "Head Height": 80.0,
+                 "Torso Height": 0.0, "Knee Feet XY": 0.0, "COM Feet XY": 100.0, "Facing Dir": 0.0,
+                 "CoM Vel.": 0.0, "Joint Vel.": 0.01, "Control": 0.025, "Contact": 100.0},
     "seated": dict(DEFAULT_WEIGHTS),
     "lying": {"Torso Up": 0.0, "Pelvis Up": 0.0, "RFoot Up": 0.0, "LFoot Up": 0.0, "Head Height": 0.0,
               "Torso Height": 0.0, "Knee Feet XY": 0.0, "COM Feet XY": 0.0, "Facing Dir": 0.0,
