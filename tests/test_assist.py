@@ -1,0 +1,206 @@
+"""Assisted keyframes: interpolation, assist forces, eq. (4) by hand, timing decode, bad input, and
+a short real optimization."""
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import mujoco
+import numpy as np
+import pytest
+
+from solver.assist.keyframes import parse_pose_keyframes
+from solver.assist.problem import AssistSettings, Problem
+from solver.assist.reference import interpolate_pose
+from solver.methods import assist
+from solver.model import build_model
+from solver.rollout import RolloutEngine, get_state
+from solver.scene import SCHEMA_VERSION, Actuator, Body, Character, Environment, Geom, Joint, SceneDesc
+from solver.task import task_from_dict
+from test_bad_input import check_invalid, run_cli
+
+ROOT = Path(__file__).resolve().parents[1]
+LOW_JUMP = ROOT / "scenes" / "tasks" / "assist_box_jump_low.json"
+
+
+def low_jump_task(**settings) -> dict:
+    doc = json.loads(LOW_JUMP.read_text())
+    doc["settings"].update(settings)
+    return doc
+
+
+@pytest.fixture(scope="module")
+def prepared():
+    return assist.prepare(task_from_dict(low_jump_task()))
+
+
+def test_interpolation_hits_each_keyframe_at_its_time(prepared):
+    p = Problem(prepared.built, prepared.keyframes, prepared.settings)
+    rng = np.random.default_rng(0)
+    x = rng.normal(0, 0.5, (3, p.ndim))
+    d = p.decode(x)
+    m, data = prepared.built.model, mujoco.MjData(prepared.built.model)
+    for c in range(3):
+        times = d.keyframe_times[c]
+        k, phase = p.reference.locate(d.keyframe_times[c:c + 1], times)
+        angles = p.reference.joint_angles(k, phase)[0]
+        np.testing.assert_allclose(angles, prepared.keyframes.qpos[:, 7:], atol=1e-12)
+        keypoints = p.reference.keypoint_targets(k, phase)[0]
+        for i, q in enumerate(prepared.keyframes.qpos):  # keypoints = FK of the keyframe pose itself
+            data.qpos[:] = prepared.built.initial_qpos()
+            data.qpos[p.reference.char_qpos] = q
+            mujoco.mj_kinematics(m, data)
+            want = data.xipos[[m.body(b).id for b in prepared.built.assist_bodies]]
+            np.testing.assert_allclose(keypoints[i], want, atol=1e-9)
+    # Halfway between keyframes the root orientation is the slerp midpoint.
+    q0, q1 = prepared.keyframes.qpos[0, 3:7], prepared.keyframes.qpos[1, 3:7]
+    mid = interpolate_pose(prepared.keyframes, 0, 0.5)[3:7]
+    assert abs(np.dot(mid, q0)) == pytest.approx(abs(np.dot(mid, q1)), abs=1e-9)
+
+
+def test_assist_drags_a_passive_character_onto_the_reference(prepared):
+    """β = 1 pulls every link's centre of mass to targets 0.4 m above the start; β = 0 applies no force."""
+    m = prepared.built.model
+    data = mujoco.MjData(m)
+    data.qpos[:] = prepared.built.initial_qpos()
+    mujoco.mj_forward(m, data)
+    state = get_state(m, data)
+    ids = [m.body(b).id for b in prepared.built.assist_bodies]
+    targets = data.xipos[ids] + [0.0, 0.0, 0.4]
+    nstep, nu_c = 300, prepared.built.nu_character
+    ctrl = np.zeros((2, nstep, m.nu))
+    joints = m.actuator_trnid[:nu_c, 0]
+    ctrl[:, :, :nu_c] = prepared.built.initial_qpos()[m.jnt_qposadr[joints]]  # PD holds the start pose
+    ctrl[0, :, nu_c:] = 1.0
+    mocap = np.broadcast_to(targets, (2, nstep) + targets.shape)
+    with RolloutEngine(m, 1) as engine:
+        traj = engine.run(state, ctrl, mocap)
+    for r, beta in enumerate((1.0, 0.0)):
+        data.qpos[:] = traj.state[r, -1, 1:1 + m.nq]
+        mujoco.mj_kinematics(m, data)
+        err = np.linalg.norm(data.xipos[ids] - targets, axis=1)
+        if beta:
+            assert err.max() < 0.05, err
+        else:
+            assert err.min() > 0.3, err
+    # With β = 0 the assist actuators exert exactly nothing.
+    data.qpos[:] = prepared.built.initial_qpos()
+    data.ctrl[:] = ctrl[1, 0]
+    data.mocap_pos[:] = targets
+    mujoco.mj_forward(m, data)
+    assert np.all(data.actuator_force[nu_c:] == 0.0)
+
+
+def tiny_scene():
+    """A two-link arm on a free base: one hinge, one PD servo."""
+    base = Body(name="base", pos=[0, 0, 1.0], geoms=[Geom(name="b", type="sphere", size=[0.1])])
+    arm = Body(name="arm", parent="base", pos=[0, 0, 0.1], joints=[Joint(name="hinge", axis=[0, 1, 0], range=[-2, 2])],
+               geoms=[Geom(name="a", type="capsule", size=[0.03, 0.1], pos=[0, 0, 0.1])])
+    ch = Character(name="tiny", bodies=[base, arm], actuators=[Actuator(joint="hinge", gear=10, kp=50, kv=5)])
+    return SceneDesc(schema_version=SCHEMA_VERSION, name="tiny", character=ch, environment=Environment())
+
+
+def test_objective_terms_by_hand_on_a_tiny_model():
+    scene = tiny_scene()
+    built = build_model(scene, actuation="position", assist_bodies=["base", "arm"])
+    items = [{"root_pos": [0, 0, 1], "root_quat": [1, 0, 0, 0], "joints": {"hinge": 0.0}},
+             {"root_pos": [0, 0, 1], "root_quat": [1, 0, 0, 0], "joints": {"hinge": 0.5}, "weight": 2.0,
+              "time_range": [0.1, 0.3]}]
+    _, kfs = parse_pose_keyframes(items, scene, [1, 0, 0, 0])
+    settings = AssistSettings(pieces=4, lambda_beta=3.0, lambda_dtheta=0.7, lambda_dt=0.2)
+    p = Problem(built, kfs, settings)
+    assert p.ndim == 4 * 1 + 4 + 1
+    x = np.array([[0.2, -0.1, 0.3, 0.0, 0.5, 1.5, -0.2, 0.1, 0.0]])  # Δθ knots, β pieces, timing
+    d = p.decode(x)
+    assert d.dt[0, 0] == pytest.approx(0.2)  # x = 0 → the middle of [0.1, 0.3]
+    # A hand-made trajectory: at t = 0.2 s (step 40 → row 39) the arm is at 0.4 rad and the base is
+    # 0.1 m off and turned 0.3 rad about z.
+    nq = built.model.nq
+    state = np.zeros((1, 60, 1 + nq + built.model.nv))
+    q = np.zeros(nq)
+    q[:3] = [0.1, 0, 1]
+    q[3:7] = [math.cos(0.15), 0, 0, math.sin(0.15)]
+    q[7] = 0.4
+    state[0, 39, 1:1 + nq] = q
+    kf = p.keyframe_error(d, state, 1)[0]
+    assert kf == pytest.approx(2.0 * (0.1 ** 2 + 0.3 ** 2 + (0.5 - 0.4) ** 2), rel=1e-9)
+    # Regularizers: knots at 0, 0.1, 0.2, 0.3 s (t_max 0.3): those ≤ t_1 = 0.2 count; β pieces start at
+    # 0, 0.075, 0.15, 0.225: the first three count (β clipped to [0, 1]).
+    reg = p.regularizers(d, 1)[0]
+    want = 3.0 * (0.5 ** 2 + 1.0 ** 2 + 0.0) + 0.7 * (0.2 ** 2 + 0.1 ** 2 + 0.3 ** 2) + 0.2 * 0.2 ** 2
+    assert reg == pytest.approx(want, rel=1e-9)
+
+
+def test_timing_parameters_move_keyframe_times_as_decoded(prepared):
+    p = Problem(prepared.built, prepared.keyframes, prepared.settings)
+    lo, hi = prepared.keyframes.dt_min, prepared.keyframes.dt_max
+    x = np.zeros((3, p.ndim))
+    x[1, -p.n_free:] = -5.0  # clipped to -1 → every interval at its minimum
+    x[2, -p.n_free:] = 1.0
+    d = p.decode(x)
+    np.testing.assert_allclose(d.dt[0], (lo + hi) / 2)
+    np.testing.assert_allclose(d.dt[1], lo)
+    np.testing.assert_allclose(d.dt[2], hi)
+    np.testing.assert_allclose(d.keyframe_times[2], np.concatenate([[0], np.cumsum(hi)]))
+    # β pieces and residuals ride on fixed knots: changing timing does not move them.
+    assert p.time_of_parameter().shape == (p.ndim,)
+
+
+ASSIST_CASES = [
+    ("one_keyframe", lambda t: t.update(keyframes=t["keyframes"][:1]), "keyframes"),
+    ("unknown_joint", lambda t: t["keyframes"][1]["joints"].update(knee_rigth=0.1), "keyframes[1].joints.knee_rigth"),
+    ("angle_far_outside_range", lambda t: t["keyframes"][1]["joints"].update(knee_right=1.0),
+     "keyframes[1].joints.knee_right"),
+    ("nan_angle", lambda t: t["keyframes"][1]["joints"].update(knee_right=float("nan")),
+     "keyframes[1].joints.knee_right"),
+    ("range_min_gt_max", lambda t: t["keyframes"][1].update(time_range=[0.8, 0.3]), "keyframes[1].time_range"),
+    ("range_not_positive", lambda t: t["keyframes"][1].update(time_range=[0.0, 0.3]), "keyframes[1].time_range"),
+    ("fixed_times_not_increasing", lambda t: [t["keyframes"][i].update(time=v) or t["keyframes"][i].pop("time_range")
+                                              for i, v in ((1, 0.5), (2, 0.4))], "keyframes[2].time"),
+    ("small_population", lambda t: t["settings"].update(population=3), "settings.population"),
+    ("negative_lambda", lambda t: t["settings"].update(lambda_beta=-1.0), "settings.lambda_beta"),
+    ("no_root_orientation", lambda t: t["keyframes"][1].pop("root_rot_deg"), "keyframes[1].root_quat"),
+    ("no_timing", lambda t: t["keyframes"][1].pop("time_range"), "keyframes[1].time"),
+]
+
+
+@pytest.mark.parametrize("mutate,expected", [c[1:] for c in ASSIST_CASES], ids=[c[0] for c in ASSIST_CASES])
+def test_bad_assist_input(tmp_path, mutate, expected):
+    task = low_jump_task()
+    mutate(task)
+    path = tmp_path / "task.json"
+    path.write_text(json.dumps(task))
+    rc, out, err = run_cli(path, tmp_path / "out")
+    check_invalid(rc, out, err, [expected])
+    assert json.loads(out)["path"] == expected
+    assert not (tmp_path / "out").exists()
+
+
+def test_angles_slightly_outside_the_range_are_clamped_with_a_warning():
+    warnings = []
+    task = low_jump_task()
+    task["keyframes"][1]["joints"]["knee_right"] = math.radians(5.0)  # range ends at 2°
+    prep_scene = assist.build_scene(task_from_dict(task).scene)
+    _, kfs = parse_pose_keyframes(task["keyframes"], prep_scene, prep_scene.character.bodies[0].quat, warnings.append)
+    assert len(warnings) == 1 and "knee_right" in warnings[0] and "clamped" in warnings[0]
+    hinges = [j.name for j in prep_scene.joints() if j.type == "hinge"]
+    assert kfs.qpos[1, 7 + hinges.index("knee_right")] == pytest.approx(math.radians(2.0))
+
+
+def test_short_real_optimization_halves_the_keyframe_error(tmp_path):
+    path = tmp_path / "jump.json"
+    path.write_text(json.dumps(low_jump_task(samples=960, max_wall_s=120)))
+    p = subprocess.run([sys.executable, "-m", "solver", "run", str(path), "--out", str(tmp_path / "o"), "--workers", "0",
+                        "--jsonl"], cwd=ROOT, capture_output=True, text=True, timeout=900)
+    assert p.returncode == 0, p.stderr[-2000:]
+    events = [json.loads(line) for line in p.stdout.splitlines()]
+    stages = [e for e in events if e["event"] == "stage"]
+    assert [e["stage"] for e in stages] == [1, 2, 3]  # the curriculum streams playable partial motions
+    assert all(Path(e["result_path"]).exists() for e in stages)
+    sol = json.loads((tmp_path / "o" / "result.json").read_text())["solutions"][0]
+    assert sol["kf_error"] < 0.5 * sol["kf_error_initial"], sol
+    assert sol["samples"] >= 960 and len(sol["keyframe_times"]) == 5
+    arrays = np.load(tmp_path / "o" / sol["npz"], allow_pickle=False)
+    assert arrays["beta"].shape == arrays["times"].shape
+    assert np.all((arrays["beta"] >= 0) & (arrays["beta"] <= 1))
