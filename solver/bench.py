@@ -143,3 +143,69 @@ def bench_mpc(task_name: str, trials: int, rollouts: int, planner: str, budget: 
             "throughput_realtime": round(sim_time / max(wall, 1e-9), 3),
             "wall_s": round(wall, 1), "worker_failures": failures,
             "cpu_count": cores, "mujoco": mujoco.__version__}
+
+
+def bench_assist(task_name: str, seeds: int, modes=("time", "global", "none"), samples: int | None = None,
+                 workers: int | None = None) -> dict:
+    """Run an assisted-keyframes task per β mode (time-indexed, global, none) over `seeds` seeds:
+    final cost, keyframe error, assist use, samples and wall time to reach 1.1 × the final cost, and
+    one generation's wall time against the physics floor of the same batch."""
+    import tempfile
+
+    from . import schema
+    from .assist.optimizer import AssistOptimizer
+    from .assist.problem import Problem
+    from .methods import assist as assist_method
+    from .pool import run_seeds
+    from .rollout import RolloutEngine
+    from .task import load_task
+    path = task_name if os.path.exists(task_name) else os.path.join(
+        os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "scenes", "tasks", f"{task_name}.json")
+    task = load_task(path)
+    if task.method != "assist":
+        from .errors import InvalidInput
+        raise InvalidInput("--task", f"'{task_name}' is a {task.method} task; bench assist needs an assist task")
+    cores = os.cpu_count() or 1
+    report = {"benchmark": "assist", "task": task.name, "seeds": seeds, "modes": {}, "cpu_count": cores,
+              "mujoco": mujoco.__version__}
+    for mode in modes:
+        t = schema.from_dict(type(task), schema.to_dict(task))
+        t.settings = dict(t.settings, beta_mode=mode, **({"samples": samples} if samples else {}))
+        t.seeds = list(range(seeds))
+        entries = []
+        start = time.perf_counter()
+        with tempfile.TemporaryDirectory(prefix="physkey-bench-") as out:
+            run_seeds(schema.to_dict(t), t.seeds, out, min(seeds, cores) if workers is None else workers,
+                      lambda e: None, entries.append, lambda seed, msg: entries.append({"error": msg}))
+        ok = [e for e in entries if "error" not in e]
+
+        def mean(key):
+            vals = [e[key] for e in ok if e.get(key) is not None]
+            return round(float(np.mean(vals)), 4) if vals else None
+        report["modes"][mode] = {
+            "final_cost": mean("cost"), "kf_error": mean("kf_error"), "kf_error_initial": mean("kf_error_initial"),
+            "kf_error_ratio": round(mean("kf_error") / mean("kf_error_initial"), 4) if ok else None,
+            "kf_error_no_assist": mean("kf_error_no_assist"), "assist_mean_beta2": mean("assist_mean_beta2"),
+            "samples": mean("samples"), "samples_to_1.1x": mean("samples_to_1.1x"),
+            "wall_s_to_1.1x": mean("wall_s_to_1.1x"), "wall_s": mean("wall_s"),
+            "successes": sum(bool(e.get("success")) for e in ok), "errors": [e["error"] for e in entries if "error" in e],
+            "bench_wall_s": round(time.perf_counter() - start, 1)}
+    # One generation against its physics floor, on all cores, time-indexed mode.
+    prep = assist_method.prepare(task)
+    problem = Problem(prep.built, prep.keyframes, prep.settings)
+    with RolloutEngine(prep.built.model, cores) as engine:
+        opt = AssistOptimizer(problem, engine, assist_method._initial_state(prep.built))
+        X = np.random.default_rng(0).normal(0.0, prep.settings.sigma0, (prep.settings.population, problem.ndim))
+        K = len(prep.keyframes.qpos)
+        opt.evaluate(X, K - 1)
+        gen_t = []
+        for _ in range(5):
+            t0 = time.perf_counter()
+            opt.evaluate(X, K - 1)
+            gen_t.append(time.perf_counter() - t0)
+    nstep = int(np.ceil(problem.decode(X).keyframe_times[:, -1].max() / problem.dt_sim - 1e-9))
+    floor = _floor_seconds_per_iteration(prep.built.model, opt.state0, len(X), nstep) / cores
+    report.update({"generation_ms": round(1e3 * float(np.median(gen_t)), 2), "floor_generation_ms": round(1e3 * floor, 2),
+                   "generation_vs_floor": round(float(np.median(gen_t)) / floor, 3), "population": len(X),
+                   "steps_per_rollout": nstep, "threads": cores})
+    return report

@@ -154,9 +154,13 @@ def cmd_import_mjcf(args) -> int:
 
 
 def cmd_bench(args) -> int:
-    from .bench import bench_mpc, bench_rollout
+    from .bench import bench_assist, bench_mpc, bench_rollout
     if args.what == "rollout":
         report = bench_rollout(nthread=args.threads, repeats=args.repeats)
+    elif args.what == "assist":
+        if not args.task:
+            raise InvalidInput("--task", "bench assist needs --task NAME (an assist task in scenes/tasks)")
+        report = bench_assist(args.task, args.seeds, samples=args.samples, workers=args.workers)
     else:
         if not args.task:
             raise InvalidInput("--task", "bench mpc needs --task NAME (a contact task in scenes/tasks)")
@@ -188,7 +192,7 @@ def build_parser() -> argparse.ArgumentParser:
     i.add_argument("mjcf")
     i.add_argument("--out", required=True)
     b = sub.add_parser("bench", help="benchmarks (JSON with --json)")
-    b.add_argument("what", choices=["rollout", "mpc"])
+    b.add_argument("what", choices=["rollout", "mpc", "assist"])
     b.add_argument("--json", action="store_true")
     b.add_argument("--threads", type=int, default=None, help="rollout: threads")
     b.add_argument("--repeats", type=int, default=20, help="rollout: timing repeats")
@@ -198,7 +202,9 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--planner", choices=["partwise", "baseline"], default="partwise")
     b.add_argument("--budget", type=int, default=None, help="mpc: planning iterations per control step")
     b.add_argument("--slowdown", type=float, default=None, help="mpc: Γ (wall-clock budget) instead of --budget")
-    b.add_argument("--workers", type=int, default=None, help="mpc: worker processes")
+    b.add_argument("--workers", type=int, default=None, help="mpc/assist: worker processes")
+    b.add_argument("--seeds", type=int, default=2, help="assist: seeds per β mode")
+    b.add_argument("--samples", type=int, default=None, help="assist: sample budget per seed")
     return p
 
 
