@@ -89,6 +89,11 @@ def _add_assist(spec: mujoco.MjSpec, model: mujoco.MjModel, bodies: list[str], k
         act.biastype = mujoco.mjtBias.mjBIAS_NONE
         act.ctrllimited = mujoco.mjtLimited.mjLIMITED_TRUE
         act.ctrlrange = [0.0, 1.0]
+        sensor = spec.add_sensor()  # the assist force, to report how much help was used
+        sensor.name = f"{ASSIST_PREFIX}{name}_force"
+        sensor.type = mujoco.mjtSensor.mjSENS_ACTUATORFRC
+        sensor.objtype = mujoco.mjtObj.mjOBJ_ACTUATOR
+        sensor.objname = act.name
 
 
 def build_model(scene: SceneDesc, actuation: str = "motor", assist_bodies: list[str] | None = None,

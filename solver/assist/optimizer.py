@@ -2,7 +2,7 @@
 
 The whole population is one batched rollout. With the curriculum, stage s optimizes the motion up to
 keyframe s; it ends when CMA's mean variance falls below ¼ of its initial value (or its share of the
-sample budget is spent), and the next stage starts from the best solution with reduced variance on
+sample budget is spent: at most 10% per early stage), and the next stage starts from the best solution with reduced variance on
 the parameters that act before the previous stage's end. Each stage's best motion is reported as a
 playable partial solution.
 """
@@ -23,6 +23,7 @@ with warnings.catch_warnings():  # pycma warns that matplotlib is missing; plott
 
 EARLIER_STD = 0.3  # std multiplier of parameters settled by earlier curriculum stages
 VARIANCE_DROP = 0.25  # advance the curriculum when the mean variance falls below this fraction
+STAGE_SHARE = 0.1  # at most this fraction of the sample budget per early curriculum stage
 
 
 @dataclass
@@ -80,7 +81,9 @@ class AssistOptimizer:
                     "CMA_stds": list(stds), "tolfun": 1e-9, "tolx": 1e-9}
             es = cma.CMAEvolutionStrategy(x_best, s.sigma0, opts)
             var0 = float(np.mean(es.stds ** 2))
-            stage_budget = (s.samples - samples) / (len(stages) - si)
+            # Early stages are short and only set the final stage up: each may take at most
+            # STAGE_SHARE of the budget; the full-horizon stage gets the rest.
+            stage_budget = s.samples * STAGE_SHARE if not final else s.samples - samples
             stage_samples, f_best = 0, np.inf
             while True:
                 X = np.asarray(es.ask())

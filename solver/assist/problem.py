@@ -28,7 +28,7 @@ class AssistSettings:
     lambda_dt: float = field(default=0.1, metadata={"nonneg": True})
     beta_mode: str = field(default="time", metadata={"choices": BETA_MODES})
     curriculum: bool = True
-    samples: int = field(default=7200, metadata={"positive": True})  # budget of rollouts per seed
+    samples: int = field(default=12000, metadata={"positive": True})  # budget of rollouts per seed (max_wall_s caps it)
     max_wall_s: float = field(default=60.0, metadata={"positive": True})
     sigma0: float = field(default=0.3, metadata={"positive": True})
     theta_scale: float = field(default=1.0, metadata={"positive": True})  # radians per unit of x

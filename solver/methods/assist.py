@@ -99,13 +99,19 @@ def solve(prep: Prepared, seed: int, engine: RolloutEngine, progress=None) -> So
     kf_error = float(best.kf_error[0])
     d, traj, beta = opt.simulate(x[None], beta_off=True, keep=True)
     kf_no_assist = float(problem.keyframe_error(d, traj.state, K - 1)[0])
-    _, _, beta_on = opt.simulate(x[None], keep=True)
+    _, traj_on, beta_on = opt.simulate(x[None], keep=True)
     t_end = float(best.decoded.keyframe_times[0, -1])
     n_end = max(1, int(np.ceil(t_end / problem.dt_sim - 1e-9)))
+    slices = prep.built.sensor_slices
+    force = np.abs(np.concatenate([traj_on.sensordata[0, :n_end, slices[f"assist_{b}_force"]]
+                                   for b in prep.built.assist_bodies], axis=1)).sum(axis=1)
+    mass = float(prep.built.model.body_subtreemass[prep.built.model.body(prep.built.character_bodies[0]).id])
     final = f
     reach = next((i for i, b in enumerate(hist.best) if hist.stage[i] == K - 1 and b <= 1.1 * final), None)
     summary = {"kf_error": kf_error, "kf_error_initial": kf_initial, "kf_error_no_assist": kf_no_assist,
                "assist_mean_beta2": float(np.mean(beta_on[0, :n_end] ** 2)),
+               # Help actually given: the summed assist force, in multiples of the character's weight.
+               "assist_mean_force_bw": float(force.mean() / (mass * 9.81)),
                "keyframe_times": [round(float(t), 6) for t in best.decoded.keyframe_times[0]],
                "samples": int(samples), "generations": len(hist.best), "beta_mode": prep.settings.beta_mode,
                "samples_to_1.1x": hist.samples[reach] if reach is not None else None,
