@@ -68,6 +68,14 @@ def bench_rollout(nthread: int | None = None, repeats: int = 20, nroll: int = 45
             "mujoco": mujoco.__version__, "cpu_count": os.cpu_count(), "python": platform.python_version()}
 
 
+def _task_path(task_name: str) -> str:
+    """A task file given by path, or by name from scenes/tasks."""
+    if os.path.exists(task_name):
+        return task_name
+    return os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "scenes", "tasks",
+                        f"{task_name}.json")
+
+
 def _floor_seconds_per_iteration(model, state0, nroll: int, nstep: int, repeats: int = 5) -> float:
     """Wall time of nroll × nstep steps of `mj_step` looping in C on one thread (the physics floor)."""
     data = mujoco.MjData(model)
@@ -92,8 +100,7 @@ def bench_mpc(task_name: str, trials: int, rollouts: int, planner: str, budget: 
     from .pool import run_seeds
     from .rollout import get_state
     from .task import load_task
-    path = task_name if os.path.exists(task_name) else os.path.join(
-        os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "scenes", "tasks", f"{task_name}.json")
+    path = _task_path(task_name)
     task = load_task(path)
     if task.method != "contact":
         from .errors import InvalidInput
@@ -169,8 +176,7 @@ def bench_assist(task_name: str, seeds: int, modes=("time", "global", "none"), s
     from .pool import run_seeds
     from .rollout import RolloutEngine
     from .task import load_task
-    path = task_name if os.path.exists(task_name) else os.path.join(
-        os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "scenes", "tasks", f"{task_name}.json")
+    path = _task_path(task_name)
     task = load_task(path)
     if task.method != "assist":
         from .errors import InvalidInput
