@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: venv demo test bench clean
+.PHONY: venv demo test bench extension clean
 
 venv: $(STAMP)
 
@@ -24,8 +24,12 @@ demo: venv
 test: venv
 	$(PY) -m pytest -q tests
 
+# The Blender extension zip, built and validated with Blender's own tool (wheels cached in .cache/).
+extension: venv
+	$(PY) tools/build_extension.py
+
 bench: venv
 	$(PY) -m solver bench rollout --json
 
 clean:
-	rm -rf out dist .pytest_cache
+	rm -rf out dist build .pytest_cache
