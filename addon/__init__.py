@@ -1,20 +1,27 @@
 """Everything that touches `bpy`. It reaches the solver only through task/result files and a
-subprocess (`python -m solver run … --jsonl`), never by running optimization in Blender's process.
-
-The operators, panels and properties arrive with the Blender extension issues; until then the
-extension registers no classes.
+subprocess (`python -m solver run … --jsonl`), never by running optimization in Blender's process;
+it imports the solver's pure schema and MJCF modules so there is one format.
 """
 
-classes: tuple = ()
+
+def _classes():
+    from . import operators, properties
+    return properties.classes + operators.classes
 
 
 def register():
     import bpy
-    for cls in classes:
+
+    from .properties import register_properties
+    for cls in _classes():
         bpy.utils.register_class(cls)
+    register_properties()
 
 
 def unregister():
     import bpy
-    for cls in reversed(classes):
+
+    from .properties import unregister_properties
+    unregister_properties()
+    for cls in reversed(_classes()):
         bpy.utils.unregister_class(cls)

@@ -1,0 +1,68 @@
+"""PhysKey's data on Blender objects: per bone (`bone.physkey`: joints, collision/mass shapes,
+sites) — one MuJoCo body per bone, in the bone's frame (origin at its head, Y along it)."""
+from __future__ import annotations
+
+import bpy
+from bpy.props import (BoolProperty, CollectionProperty, EnumProperty, FloatProperty, FloatVectorProperty,
+                       PointerProperty, StringProperty)
+
+GROUP_ITEMS = [("core", "Core", "Spine and root"), ("right_leg", "Right leg", ""), ("left_leg", "Left leg", ""),
+               ("right_arm", "Right arm", ""), ("left_arm", "Left arm", "")]
+GEOM_ITEMS = [("capsule", "Capsule", ""), ("sphere", "Sphere", ""), ("box", "Box", ""),
+              ("cylinder", "Cylinder", ""), ("mesh", "Convex hull", "")]
+
+
+class PHYSKEY_PG_joint(bpy.types.PropertyGroup):
+    """A hinge (or ball) joint at the bone's head, with its drive (torque motor or PD servo)."""
+    type: EnumProperty(items=[("hinge", "Hinge", ""), ("ball", "Ball", "")], default="hinge")
+    axis: FloatVectorProperty(size=3, default=(0.0, 0.0, 1.0), description="Rotation axis in the bone's frame")
+    range_min: FloatProperty(default=-3.14159, subtype="ANGLE", unit="ROTATION")
+    range_max: FloatProperty(default=3.14159, subtype="ANGLE", unit="ROTATION")
+    group: EnumProperty(items=GROUP_ITEMS, default="core", description="Body part for partwise planning")
+    strength: FloatProperty(default=40.0, min=0.0, description="Torque limit / motor gear (N·m)")
+    kp: FloatProperty(default=200.0, min=0.0, description="PD stiffness (N·m/rad)")
+    kv: FloatProperty(default=20.0, min=0.0, description="PD damping (N·m·s/rad)")
+    damping: FloatProperty(default=0.2, min=0.0)
+    stiffness: FloatProperty(default=0.0, min=0.0)
+    armature: FloatProperty(default=0.01, min=0.0)
+    actuated: BoolProperty(default=True)
+
+
+class PHYSKEY_PG_geom(bpy.types.PropertyGroup):
+    """A collision and mass shape in the bone's frame (MuJoCo conventions: half-sizes)."""
+    type: EnumProperty(items=GEOM_ITEMS, default="capsule")
+    size: FloatVectorProperty(size=3, default=(0.05, 0.1, 0.0), min=0.0)
+    pos: FloatVectorProperty(size=3, default=(0.0, 0.0, 0.0), subtype="TRANSLATION")
+    quat: FloatVectorProperty(size=4, default=(1.0, 0.0, 0.0, 0.0))
+    use_mass: BoolProperty(default=False, description="Give the mass directly instead of a density")
+    mass: FloatProperty(default=1.0, min=0.0)
+    density: FloatProperty(default=1000.0, min=0.0)
+    friction: FloatProperty(default=0.7, min=0.0)
+
+
+class PHYSKEY_PG_site(bpy.types.PropertyGroup):
+    pos: FloatVectorProperty(size=3, default=(0.0, 0.0, 0.0), subtype="TRANSLATION")
+
+
+class PHYSKEY_PG_bone(bpy.types.PropertyGroup):
+    joints: CollectionProperty(type=PHYSKEY_PG_joint)
+    geoms: CollectionProperty(type=PHYSKEY_PG_geom)
+    sites: CollectionProperty(type=PHYSKEY_PG_site)
+
+
+class PHYSKEY_PG_object(bpy.types.PropertyGroup):
+    is_character: BoolProperty(default=False)
+    source: StringProperty(default="")
+
+
+classes = (PHYSKEY_PG_joint, PHYSKEY_PG_geom, PHYSKEY_PG_site, PHYSKEY_PG_bone, PHYSKEY_PG_object)
+
+
+def register_properties():
+    bpy.types.Bone.physkey = PointerProperty(type=PHYSKEY_PG_bone)
+    bpy.types.Object.physkey = PointerProperty(type=PHYSKEY_PG_object)
+
+
+def unregister_properties():
+    del bpy.types.Bone.physkey
+    del bpy.types.Object.physkey

@@ -1,0 +1,156 @@
+"""Character ↔ armature: build a rig from a SceneDesc character (one bone per body, the bone's
+rest frame = the body frame) and read a rig back into a SceneDesc character; pose a rig from a
+MuJoCo qpos. Pure data conversion; operators live in `operators.py`."""
+from __future__ import annotations
+
+import bpy
+import numpy as np
+from mathutils import Matrix, Quaternion, Vector
+
+from ..solver.scene import Actuator, Body, Character, Geom, Joint, Site
+
+
+def _local_matrix(pos, quat) -> Matrix:
+    return Matrix.Translation(Vector(pos)) @ Quaternion(quat).normalized().to_matrix().to_4x4()
+
+
+def build_armature(context, character: Character, name: str | None = None):
+    """A new armature object for `character` in the active collection, at the world origin."""
+    name = name or character.name
+    arm = bpy.data.armatures.new(name)
+    obj = bpy.data.objects.new(name, arm)
+    context.collection.objects.link(obj)
+    obj.physkey.is_character = True
+    rest = {}
+    previous = context.view_layer.objects.active
+    context.view_layer.objects.active = obj
+    bpy.ops.object.mode_set(mode="EDIT")
+    try:
+        for b in character.bodies:
+            local = _local_matrix(b.pos, b.quat)
+            rest[b.name] = rest[b.parent] @ local if b.parent else local
+            eb = arm.edit_bones.new(b.name)
+            eb.head, eb.tail = (0.0, 0.0, 0.0), (0.0, b.length, 0.0)
+            eb.matrix = rest[b.name]
+            if b.parent:
+                eb.parent = arm.edit_bones[b.parent]
+                eb.use_connect = False
+    finally:
+        bpy.ops.object.mode_set(mode="OBJECT")
+        context.view_layer.objects.active = previous or obj
+    drives = {a.joint: a for a in character.actuators}
+    for b in character.bodies:
+        props = arm.bones[b.name].physkey
+        for j in b.joints:
+            pj = props.joints.add()
+            pj.name, pj.type, pj.axis = j.name, j.type, j.axis
+            pj.range_min, pj.range_max, pj.group = j.range[0], j.range[1], j.group
+            pj.damping, pj.stiffness, pj.armature = j.damping, j.stiffness, j.armature
+            a = drives.get(j.name)
+            pj.actuated = a is not None
+            if a is not None:
+                pj.strength, pj.kp, pj.kv = a.gear, a.kp, a.kv
+        for g in b.geoms:
+            pg = props.geoms.add()
+            pg.name, pg.type = g.name, g.type
+            pg.size = list(g.size) + [0.0] * (3 - len(g.size))
+            pg.pos, pg.quat = g.pos, g.quat
+            pg.use_mass = g.mass is not None
+            pg.mass = g.mass or 0.0
+            pg.density, pg.friction = g.density, g.friction
+        for s in b.sites:
+            ps = props.sites.add()
+            ps.name, ps.pos = s.name, s.pos
+    for pb in obj.pose.bones:
+        pb.rotation_mode = "QUATERNION"
+    return obj
+
+
+def _check_uniform_scale(obj) -> float:
+    scale = obj.matrix_world.to_scale()
+    if min(scale) <= 0:
+        raise ValueError(f"'{obj.name}' has a zero or negative scale {tuple(round(s, 4) for s in scale)}")
+    if max(scale) - min(scale) > 1e-6 * max(scale):
+        raise ValueError(f"'{obj.name}' is scaled non-uniformly {tuple(round(s, 4) for s in scale)}; apply the scale")
+    return float(scale[0])
+
+
+def read_character(obj) -> Character:
+    """The armature as a SceneDesc character in world units (object transform and uniform scale
+    applied to the root; bone frames as they are at rest)."""
+    if obj is None or obj.type != "ARMATURE":
+        raise ValueError("the active object is not an armature")
+    arm = obj.data
+    roots = [b for b in arm.bones if b.parent is None]
+    if len(roots) != 1:
+        raise ValueError(f"the rig has {len(roots)} root bones; PhysKey needs exactly one")
+    scale = _check_uniform_scale(obj)
+    unscale = obj.matrix_world.normalized()  # rotation + translation of the object, scale removed
+    bodies, actuators = [], []
+
+    def visit(bone):
+        if bone.length <= 1e-9:
+            raise ValueError(f"bone '{bone.name}' has zero length")
+        if bone.parent is None:
+            world = obj.matrix_world @ bone.matrix_local
+            pos = world.to_translation()
+            quat = (unscale.to_quaternion() @ bone.matrix_local.to_quaternion())
+        else:
+            rel = bone.parent.matrix_local.inverted() @ bone.matrix_local
+            pos = rel.to_translation() * scale
+            quat = rel.to_quaternion()
+        props = bone.physkey
+        joints = []
+        for j in props.joints:
+            joints.append(Joint(name=j.name, type=j.type, axis=list(j.axis), range=[j.range_min, j.range_max],
+                                group=j.group, damping=j.damping, stiffness=j.stiffness, armature=j.armature))
+            if j.actuated:
+                actuators.append(Actuator(joint=j.name, gear=j.strength, kp=j.kp, kv=j.kv))
+        count = {"capsule": 2, "sphere": 1, "box": 3, "cylinder": 2, "mesh": 0}
+        geoms = [Geom(name=g.name, type=g.type, size=[s * scale for s in list(g.size)[:count[g.type]]],
+                      pos=[p * scale for p in g.pos], quat=list(g.quat), mass=g.mass if g.use_mass else None,
+                      density=g.density, friction=g.friction) for g in props.geoms]
+        sites = [Site(name=s.name, pos=[p * scale for p in s.pos]) for s in props.sites]
+        bodies.append(Body(name=bone.name, parent=bone.parent.name if bone.parent else None,
+                           pos=[float(v) for v in pos], quat=[float(v) for v in quat],
+                           length=float(bone.length * scale), joints=joints, geoms=geoms, sites=sites))
+        for child in bone.children:
+            visit(child)
+
+    visit(roots[0])
+    return Character(name=obj.name, bodies=bodies, actuators=actuators)
+
+
+def pose_from_qpos(obj, model, qpos, root_joint: str = "root") -> None:
+    """Pose the rig at MuJoCo configuration `qpos` of `model` (exported from this rig): the root
+    bone takes the free joint's world pose, every other bone the product of its hinge rotations."""
+    inv_obj = obj.matrix_world.inverted()
+    scale = _check_uniform_scale(obj)
+    for pb in obj.pose.bones:
+        pb.rotation_mode = "QUATERNION"
+        bone = pb.bone
+        if bone.parent is None:
+            a = int(model.jnt_qposadr[model.joint(root_joint).id])
+            world = Matrix.Translation(Vector(qpos[a:a + 3])) @ Quaternion(qpos[a + 3:a + 7]).normalized().to_matrix().to_4x4()
+            world = world @ Matrix.Scale(scale, 4)
+            basis = bone.matrix_local.inverted() @ (inv_obj @ world)
+            pb.location = basis.to_translation()
+            pb.rotation_quaternion = basis.to_quaternion()
+            continue
+        rot = Quaternion()
+        for j in bone.physkey.joints:
+            jid = model.joint(j.name).id
+            angle = float(qpos[model.jnt_qposadr[jid]])
+            axis = Vector(model.jnt_axis[jid])
+            rot = rot @ Quaternion(axis, angle)
+        pb.location = (0.0, 0.0, 0.0)
+        pb.rotation_quaternion = rot
+
+
+def world_bone_poses(obj) -> dict:
+    """World position and rotation matrix (scale removed) of every posed bone."""
+    out = {}
+    for pb in obj.pose.bones:
+        m = obj.matrix_world @ pb.matrix
+        out[pb.name] = (np.array(m.to_translation()), np.array(m.to_3x3().normalized()))
+    return out
