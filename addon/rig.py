@@ -154,3 +154,67 @@ def world_bone_poses(obj) -> dict:
         m = obj.matrix_world @ pb.matrix
         out[pb.name] = (np.array(m.to_translation()), np.array(m.to_3x3().normalized()))
     return out
+
+
+def _quat_angle_axis_product(axes, angles) -> np.ndarray:
+    q = np.array([1.0, 0.0, 0.0, 0.0])
+    for axis, angle in zip(axes, angles):
+        h = 0.5 * angle
+        r = np.concatenate([[np.cos(h)], np.sin(h) * axis])
+        q = np.array([q[0] * r[0] - q[1:] @ r[1:], *(q[0] * r[1:] + r[0] * q[1:] + np.cross(q[1:], r[1:]))])
+    return q
+
+
+def hinge_angles(axes: np.ndarray, target: np.ndarray, start=None) -> np.ndarray:
+    """Angles of successive hinges (unit `axes`, in order) whose rotations compose to the unit
+    quaternion `target` (least squares when it is not exactly reachable; Gauss–Newton)."""
+    n = len(axes)
+    if n == 0:
+        return np.zeros(0)
+    if n == 1:
+        v = np.dot(target[1:], axes[0])
+        return np.array([2.0 * np.arctan2(v, target[0])])
+    x = np.zeros(n) if start is None else np.asarray(start, float).copy()
+    target = target if target[0] >= 0 else -target
+    for _ in range(50):
+        q = _quat_angle_axis_product(axes, x)
+        if q @ target < 0:
+            q = -q
+        err = q - target
+        if np.linalg.norm(err) < 1e-13:
+            break
+        jac = np.empty((4, n))
+        for k in range(n):
+            dx = np.zeros(n)
+            dx[k] = 1e-7
+            qk = _quat_angle_axis_product(axes, x + dx)
+            jac[:, k] = ((qk if qk @ target >= 0 else -qk) - q) / 1e-7
+        step = np.linalg.lstsq(jac, -err, rcond=None)[0]
+        x += step
+        if np.linalg.norm(step) < 1e-12:
+            break
+    return (x + np.pi) % (2 * np.pi) - np.pi
+
+
+def qpos_from_pose(obj, model, root_joint: str = "root") -> np.ndarray:
+    """The MuJoCo configuration of the rig's current pose (the reverse of `pose_from_qpos`)."""
+    qpos = model.qpos0.copy()
+    for pb in obj.pose.bones:
+        bone = pb.bone
+        if bone.parent is None:
+            world = obj.matrix_world @ pb.matrix
+            a = int(model.jnt_qposadr[model.joint(root_joint).id])
+            qpos[a:a + 3] = np.array(world.to_translation())
+            qpos[a + 3:a + 7] = np.array(world.to_3x3().normalized().to_quaternion())
+            continue
+        rel = (bone.parent.matrix_local.inverted() @ bone.matrix_local).inverted() @ \
+            (pb.parent.matrix.inverted() @ pb.matrix)
+        target = np.array(rel.to_quaternion().normalized(), dtype=float)
+        joints = [model.joint(j.name).id for j in bone.physkey.joints if j.type == "hinge"]
+        if not joints:
+            continue
+        axes = np.array([model.jnt_axis[j] for j in joints], dtype=float)
+        start = [qpos[model.jnt_qposadr[j]] for j in joints]
+        for j, angle in zip(joints, hinge_angles(axes, target, start)):
+            qpos[model.jnt_qposadr[j]] = angle
+    return qpos

@@ -106,3 +106,42 @@ def test_export_reports_bad_input(humanoid_rig, tmp_path):
         obj.scale = (1, 1, 1)
         bpy.context.view_layer.update()
     assert not (tmp_path / "x.xml").exists()
+
+
+def test_reverse_direction_blender_pose_to_q_to_mujoco(humanoid_rig, tmp_path):
+    """Pose bones the way an animator would (rotations about their joint axes), read q back and
+    let MuJoCo place the bodies: they land where Blender shows the bones."""
+    bpy, module, obj = humanoid_rig
+    from mathutils import Euler, Quaternion, Vector
+    rig = __import__(f"{module.__name__}.addon.rig", fromlist=["rig"])
+    model = _export(bpy, tmp_path / "humanoid.xml")
+    data = mujoco.MjData(model)
+    rng = np.random.default_rng(2)
+    obj.location = (0.4, 0.2, -0.1)
+    obj.rotation_euler = Euler((0.0, 0.0, 0.8))
+    bpy.context.view_layer.update()
+    try:
+        for _ in range(4):
+            for pb in obj.pose.bones:
+                pb.rotation_mode = "QUATERNION"
+                if pb.bone.parent is None:
+                    pb.location = Vector(rng.normal(0, 0.2, 3))
+                    pb.rotation_quaternion = Quaternion(rng.normal(size=4)).normalized()
+                    continue
+                rot = Quaternion()
+                for j in pb.bone.physkey.joints:
+                    rot = rot @ Quaternion(Vector(j.axis).normalized(), rng.uniform(j.range_min, j.range_max))
+                pb.rotation_quaternion = rot
+            bpy.context.view_layer.update()
+            shown = rig.world_bone_poses(obj)
+            data.qpos[:] = rig.qpos_from_pose(obj, model)
+            mujoco.mj_kinematics(model, data)
+            for name, (pos, rot) in shown.items():
+                b = model.body(name).id
+                np.testing.assert_allclose(data.xpos[b], pos, atol=1e-5, err_msg=name)
+                assert _rotation_angle(rot, data.xmat[b].reshape(3, 3)) < 1e-5, name
+    finally:
+        obj.location, obj.rotation_euler = (0, 0, 0), (0, 0, 0)
+        for pb in obj.pose.bones:
+            pb.location, pb.rotation_quaternion = (0, 0, 0), (1, 0, 0, 0)
+        bpy.context.view_layer.update()
