@@ -7,7 +7,13 @@ import os
 import bpy
 from bpy.props import StringProperty
 
-from . import rig
+from . import rig, shapes
+
+
+def _skin_material():
+    mat = bpy.data.materials.get("PhysKey Character") or bpy.data.materials.new("PhysKey Character")
+    mat.diffuse_color = (0.8, 0.6, 0.4, 1.0)
+    return mat
 
 
 def _active_character(context):
@@ -51,6 +57,7 @@ class PHYSKEY_OT_add_character(bpy.types.Operator):
         if context.mode != "OBJECT":
             bpy.ops.object.mode_set(mode="OBJECT")
         obj = rig.build_armature(context, character, "humanoid")
+        shapes.add_bone_shapes(context, obj, _skin_material())
         for o in context.selected_objects:
             o.select_set(False)
         obj.select_set(True)

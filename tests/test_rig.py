@@ -145,3 +145,33 @@ def test_reverse_direction_blender_pose_to_q_to_mujoco(humanoid_rig, tmp_path):
         for pb in obj.pose.bones:
             pb.location, pb.rotation_quaternion = (0, 0, 0), (1, 0, 0, 0)
         bpy.context.view_layer.update()
+
+
+def test_character_meshes_follow_their_bones(humanoid_rig, tmp_path):
+    """Every capsule/sphere mesh sits where MuJoCo puts its geom, at rest and posed."""
+    bpy, module, obj = humanoid_rig
+    rig = __import__(f"{module.__name__}.addon.rig", fromlist=["rig"])
+    model = _export(bpy, tmp_path / "humanoid.xml")
+    data = mujoco.MjData(model)
+    meshes = {o.name.removeprefix(f"{obj.name}_"): o for o in bpy.data.objects if o.parent == obj}
+    assert len(meshes) == model.ngeom - 1  # every geom but the floor
+    q = model.qpos0.copy()
+    rng = np.random.default_rng(3)
+    for j in range(model.njnt):
+        if model.jnt_type[j] == mujoco.mjtJoint.mjJNT_HINGE:
+            q[model.jnt_qposadr[j]] = rng.uniform(*model.jnt_range[j])
+    for qpos in (model.qpos0, q):
+        data.qpos[:] = qpos
+        mujoco.mj_kinematics(model, data)
+        rig.pose_from_qpos(obj, model, qpos)
+        bpy.context.view_layer.update()
+        for name, mesh_obj in meshes.items():
+            g = model.geom(name).id
+            m = mesh_obj.matrix_world
+            np.testing.assert_allclose(np.array(m.to_translation()), data.geom_xpos[g], atol=1e-5, err_msg=name)
+            assert _rotation_angle(np.array(m.to_3x3().normalized()), data.geom_xmat[g].reshape(3, 3)) < 1e-5, name
+    # A capsule mesh spans its radius and half-length.
+    thigh = meshes["thigh_right"]
+    zs = [v.co.z for v in thigh.data.vertices]
+    r, h = model.geom_size[model.geom("thigh_right").id][:2]
+    assert max(zs) == pytest.approx(r + h, abs=1e-6) and min(zs) == pytest.approx(-(r + h), abs=1e-6)
