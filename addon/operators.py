@@ -7,7 +7,7 @@ import os
 import bpy
 from bpy.props import StringProperty
 
-from . import rig, shapes
+from . import colliders, rig, shapes
 
 
 def _skin_material():
@@ -24,16 +24,19 @@ def _active_character(context):
     return found[0] if len(found) == 1 else None
 
 
-def extract_scene(context):
-    """The current scene as a SceneDesc: the active (or only) PhysKey character and a floor."""
+def extract_scene(context, warn=None):
+    """The current scene as a SceneDesc: the active (or only) PhysKey character, a floor and every
+    object marked as a collider."""
     from ..solver.scene import SCHEMA_VERSION, Environment, Pose, SceneDesc, check_references
     obj = _active_character(context)
     if obj is None:
         raise ValueError("no armature selected: select the character's armature")
     character = rig.read_character(obj)
     root = character.bodies[0]
+    bodies = colliders.collider_bodies(context.scene, warn or (lambda msg: None))
     scene = SceneDesc(schema_version=SCHEMA_VERSION, name=context.scene.name or "scene", character=character,
-                      environment=Environment(floor=True), initial_pose=Pose(root_pos=root.pos, root_quat=root.quat))
+                      environment=Environment(floor=True, bodies=bodies),
+                      initial_pose=Pose(root_pos=root.pos, root_quat=root.quat))
     check_references(scene)
     return scene
 
@@ -86,7 +89,7 @@ class PHYSKEY_OT_export_mjcf(bpy.types.Operator):
             self.report({"ERROR"}, f"cannot write to '{folder}'")
             return {"CANCELLED"}
         try:
-            xml = scene_to_xml(extract_scene(context))
+            xml = scene_to_xml(extract_scene(context, lambda msg: self.report({"WARNING"}, msg)))
             write_text_atomic(path, xml)
         except (ValueError, InvalidInput) as e:
             self.report({"ERROR"}, str(e))

@@ -50,9 +50,19 @@ class PHYSKEY_PG_bone(bpy.types.PropertyGroup):
     sites: CollectionProperty(type=PHYSKEY_PG_site)
 
 
+COLLIDER_SHAPES = [("auto", "Auto", "Convex hull of the mesh (its bounding box if the mesh is very large)"),
+                   ("box", "Box", "The object's bounding box"), ("sphere", "Sphere", "Bounding sphere"),
+                   ("cylinder", "Cylinder", "Upright bounding cylinder"), ("capsule", "Capsule", "Upright capsule"),
+                   ("hull", "Convex hull", "Convex hull of the mesh's vertices")]
+
+
 class PHYSKEY_PG_object(bpy.types.PropertyGroup):
     is_character: BoolProperty(default=False)
-    source: StringProperty(default="")
+    collider: BoolProperty(default=False, description="The character can touch this object")
+    shape: EnumProperty(items=COLLIDER_SHAPES, default="auto")
+    friction: FloatProperty(default=0.7, min=0.0, soft_max=2.0)
+    dynamic: BoolProperty(default=False, description="Free to be pushed around (otherwise fixed in place)")
+    mass: FloatProperty(default=5.0, min=0.0, description="Mass of a free object (kg)")
 
 
 classes = (PHYSKEY_PG_joint, PHYSKEY_PG_geom, PHYSKEY_PG_site, PHYSKEY_PG_bone, PHYSKEY_PG_object)

@@ -1,0 +1,51 @@
+"""Objects marked as colliders → SceneDesc environment bodies, in world units.
+
+The object's rotation and translation become the body frame; its scale (uniform or not) is applied
+to the shape's sizes, so nothing needs to be applied first.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..solver.scene import EnvBody, Geom
+
+MAX_HULL_VERTICES = 5000  # beyond this a hull is too costly: fall back to the bounding box
+
+
+def collider_body(obj, warn) -> EnvBody:
+    props = obj.physkey
+    if obj.type != "MESH" or obj.data is None or len(obj.data.vertices) == 0:
+        raise ValueError(f"collider '{obj.name}' has no mesh geometry")
+    m3 = np.array(obj.matrix_world.to_3x3())
+    scale = np.linalg.norm(m3, axis=0) * np.sign(np.linalg.det(m3) or 1.0)
+    if np.any(scale <= 1e-9):
+        raise ValueError(f"collider '{obj.name}' has a zero or negative scale {tuple(np.round(scale, 4))}")
+    verts = np.empty(len(obj.data.vertices) * 3)
+    obj.data.vertices.foreach_get("co", verts)
+    verts = verts.reshape(-1, 3) * scale
+    lo, hi = verts.min(axis=0), verts.max(axis=0)
+    center, half = (lo + hi) / 2, np.maximum((hi - lo) / 2, 1e-4)
+    shape = props.shape
+    if shape == "auto":  # a hull, unless the mesh is flat (a hull needs volume)
+        shape = "box" if np.any(hi - lo < 2e-3) else "hull"
+    if shape == "hull" and len(verts) > MAX_HULL_VERTICES:
+        warn(f"'{obj.name}' has {len(verts)} vertices, too many for a convex hull: using its bounding box")
+        shape = "box"
+    geom = Geom(name=f"{obj.name}", type="box", size=list(half), pos=list(center), friction=props.friction,
+                mass=props.mass if props.dynamic else None)
+    if shape == "sphere":
+        geom.type, geom.size = "sphere", [float(np.linalg.norm(half))]
+    elif shape == "cylinder":
+        geom.type, geom.size = "cylinder", [float(max(half[0], half[1])), float(half[2])]
+    elif shape == "capsule":
+        r = float(max(half[0], half[1]))
+        geom.type, geom.size = "capsule", [r, float(max(half[2] - r, 1e-4))]
+    elif shape == "hull":
+        geom.type, geom.size, geom.pos, geom.vertices = "mesh", [], [0.0, 0.0, 0.0], verts.tolist()
+    world = obj.matrix_world.normalized()
+    return EnvBody(name=obj.name, kind="free" if props.dynamic else "static",
+                   pos=list(world.to_translation()), quat=list(world.to_quaternion()), geoms=[geom])
+
+
+def collider_bodies(scene, warn) -> list[EnvBody]:
+    return [collider_body(o, warn) for o in scene.objects if o.physkey.collider]

@@ -1,0 +1,94 @@
+"""Colliders: object transforms and shapes reach MuJoCo as the animator set them."""
+import math
+
+import mujoco
+import numpy as np
+import pytest
+
+from blender_env import installed_extension
+
+
+@pytest.fixture()
+def scene_with_character(tmp_path):
+    bpy, module = installed_extension()
+    bpy.ops.wm.read_homefile(use_empty=True)
+    bpy.ops.physkey.add_character()
+    return bpy, bpy.context.active_object
+
+
+def _cube(bpy, name, location, rotation, scale):
+    bpy.ops.mesh.primitive_cube_add(size=2.0, location=location, rotation=rotation, scale=scale)
+    obj = bpy.context.active_object
+    obj.name = name
+    obj.physkey.collider = True
+    return obj
+
+
+def _export(bpy, armature, path):
+    bpy.context.view_layer.objects.active = armature
+    assert bpy.ops.physkey.export_mjcf(filepath=str(path)) == {"FINISHED"}
+    return mujoco.MjModel.from_xml_path(str(path))
+
+
+def test_box_collider_keeps_scale_rotation_and_place(scene_with_character, tmp_path):
+    bpy, arm = scene_with_character
+    box = _cube(bpy, "crate", (1.0, 0.5, 0.3), (0.0, 0.0, math.radians(30)), (0.5, 0.25, 0.3))
+    box.physkey.shape = "box"
+    box.physkey.friction = 0.9
+    model = _export(bpy, arm, tmp_path / "s.xml")
+    g = model.geom("crate").id
+    np.testing.assert_allclose(model.geom_size[g], [0.5, 0.25, 0.3], atol=1e-5)
+    data = mujoco.MjData(model)
+    mujoco.mj_kinematics(model, data)
+    np.testing.assert_allclose(data.geom_xpos[g], [1.0, 0.5, 0.3], atol=1e-5)
+    np.testing.assert_allclose(data.geom_xmat[g].reshape(3, 3),
+                               np.array(box.matrix_world.to_3x3().normalized()), atol=1e-5)
+    assert model.geom_friction[g][0] == pytest.approx(0.9)
+
+
+def test_free_hull_collider_with_mass(scene_with_character, tmp_path):
+    bpy, arm = scene_with_character
+    bpy.ops.mesh.primitive_cone_add(vertices=12, radius1=0.3, depth=0.6, location=(2.0, 0.0, 0.3))
+    cone = bpy.context.active_object
+    cone.name = "cone"
+    cone.physkey.collider, cone.physkey.dynamic, cone.physkey.mass = True, True, 3.0
+    model = _export(bpy, arm, tmp_path / "s.xml")
+    b = model.body("cone").id
+    assert model.body_mass[b] == pytest.approx(3.0)
+    assert model.body_jntnum[b] == 1  # a free joint: it can be pushed
+    g = model.geom("cone").id
+    assert model.geom_type[g] == mujoco.mjtGeom.mjGEOM_MESH
+
+
+@pytest.mark.parametrize("shape,want", [("sphere", [math.sqrt(3) * 0.2]), ("cylinder", [0.2, 0.2]),
+                                        ("capsule", [0.2, 1e-4])])
+def test_primitive_shapes_bound_the_object(scene_with_character, tmp_path, shape, want):
+    bpy, arm = scene_with_character
+    obj = _cube(bpy, "thing", (0.0, 2.0, 0.2), (0, 0, 0), (0.2, 0.2, 0.2))
+    obj.physkey.shape = shape
+    model = _export(bpy, arm, tmp_path / "s.xml")
+    np.testing.assert_allclose(model.geom_size[model.geom("thing").id][:len(want)], want, atol=1e-5)
+
+
+def test_bad_colliders_are_reported_and_nothing_is_written(scene_with_character, tmp_path):
+    bpy, arm = scene_with_character
+    empty = bpy.data.objects.new("marker", None)
+    bpy.context.collection.objects.link(empty)
+    empty.physkey.collider = True
+    with pytest.raises(RuntimeError, match="no mesh geometry"):
+        _export(bpy, arm, tmp_path / "a.xml")
+    empty.physkey.collider = False
+    flat = _cube(bpy, "flat", (0, 3, 0), (0, 0, 0), (1.0, 1.0, 1.0))
+    flat.scale = (1.0, 1.0, 0.0)
+    bpy.context.view_layer.update()
+    with pytest.raises(RuntimeError, match="zero or negative scale"):
+        _export(bpy, arm, tmp_path / "b.xml")
+    flat.physkey.collider = False
+    assert not (tmp_path / "a.xml").exists() and not (tmp_path / "b.xml").exists()
+
+
+def test_no_armature_is_reported(tmp_path):
+    bpy, module = installed_extension()
+    bpy.ops.wm.read_homefile(use_empty=True)
+    with pytest.raises(RuntimeError, match="no armature"):
+        bpy.ops.physkey.export_mjcf(filepath=str(tmp_path / "x.xml"))
