@@ -43,3 +43,13 @@ def test_install_enable_disable_reenable():
     import importlib
     cli = importlib.import_module(f"{MODULE}.solver.cli")
     assert Path(cli.__file__).is_relative_to(Path(bpy.utils.user_resource("EXTENSIONS")))
+
+
+def test_sidebar_panels_and_operators_are_registered():
+    bpy, module = installed_extension()
+    for panel in ("PHYSKEY_PT_character", "PHYSKEY_PT_colliders"):
+        cls = getattr(bpy.types, panel)
+        assert cls.bl_category == "PhysKey" and cls.bl_space_type == "VIEW_3D" and cls.bl_region_type == "UI"
+    for op in ("add_character", "export_mjcf"):
+        assert hasattr(bpy.ops.physkey, op)
+    assert "UNDO" in bpy.types.PHYSKEY_OT_add_character.bl_options

@@ -1,0 +1,67 @@
+"""The PhysKey tab in the 3D viewport's sidebar. Panels only draw; operators hold the logic."""
+from __future__ import annotations
+
+import bpy
+
+
+class PHYSKEY_PT_character(bpy.types.Panel):
+    bl_idname = "PHYSKEY_PT_character"
+    bl_label = "Character"
+    bl_space_type = "VIEW_3D"
+    bl_region_type = "UI"
+    bl_category = "PhysKey"
+
+    def draw(self, context):
+        layout = self.layout
+        layout.operator("physkey.add_character", icon="ARMATURE_DATA")
+        obj = context.active_object
+        if obj is None or obj.type != "ARMATURE":
+            layout.label(text="Select an armature to see its physics", icon="INFO")
+            return
+        bone = obj.data.bones.active
+        if bone is None:
+            layout.label(text="Select a bone", icon="INFO")
+        else:
+            box = layout.box()
+            box.label(text=bone.name, icon="BONE_DATA")
+            for j in bone.physkey.joints:
+                row = box.row(align=True)
+                row.label(text=j.name)
+                row.prop(j, "range_min", text="")
+                row.prop(j, "range_max", text="")
+                row.prop(j, "strength", text="N·m")
+            for g in bone.physkey.geoms:
+                row = box.row(align=True)
+                row.prop(g, "type", text="")
+                row.prop(g, "size", index=0, text="r")
+                row.prop(g, "use_mass", text="", icon="WEIGHT" if g.use_mass else "MOD_FLUIDSIM")
+                row.prop(g, "mass" if g.use_mass else "density", text="")
+        layout.operator("physkey.export_mjcf", icon="EXPORT")
+
+
+class PHYSKEY_PT_colliders(bpy.types.Panel):
+    bl_idname = "PHYSKEY_PT_colliders"
+    bl_label = "Colliders"
+    bl_space_type = "VIEW_3D"
+    bl_region_type = "UI"
+    bl_category = "PhysKey"
+
+    def draw(self, context):
+        layout = self.layout
+        obj = context.active_object
+        if obj is None or obj.type != "MESH":
+            layout.label(text="Select a mesh to make it a collider", icon="INFO")
+            return
+        props = obj.physkey
+        layout.prop(props, "collider", text="Collider")
+        col = layout.column()
+        col.enabled = props.collider
+        col.prop(props, "shape")
+        col.prop(props, "friction")
+        col.prop(props, "dynamic", text="Free (can be pushed)")
+        sub = col.row()
+        sub.enabled = props.dynamic
+        sub.prop(props, "mass")
+
+
+classes = (PHYSKEY_PT_character, PHYSKEY_PT_colliders)
