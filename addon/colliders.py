@@ -12,6 +12,17 @@ from ..solver.scene import EnvBody, Geom
 MAX_HULL_VERTICES = 5000  # beyond this a hull is too costly: fall back to the bounding box
 
 
+def collider_geom(obj, frame, warn) -> Geom:
+    """The collider shape of mesh `obj`, expressed in the (unscaled) world matrix `frame`."""
+    body = collider_body(obj, warn)
+    geom = body.geoms[0]
+    rel = frame.inverted() @ obj.matrix_world.normalized()
+    local = np.array(rel.to_3x3())
+    geom.pos = list(np.array(rel.to_translation()) + local @ np.asarray(geom.pos))
+    geom.quat = list(rel.to_quaternion())
+    return geom
+
+
 def collider_body(obj, warn) -> EnvBody:
     props = obj.physkey
     if obj.type != "MESH" or obj.data is None or len(obj.data.vertices) == 0:
@@ -34,7 +45,7 @@ def collider_body(obj, warn) -> EnvBody:
     geom = Geom(name=f"{obj.name}", type="box", size=list(half), pos=list(center), friction=props.friction,
                 mass=props.mass if props.dynamic else None)
     if shape == "sphere":
-        geom.type, geom.size = "sphere", [float(np.linalg.norm(half))]
+        geom.type, geom.size = "sphere", [float(np.max(np.linalg.norm(verts - center, axis=1)))]
     elif shape == "cylinder":
         geom.type, geom.size = "cylinder", [float(max(half[0], half[1])), float(half[2])]
     elif shape == "capsule":
@@ -48,4 +59,23 @@ def collider_body(obj, warn) -> EnvBody:
 
 
 def collider_bodies(scene, warn) -> list[EnvBody]:
-    return [collider_body(o, warn) for o in scene.objects if o.physkey.collider]
+    """One body per collider object, except colliders parented to an environment-body Empty
+    (a preset's chair, bed …), which become that body's geoms so its name and frame — what contact
+    keyframes refer to — are kept."""
+    bodies, grouped = [], {}
+    for o in scene.objects:
+        if not o.physkey.collider:
+            continue
+        if o.parent is not None and o.parent.physkey.is_body:
+            grouped.setdefault(o.parent.name, (o.parent, []))[1].append(o)
+        else:
+            bodies.append(collider_body(o, warn))
+    for name, (empty, members) in sorted(grouped.items()):
+        frame = empty.matrix_world.normalized()
+        geoms = [collider_geom(o, frame, warn) for o in sorted(members, key=lambda m: m.name)]
+        dynamic = any(o.physkey.dynamic for o in members)
+        for g in geoms:
+            g.mass = None if not dynamic else (g.mass or 1.0)
+        bodies.append(EnvBody(name=name, kind="free" if dynamic else "static", pos=list(frame.to_translation()),
+                              quat=list(frame.to_quaternion()), geoms=geoms))
+    return bodies

@@ -5,15 +5,9 @@ from __future__ import annotations
 import os
 
 import bpy
-from bpy.props import StringProperty
+from bpy.props import EnumProperty, StringProperty
 
 from . import colliders, rig, shapes
-
-
-def _skin_material():
-    mat = bpy.data.materials.get("PhysKey Character") or bpy.data.materials.new("PhysKey Character")
-    mat.diffuse_color = (0.8, 0.6, 0.4, 1.0)
-    return mat
 
 
 def _active_character(context):
@@ -60,7 +54,7 @@ class PHYSKEY_OT_add_character(bpy.types.Operator):
         if context.mode != "OBJECT":
             bpy.ops.object.mode_set(mode="OBJECT")
         obj = rig.build_armature(context, character, "humanoid")
-        shapes.add_bone_shapes(context, obj, _skin_material())
+        shapes.add_bone_shapes(context, obj, shapes.character_material())
         for o in context.selected_objects:
             o.select_set(False)
         obj.select_set(True)
@@ -102,4 +96,28 @@ class PHYSKEY_OT_export_mjcf(bpy.types.Operator):
         return {"RUNNING_MODAL"}
 
 
-classes = (PHYSKEY_OT_add_character, PHYSKEY_OT_export_mjcf)
+def _preset_items(self, context):
+    from . import presets
+    return [(n, n.replace("_", " ").capitalize(), "") for n in presets.preset_names()]
+
+
+class PHYSKEY_OT_load_preset(bpy.types.Operator):
+    """Build a ready task in this scene: character, furniture and the task's keyframes"""
+    bl_idname = "physkey.load_preset"
+    bl_label = "Load Scene Preset"
+    bl_options = {"REGISTER", "UNDO"}
+
+    preset: EnumProperty(name="Preset", items=_preset_items)
+
+    def execute(self, context):
+        from . import presets
+        try:
+            obj = presets.load(context, self.preset)
+        except ValueError as e:
+            self.report({"ERROR"}, str(e))
+            return {"CANCELLED"}
+        self.report({"INFO"}, f"Loaded preset '{self.preset}' ({obj.name})")
+        return {"FINISHED"}
+
+
+classes = (PHYSKEY_OT_add_character, PHYSKEY_OT_export_mjcf, PHYSKEY_OT_load_preset)

@@ -58,6 +58,7 @@ COLLIDER_SHAPES = [("auto", "Auto", "Convex hull of the mesh (its bounding box i
 
 class PHYSKEY_PG_object(bpy.types.PropertyGroup):
     is_character: BoolProperty(default=False)
+    is_body: BoolProperty(default=False, description="An environment body: its collider children move with it")
     collider: BoolProperty(default=False, description="The character can touch this object")
     shape: EnumProperty(items=COLLIDER_SHAPES, default="auto")
     friction: FloatProperty(default=0.7, min=0.0, soft_max=2.0)
@@ -65,14 +66,21 @@ class PHYSKEY_PG_object(bpy.types.PropertyGroup):
     mass: FloatProperty(default=5.0, min=0.0, description="Mass of a free object (kg)")
 
 
-classes = (PHYSKEY_PG_joint, PHYSKEY_PG_geom, PHYSKEY_PG_site, PHYSKEY_PG_bone, PHYSKEY_PG_object)
+class PHYSKEY_PG_scene(bpy.types.PropertyGroup):
+    preset: StringProperty(default="", description="The preset this scene was built from")
+    task_json: StringProperty(default="", description="The task to solve (method, settings, keyframes) as JSON")
+
+
+classes = (PHYSKEY_PG_joint, PHYSKEY_PG_geom, PHYSKEY_PG_site, PHYSKEY_PG_bone, PHYSKEY_PG_object, PHYSKEY_PG_scene)
 
 
 def register_properties():
     bpy.types.Bone.physkey = PointerProperty(type=PHYSKEY_PG_bone)
     bpy.types.Object.physkey = PointerProperty(type=PHYSKEY_PG_object)
+    bpy.types.Scene.physkey = PointerProperty(type=PHYSKEY_PG_scene)
 
 
 def unregister_properties():
     del bpy.types.Bone.physkey
     del bpy.types.Object.physkey
+    del bpy.types.Scene.physkey

@@ -56,3 +56,9 @@ def add_bone_shapes(context, obj, material=None) -> list:
             child.hide_select = True
             created.append(child)
     return created
+
+
+def character_material():
+    mat = bpy.data.materials.get("PhysKey Character") or bpy.data.materials.new("PhysKey Character")
+    mat.diffuse_color = (0.8, 0.6, 0.4, 1.0)
+    return mat

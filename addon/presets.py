@@ -1,0 +1,95 @@
+"""Scene presets: a task from `scenes/tasks` built in the current scene — the character (posed at
+the task's start), the furniture as ordinary meshes grouped under one Empty per piece (move or
+scale the Empty to move the piece; contact keyframes refer to it by name), and the task itself
+stored on the scene for solving."""
+from __future__ import annotations
+
+import json
+import os
+
+import bpy
+from mathutils import Matrix, Quaternion, Vector
+
+from . import rig, shapes
+
+TASKS_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "scenes", "tasks")
+
+
+def preset_names() -> list[str]:
+    return sorted(f[:-5] for f in os.listdir(TASKS_DIR) if f.endswith(".json"))
+
+
+def _matrix(pos, quat) -> Matrix:
+    return Matrix.Translation(Vector(pos)) @ Quaternion(quat).normalized().to_matrix().to_4x4()
+
+
+def _furniture_material():
+    mat = bpy.data.materials.get("PhysKey Furniture") or bpy.data.materials.new("PhysKey Furniture")
+    mat.diffuse_color = (0.45, 0.3, 0.2, 1.0)
+    return mat
+
+
+def build_furniture(context, environment) -> list:
+    from ..solver.mjcf import env_body_quat
+    created = []
+    material = _furniture_material()
+    for b in environment.bodies:
+        empty = bpy.data.objects.new(b.name, None)
+        empty.empty_display_type = "PLAIN_AXES"
+        empty.physkey.is_body = True
+        context.collection.objects.link(empty)
+        empty.matrix_world = _matrix(b.pos, env_body_quat(b))
+        created.append(empty)
+        for g in b.geoms:
+            if g.type == "mesh":
+                import bmesh
+                mesh = bpy.data.meshes.new(g.name)
+                bm = bmesh.new()
+                for v in g.vertices:
+                    bm.verts.new(v)
+                bmesh.ops.convex_hull(bm, input=bm.verts)
+                bm.to_mesh(mesh)
+                bm.free()
+            else:
+                mesh = shapes.shape_mesh(g.name, g.type, g.size + [0.0] * (3 - len(g.size)))
+            mesh.materials.append(material)
+            child = bpy.data.objects.new(g.name, mesh)
+            context.collection.objects.link(child)
+            child.parent = empty
+            child.matrix_basis = _matrix(g.pos, g.quat)
+            props = child.physkey
+            props.collider, props.friction = True, g.friction
+            props.shape = "hull" if g.type == "mesh" else g.type
+            if b.kind == "free":
+                props.dynamic, props.mass = True, g.mass if g.mass is not None else 1.0
+            created.append(child)
+    return created
+
+
+def load(context, name: str):
+    """Build preset `name`; returns the character's armature object."""
+    from ..solver import schema
+    from ..solver.mjcf import compile_spec, initial_qpos, scene_to_spec
+    from ..solver.task import build_scene, load_task
+    if name not in preset_names():
+        raise ValueError(f"no preset '{name}' (have: {', '.join(preset_names())})")
+    task = load_task(os.path.join(TASKS_DIR, f"{name}.json"))
+    if task.method == "assist":
+        from ..solver.methods.assist import prepare
+        scene = prepare(task).built.scene  # starts at its first pose keyframe
+    else:
+        scene = build_scene(task.scene)
+    if context.mode != "OBJECT":
+        bpy.ops.object.mode_set(mode="OBJECT")
+    build_furniture(context, scene.environment)
+    obj = rig.build_armature(context, scene.character, scene.character.name)
+    shapes.add_bone_shapes(context, obj, shapes.character_material())
+    model = compile_spec(scene_to_spec(scene))
+    rig.pose_from_qpos(obj, model, initial_qpos(scene, model))
+    context.scene.physkey.task_json = json.dumps(schema.to_dict(task))
+    context.scene.physkey.preset = name
+    for o in context.selected_objects:
+        o.select_set(False)
+    obj.select_set(True)
+    context.view_layer.objects.active = obj
+    return obj
