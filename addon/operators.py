@@ -96,6 +96,23 @@ class PHYSKEY_OT_export_mjcf(bpy.types.Operator):
         return {"RUNNING_MODAL"}
 
 
+class PHYSKEY_OT_autofill_rig(bpy.types.Operator):
+    """Give the active armature physics guessed from its bones, envelopes and Limit Rotation constraints"""
+    bl_idname = "physkey.autofill_rig"
+    bl_label = "Auto-fill Physics"
+    bl_options = {"REGISTER", "UNDO"}
+
+    def execute(self, context):
+        from . import autofill
+        try:
+            notes = autofill.autofill(context.active_object)
+        except ValueError as e:
+            self.report({"ERROR"}, str(e))
+            return {"CANCELLED"}
+        self.report({"INFO"}, "Auto-filled: " + "; ".join(notes))
+        return {"FINISHED"}
+
+
 def _preset_items(self, context):
     from . import presets
     return [(n, n.replace("_", " ").capitalize(), "") for n in presets.preset_names()]
@@ -120,4 +137,4 @@ class PHYSKEY_OT_load_preset(bpy.types.Operator):
         return {"FINISHED"}
 
 
-classes = (PHYSKEY_OT_add_character, PHYSKEY_OT_export_mjcf, PHYSKEY_OT_load_preset)
+classes = (PHYSKEY_OT_add_character, PHYSKEY_OT_autofill_rig, PHYSKEY_OT_export_mjcf, PHYSKEY_OT_load_preset)

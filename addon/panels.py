@@ -13,11 +13,14 @@ class PHYSKEY_PT_character(bpy.types.Panel):
 
     def draw(self, context):
         layout = self.layout
-        layout.operator("physkey.add_character", icon="ARMATURE_DATA")
+        row = layout.row(align=True)
+        row.operator("physkey.add_character", icon="ARMATURE_DATA")
+        row.operator("physkey.load_preset", icon="SCENE_DATA")
         obj = context.active_object
         if obj is None or obj.type != "ARMATURE":
             layout.label(text="Select an armature to see its physics", icon="INFO")
             return
+        layout.operator("physkey.autofill_rig", icon="MODIFIER")
         bone = obj.data.bones.active
         if bone is None:
             layout.label(text="Select a bone", icon="INFO")

@@ -217,11 +217,14 @@ def _name(model, objtype, i, prefix):
     return name if name else f"{prefix}{i}"
 
 
-def _guess_group(joint_name: str) -> str:
+def guess_group(joint_name: str) -> str:
+    """Body-part group from a joint or bone name (right/left + leg/arm words, or .R/.L)."""
     n = joint_name.lower()
-    side = "right" if ("right" in n or n.endswith("_r")) else "left" if ("left" in n or n.endswith("_l")) else None
-    limb = "leg" if any(k in n for k in ("hip", "knee", "ankle", "thigh", "shin", "foot", "leg")) else \
-        "arm" if any(k in n for k in ("shoulder", "elbow", "wrist", "arm", "hand")) else None
+    right = "right" in n or n.endswith(("_r", ".r")) or ".r." in n
+    left = "left" in n or n.endswith(("_l", ".l")) or ".l." in n
+    side = "right" if right else "left" if left else None
+    limb = "leg" if any(k in n for k in ("hip", "knee", "ankle", "thigh", "shin", "foot", "leg", "toe")) else \
+        "arm" if any(k in n for k in ("shoulder", "elbow", "wrist", "arm", "hand", "clavicle")) else None
     return f"{side}_{limb}" if side and limb else "core"
 
 
@@ -285,7 +288,7 @@ def spec_to_scene(spec: mujoco.MjSpec, name: str = "imported") -> SceneDesc:
             rng = [float(x) for x in model.jnt_range[j]] if model.jnt_limited[j] else [-math.pi, math.pi]
             joints.append(Joint(name=jname, type="hinge" if jt == HINGE else "ball",
                                 axis=[float(x) for x in model.jnt_axis[j]], pos=[float(x) for x in model.jnt_pos[j]],
-                                range=rng, group=_guess_group(jname), damping=float(model.dof_damping[model.jnt_dofadr[j]]),
+                                range=rng, group=guess_group(jname), damping=float(model.dof_damping[model.jnt_dofadr[j]]),
                                 stiffness=float(model.jnt_stiffness[j]), armature=float(model.dof_armature[model.jnt_dofadr[j]])))
         geoms = [_read_geom(model, spec_geoms, g) for g in range(model.ngeom) if model.geom_bodyid[g] == b]
         kids = children[b]

@@ -1,0 +1,89 @@
+"""Auto-fill: physics for an ordinary armature, guessed from what the rig already says.
+
+Each bone gets a capsule along it (radius from its envelope, else 12% of its length, density of
+water), hinges about the bone's own X/Y/Z axes limited as its Limit Rotation constraint (in Local
+space) says (±90° where it says nothing), strength from the mass it carries, and a body-part group from its name.
+Bones that already have physics are left alone. Returns what it guessed, for the report.
+"""
+from __future__ import annotations
+
+import math
+
+import bpy
+
+from ..solver.mjcf import guess_group
+
+DENSITY = 1000.0
+STRENGTH_PER_KG = 20.0  # N·m of joint strength per kg carried (the humanoid's hips: ≈ 15–20)
+
+
+def _capsule_radius(bone) -> float:
+    env = max(bone.head_radius, bone.tail_radius)
+    return min(max(env, 0.12 * bone.length), 0.45 * bone.length) if bone.length > 0 else env
+
+
+def _limits(pose_bone):
+    """(axis index, min, max) of each limited axis of the bone's Limit Rotation constraint, in the
+    order Z, Y, X: hinges applied one after the other in that order compose to Blender's XYZ Euler
+    rotation (R = Rz·Ry·Rx), the decomposition the constraint limits — so a pose within the hinge
+    ranges is one the constraint leaves alone."""
+    for c in pose_bone.constraints:
+        if c.type == "LIMIT_ROTATION" and c.mute is False and c.owner_space == "LOCAL":
+            out = []
+            for i, ax in reversed(list(enumerate("xyz"))):
+                if getattr(c, f"use_limit_{ax}"):
+                    out.append((i, getattr(c, f"min_{ax}"), getattr(c, f"max_{ax}")))
+            return out, True
+    return [(2, -math.pi / 2, math.pi / 2), (1, -math.pi / 2, math.pi / 2), (0, -math.pi / 2, math.pi / 2)], False
+
+
+def autofill(obj) -> list[str]:
+    if obj is None or obj.type != "ARMATURE":
+        raise ValueError("no armature selected: select the armature to auto-fill")
+    roots = [b for b in obj.data.bones if b.parent is None]
+    if len(roots) != 1:
+        raise ValueError(f"the rig has {len(roots)} root bones; PhysKey needs exactly one")
+    for b in obj.data.bones:
+        if b.length <= 1e-6:
+            raise ValueError(f"bone '{b.name}' has zero length")
+    notes, filled, from_constraints, defaulted = [], 0, 0, 0
+    masses = {}
+    for bone in obj.data.bones:
+        props = bone.physkey
+        r = _capsule_radius(bone)
+        half = bone.length / 2
+        masses[bone.name] = DENSITY * math.pi * r * r * (2 * half + 4 / 3 * r)
+        if len(props.geoms) or len(props.joints):
+            continue
+        g = props.geoms.add()
+        g.name, g.type = f"{bone.name}_capsule", "capsule"
+        g.size = (r, max(half - r, 1e-3), 0.0)
+        g.pos = (0.0, half, 0.0)
+        g.quat = (math.sqrt(0.5), -math.sqrt(0.5), 0.0, 0.0)  # capsule axis (Z) along the bone (Y)
+        g.density = DENSITY
+        filled += 1
+    for bone in obj.data.bones:
+        props = bone.physkey
+        if bone.parent is None or len(props.joints):
+            continue
+        carried = sum(masses[b.name] for b in [bone, *bone.children_recursive])
+        limits, constrained = _limits(obj.pose.bones[bone.name])
+        from_constraints += constrained
+        defaulted += not constrained
+        for i, lo, hi in limits:
+            j = props.joints.add()
+            j.name = f"{bone.name}_{'xyz'[i]}"
+            j.type = "hinge"
+            j.axis = tuple(1.0 if k == i else 0.0 for k in range(3))
+            j.range_min, j.range_max = lo, hi
+            j.group = guess_group(bone.name)
+            j.strength = max(STRENGTH_PER_KG * carried, 1.0)
+            j.kp, j.kv = 5.0 * j.strength, 0.5 * j.strength
+    other = [b.name for b in obj.pose.bones for c in b.constraints
+             if c.type == "LIMIT_ROTATION" and not c.mute and c.owner_space != "LOCAL"]
+    if other:
+        notes.append(f"Limit Rotation not in Local space ignored on {', '.join(other)} (it still acts in Blender)")
+    notes.append(f"capsules on {filled} bones (radius from envelopes or 12% of length, density {DENSITY:g})")
+    notes.append(f"joints from Limit Rotation on {from_constraints} bones; ±90° hinges guessed on {defaulted}")
+    obj.physkey.is_character = True
+    return notes
