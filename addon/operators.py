@@ -137,4 +137,30 @@ class PHYSKEY_OT_load_preset(bpy.types.Operator):
         return {"FINISHED"}
 
 
-classes = (PHYSKEY_OT_add_character, PHYSKEY_OT_autofill_rig, PHYSKEY_OT_export_mjcf, PHYSKEY_OT_load_preset)
+class PHYSKEY_OT_import_mjcf(bpy.types.Operator):
+    """Import an MJCF file as a PhysKey rig (bodies re-expressed in bone frames) and its furniture"""
+    bl_idname = "physkey.import_mjcf"
+    bl_label = "Import MJCF"
+    bl_options = {"REGISTER", "UNDO"}
+
+    filepath: StringProperty(subtype="FILE_PATH")
+
+    def execute(self, context):
+        from . import presets
+        from ..solver.errors import InvalidInput
+        try:
+            obj = presets.import_mjcf(context, bpy.path.abspath(self.filepath),
+                                      lambda msg: self.report({"WARNING"}, msg))
+        except (ValueError, InvalidInput) as e:
+            self.report({"ERROR"}, str(e))
+            return {"CANCELLED"}
+        self.report({"INFO"}, f"Imported '{obj.name}' with {len(obj.data.bones)} bones")
+        return {"FINISHED"}
+
+    def invoke(self, context, event):
+        context.window_manager.fileselect_add(self)
+        return {"RUNNING_MODAL"}
+
+
+classes = (PHYSKEY_OT_add_character, PHYSKEY_OT_autofill_rig, PHYSKEY_OT_export_mjcf, PHYSKEY_OT_load_preset,
+           PHYSKEY_OT_import_mjcf)

@@ -93,3 +93,34 @@ def load(context, name: str):
     obj.select_set(True)
     context.view_layer.objects.active = obj
     return obj
+
+
+def import_mjcf(context, path: str, warn):
+    """Build the character of an MJCF file as a rig (in bone frames) with its environment, posed at
+    the file's first keyframe (or its rest pose)."""
+    import numpy as np
+
+    from ..solver import rotations
+    from ..solver.boneframes import root_offset, to_bone_frames
+    from ..solver.mjcf import compile_spec, initial_qpos, load_mjcf, scene_to_spec
+    if not os.path.isfile(path):
+        raise ValueError(f"no file '{path}'")
+    scene = load_mjcf(path)
+    original = scene.character
+    scene.character = to_bone_frames(original, warn)
+    rot, offset = root_offset(original, scene.character)
+    r0 = rotations.to_matrix(scene.initial_pose.root_quat)
+    scene.initial_pose.root_pos = [float(v) for v in np.asarray(scene.initial_pose.root_pos) + r0 @ offset]
+    scene.initial_pose.root_quat = [float(v) for v in rotations.from_matrix(r0 @ rot)]
+    if context.mode != "OBJECT":
+        bpy.ops.object.mode_set(mode="OBJECT")
+    build_furniture(context, scene.environment)
+    obj = rig.build_armature(context, scene.character, scene.character.name)
+    shapes.add_bone_shapes(context, obj, shapes.character_material())
+    model = compile_spec(scene_to_spec(scene))
+    rig.pose_from_qpos(obj, model, initial_qpos(scene, model))
+    for o in context.selected_objects:
+        o.select_set(False)
+    obj.select_set(True)
+    context.view_layer.objects.active = obj
+    return obj
