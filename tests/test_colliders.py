@@ -92,3 +92,30 @@ def test_no_armature_is_reported(tmp_path):
     bpy.ops.wm.read_homefile(use_empty=True)
     with pytest.raises(RuntimeError, match="no armature"):
         bpy.ops.physkey.export_mjcf(filepath=str(tmp_path / "x.xml"))
+
+
+def test_mesh_too_large_for_a_hull_falls_back_to_its_box(scene_with_character, tmp_path, capfd):
+    bpy, arm = scene_with_character
+    bpy.ops.mesh.primitive_uv_sphere_add(segments=128, ring_count=64, radius=0.4, location=(0, 2, 0.4))
+    ball = bpy.context.active_object
+    ball.name = "big_ball"
+    ball.physkey.collider = True
+    assert len(ball.data.vertices) > 5000
+    model = _export(bpy, arm, tmp_path / "s.xml")
+    g = model.geom("big_ball").id
+    assert model.geom_type[g] == mujoco.mjtGeom.mjGEOM_BOX
+    np.testing.assert_allclose(model.geom_size[g], [0.4, 0.4, 0.4], atol=1e-3)
+    assert "too many for a convex hull" in capfd.readouterr().out
+
+
+def test_export_of_humanoid_and_armchair_is_fast(tmp_path):
+    import time
+    bpy, module = installed_extension()
+    bpy.ops.wm.read_homefile(use_empty=True)
+    bpy.ops.physkey.load_preset(preset="armchair_stand_sit_stand")
+    times = []
+    for i in range(3):
+        start = time.perf_counter()
+        bpy.ops.physkey.export_mjcf(filepath=str(tmp_path / f"s{i}.xml"))
+        times.append(time.perf_counter() - start)
+    assert min(times) < 0.3, times
