@@ -1,7 +1,8 @@
 """Scene presets: a task from `scenes/tasks` built in the current scene — the character (posed at
 the task's start), the furniture as ordinary meshes grouped under one Empty per piece (move or
 scale the Empty to move the piece; contact keyframes refer to it by name), and the task itself
-stored on the scene for solving."""
+put in the scene the way an animator would have made it: contact keyframes as the scene's list,
+pose keyframes as keyed poses on the character's action."""
 from __future__ import annotations
 
 import json
@@ -10,7 +11,7 @@ import os
 import bpy
 from mathutils import Matrix, Quaternion, Vector
 
-from . import rig, shapes
+from . import rig, shapes, taskio
 
 TASKS_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "scenes", "tasks")
 
@@ -68,15 +69,16 @@ def build_furniture(context, environment) -> list:
 
 def load(context, name: str):
     """Build preset `name`; returns the character's armature object."""
-    from ..solver import schema
     from ..solver.mjcf import compile_spec, initial_qpos, scene_to_spec
     from ..solver.task import build_scene, load_task
     if name not in preset_names():
         raise ValueError(f"no preset '{name}' (have: {', '.join(preset_names())})")
     task = load_task(os.path.join(TASKS_DIR, f"{name}.json"))
+    prepared = None
     if task.method == "assist":
         from ..solver.methods.assist import prepare
-        scene = prepare(task).built.scene  # starts at its first pose keyframe
+        prepared = prepare(task)
+        scene = prepared.built.scene  # starts at its first pose keyframe
     else:
         scene = build_scene(task.scene)
     if context.mode != "OBJECT":
@@ -86,8 +88,17 @@ def load(context, name: str):
     shapes.add_bone_shapes(context, obj, shapes.character_material())
     model = compile_spec(scene_to_spec(scene))
     rig.pose_from_qpos(obj, model, initial_qpos(scene, model))
-    context.scene.physkey.task_json = json.dumps(schema.to_dict(task))
-    context.scene.physkey.preset = name
+    props = context.scene.physkey
+    props.preset, props.method, props.settings_json = name, task.method, json.dumps(task.settings)
+    props.contact_keyframes.clear()
+    props.pose_keys.clear()
+    if task.method == "contact":
+        from ..solver.mpc.keyframes import parse_keyframes
+        taskio.store_contact_keyframes(context.scene, parse_keyframes(task.keyframes))
+    elif prepared is not None:
+        fps = context.scene.render.fps / context.scene.render.fps_base
+        taskio.key_pose_keyframes(context, obj, model, prepared.keyframes, task.keyframes, fps,
+                                  context.scene.frame_start)
     for o in context.selected_objects:
         o.select_set(False)
     obj.select_set(True)

@@ -66,12 +66,48 @@ class PHYSKEY_PG_object(bpy.types.PropertyGroup):
     mass: FloatProperty(default=5.0, min=0.0, description="Mass of a free object (kg)")
 
 
+class PHYSKEY_PG_pair(bpy.types.PropertyGroup):
+    """A point on a character bone that should meet a point on an object (or `world`)."""
+    body1: StringProperty(description="Character bone")
+    pos1: FloatVectorProperty(size=3, subtype="TRANSLATION", description="Point in the bone's frame")
+    body2: StringProperty(default="world", description="Object, bone or 'world'")
+    pos2: FloatVectorProperty(size=3, subtype="TRANSLATION", description="Point in that frame")
+
+
+N_TERMS = 13  # the objective terms of solver.mpc.keyframes.TERM_NAMES, in that order
+
+
+class PHYSKEY_PG_contact_keyframe(bpy.types.PropertyGroup):
+    pairs: CollectionProperty(type=PHYSKEY_PG_pair)
+    tolerance: FloatProperty(default=0.1, min=1e-4, description="Pairs closer than this (m, all together) count as met")
+    sustain: FloatProperty(default=0.5, min=0.0, description="Seconds the pairs must stay met")
+    time_limit: FloatProperty(default=10.0, min=0.01, description="Seconds allowed before the keyframe fails")
+    weights: FloatVectorProperty(size=N_TERMS, min=0.0, description="Style weights of the objective terms")
+    use_facing: BoolProperty(default=False)
+    facing: FloatVectorProperty(size=2, description="Point on the floor the torso should face")
+
+
+class PHYSKEY_PG_pose_key(bpy.types.PropertyGroup):
+    """Settings of one keyed frame of the character's action, read as a pose keyframe."""
+    frame: bpy.props.IntProperty(default=1)
+    weight: FloatProperty(default=1.0, min=0.0)
+    free: BoolProperty(default=False, description="Let the optimizer choose when this pose is reached")
+    range_min: FloatProperty(default=0.2, min=0.001, description="Earliest arrival after the previous key (s)")
+    range_max: FloatProperty(default=1.0, min=0.001, description="Latest arrival after the previous key (s)")
+
+
 class PHYSKEY_PG_scene(bpy.types.PropertyGroup):
     preset: StringProperty(default="", description="The preset this scene was built from")
-    task_json: StringProperty(default="", description="The task to solve (method, settings, keyframes) as JSON")
+    method: EnumProperty(items=[("contact", "Contact keyframes", "PartwiseMPC"),
+                                ("assist", "Assisted keyframes", "CMA-ES with assist forces"),
+                                ("simulate", "Simulate", "Play the scene forward")], default="contact")
+    settings_json: StringProperty(default="{}", description="Method settings as JSON")
+    contact_keyframes: CollectionProperty(type=PHYSKEY_PG_contact_keyframe)
+    pose_keys: CollectionProperty(type=PHYSKEY_PG_pose_key)
 
 
-classes = (PHYSKEY_PG_joint, PHYSKEY_PG_geom, PHYSKEY_PG_site, PHYSKEY_PG_bone, PHYSKEY_PG_object, PHYSKEY_PG_scene)
+classes = (PHYSKEY_PG_joint, PHYSKEY_PG_geom, PHYSKEY_PG_site, PHYSKEY_PG_bone, PHYSKEY_PG_object, PHYSKEY_PG_pair,
+           PHYSKEY_PG_contact_keyframe, PHYSKEY_PG_pose_key, PHYSKEY_PG_scene)
 
 
 def register_properties():

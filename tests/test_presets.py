@@ -22,8 +22,14 @@ def test_every_preset_loads(name, tmp_path):
     assert elapsed < 2.0, f"load_preset took {elapsed:.2f} s"
     arm = bpy.context.active_object
     assert arm.type == "ARMATURE" and len(arm.data.bones) == 16
-    task = json.loads(bpy.context.scene.physkey.task_json)
-    assert task["name"] == name and (task["keyframes"] or task["method"] == "simulate")
+    props = bpy.context.scene.physkey
+    assert props.preset == name
+    source = json.loads((ROOT / "scenes" / "tasks" / f"{name}.json").read_text())
+    assert props.method == source["method"]
+    if source["method"] == "assist":
+        assert len(props.pose_keys) == len(source["keyframes"])
+    elif source["method"] == "contact":
+        assert len(props.contact_keyframes) >= 1
     assert bpy.ops.physkey.export_mjcf(filepath=str(tmp_path / "s.xml")) == {"FINISHED"}
     mujoco.MjModel.from_xml_path(str(tmp_path / "s.xml"))
 
@@ -59,3 +65,46 @@ def test_unknown_preset_is_refused():
     bpy, module = installed_extension()
     with pytest.raises(TypeError):
         bpy.ops.physkey.load_preset(preset="spaceship")
+
+
+def _extract(bpy, module):
+    ops = __import__(f"{module.__name__}.addon.operators", fromlist=["operators"])
+    taskio = __import__(f"{module.__name__}.addon.taskio", fromlist=["taskio"])
+    return taskio.task_from_scene(bpy.context, ops.extract_scene(bpy.context))
+
+
+def test_contact_preset_keyframes_come_back_as_the_task_had_them():
+    bpy, module = installed_extension()
+    bpy.ops.wm.read_homefile(use_empty=True)
+    bpy.ops.physkey.load_preset(preset="armchair_stand_sit_stand")
+    task = _extract(bpy, module)
+    from solver.mpc.keyframes import parse_keyframes
+    from solver.task import task_from_dict
+    want = parse_keyframes(json.loads((ROOT / "scenes" / "tasks" / "armchair_stand_sit_stand.json").read_text())["keyframes"])
+    got = parse_keyframes(task["keyframes"])
+    assert [k.name for k in got] == [k.name for k in want]
+    for a, b in zip(got, want):
+        assert (a.tolerance, a.sustain, a.time_limit) == pytest.approx((b.tolerance, b.sustain, b.time_limit))
+        for p, q in zip(a.pairs, b.pairs):
+            assert (p.body1, p.body2) == (q.body1, q.body2)
+            np.testing.assert_allclose(p.pos1 + p.pos2, q.pos1 + q.pos2, atol=1e-6)
+    task_from_dict(task)  # a valid solver task, scene included
+
+
+def test_assist_preset_poses_are_keyed_and_read_back():
+    bpy, module = installed_extension()
+    bpy.ops.wm.read_homefile(use_empty=True)
+    bpy.ops.physkey.load_preset(preset="assist_box_jump_low")
+    arm = bpy.context.active_object
+    assert arm.animation_data.action is not None
+    task = _extract(bpy, module)
+    from solver.task import task_from_dict
+    from solver.methods.assist import prepare
+    src = json.loads((ROOT / "scenes" / "tasks" / "assist_box_jump_low.json").read_text())
+    ours, ref = prepare(task_from_dict(task)).keyframes, prepare(task_from_dict(src)).keyframes
+    for a, b in zip(task["keyframes"][1:], src["keyframes"][1:]):
+        assert a["time_range"] == pytest.approx(b["time_range"], abs=1e-6)  # Blender stores float32
+    for a, b in zip(ours.qpos, ref.qpos):
+        np.testing.assert_allclose(a[:3], b[:3], atol=1e-5)
+        assert abs(abs(float(np.dot(a[3:7], b[3:7]))) - 1.0) < 1e-9
+        np.testing.assert_allclose(a[7:], b[7:], atol=1e-5)

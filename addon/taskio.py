@@ -1,0 +1,104 @@
+"""The task in the Blender scene ↔ the solver's task: contact keyframes live in
+`scene.physkey.contact_keyframes`; pose keyframes are the keyed frames of the character's action,
+with their weight and timing in `scene.physkey.pose_keys`. `task_from_scene` is what a solve sends."""
+from __future__ import annotations
+
+import json
+
+import bpy
+
+from ..solver.mpc.keyframes import TERM_NAMES
+from . import rig
+
+
+def store_contact_keyframes(scene, keyframes) -> None:
+    scene.physkey.contact_keyframes.clear()
+    for kf in keyframes:
+        item = scene.physkey.contact_keyframes.add()
+        item.name, item.tolerance, item.sustain, item.time_limit = kf.name, kf.tolerance, kf.sustain, kf.time_limit
+        item.weights = [kf.weight(t) for t in TERM_NAMES]
+        item.use_facing = kf.facing_target is not None
+        if kf.facing_target is not None:
+            item.facing = kf.facing_target
+        for p in kf.pairs:
+            pair = item.pairs.add()
+            pair.body1, pair.pos1, pair.body2, pair.pos2 = p.body1, p.pos1, p.body2, p.pos2
+
+
+def key_pose_keyframes(context, obj, model, kfs, items, fps: float, frame_start: int) -> None:
+    """Key each pose keyframe on a new action of `obj` at its (mid-range) time; remember weights and
+    timing freedom per keyed frame."""
+    scene = context.scene
+    scene.physkey.pose_keys.clear()
+    obj.animation_data_create()
+    obj.animation_data.action = bpy.data.actions.new(f"{scene.name} keys")
+    t = 0.0
+    root = int(model.jnt_qposadr[model.joint("root").id])
+    for k, item in enumerate(items):
+        if k > 0:
+            t = item["time"] if "time" in item else t + 0.5 * sum(item["time_range"])
+        frame = frame_start + int(round(t * fps))
+        qpos = model.qpos0.copy()
+        qpos[root:root + kfs.qpos.shape[1]] = kfs.qpos[k]
+        rig.pose_from_qpos(obj, model, qpos)
+        for pb in obj.pose.bones:
+            pb.keyframe_insert("rotation_quaternion", frame=frame)
+            if pb.bone.parent is None:
+                pb.keyframe_insert("location", frame=frame)
+        key = scene.physkey.pose_keys.add()
+        key.frame, key.weight = frame, float(kfs.weights[k])
+        key.free = "time_range" in item
+        if key.free:
+            key.range_min, key.range_max = item["time_range"]
+    scene.frame_set(frame_start)
+
+
+def task_from_scene(context, scene_desc) -> dict:
+    """The solver task for what the animator set up in this scene."""
+    from ..solver import schema
+    scene = context.scene
+    props = scene.physkey
+    task = {"schema_version": 1, "name": scene.name or "scene", "method": props.method,
+            "scene": {"desc": schema.to_dict(scene_desc)}, "settings": json.loads(props.settings_json or "{}"),
+            "keyframes": [], "seeds": [0], "output_fps": scene.render.fps / scene.render.fps_base}
+    if props.method == "contact":
+        for item in props.contact_keyframes:
+            kf = {"name": item.name, "tolerance": item.tolerance, "sustain": item.sustain, "time_limit": item.time_limit,
+                  "weights": dict(zip(TERM_NAMES, [float(w) for w in item.weights])),
+                  "pairs": [{"body1": p.body1, "pos1": list(p.pos1), "body2": p.body2, "pos2": list(p.pos2)}
+                            for p in item.pairs]}
+            if item.use_facing:
+                kf["facing_target"] = list(item.facing)
+            task["keyframes"].append(kf)
+    elif props.method == "assist":
+        task["keyframes"] = pose_keyframes_from_action(context, scene_desc)
+    return task
+
+
+def pose_keyframes_from_action(context, scene_desc) -> list[dict]:
+    from ..solver.mjcf import compile_spec, scene_to_spec
+    from .operators import _active_character
+    scene = context.scene
+    obj = _active_character(context)
+    model = compile_spec(scene_to_spec(scene_desc))
+    fps = scene.render.fps / scene.render.fps_base
+    keys = sorted(scene.physkey.pose_keys, key=lambda k: k.frame)
+    root = int(model.jnt_qposadr[model.joint("root").id])
+    hinges = [model.joint(j).name for j in range(model.njnt) if model.jnt_type[j] == 3]
+    out, current = [], scene.frame_current
+    try:
+        for i, key in enumerate(keys):
+            scene.frame_set(key.frame)
+            q = rig.qpos_from_pose(obj, model)
+            item = {"name": f"frame_{key.frame}", "root_pos": [float(v) for v in q[root:root + 3]],
+                    "root_quat": [float(v) for v in q[root + 3:root + 7]], "weight": key.weight,
+                    "joints": {n: float(q[model.jnt_qposadr[model.joint(n).id]]) for n in hinges}}
+            if i > 0:
+                if key.free:
+                    item["time_range"] = [key.range_min, key.range_max]
+                else:
+                    item["time"] = (key.frame - keys[0].frame) / fps
+            out.append(item)
+    finally:
+        scene.frame_set(current)
+    return out
