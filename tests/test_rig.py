@@ -175,3 +175,17 @@ def test_character_meshes_follow_their_bones(humanoid_rig, tmp_path):
     zs = [v.co.z for v in thigh.data.vertices]
     r, h = model.geom_size[model.geom("thigh_right").id][:2]
     assert max(zs) == pytest.approx(r + h, abs=1e-6) and min(zs) == pytest.approx(-(r + h), abs=1e-6)
+
+
+def test_zero_scale_armature_is_refused(humanoid_rig, tmp_path):
+    bpy, module, obj = humanoid_rig
+    obj.scale = (0.0, 0.0, 0.0)
+    bpy.context.view_layer.update()
+    try:
+        bpy.context.view_layer.objects.active = obj
+        with pytest.raises(RuntimeError, match="zero or negative scale"):
+            bpy.ops.physkey.export_mjcf(filepath=str(tmp_path / "x.xml"))
+    finally:
+        obj.scale = (1, 1, 1)
+        bpy.context.view_layer.update()
+    assert not (tmp_path / "x.xml").exists()
