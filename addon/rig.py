@@ -140,9 +140,11 @@ def pose_from_qpos(obj, model, qpos, root_joint: str = "root") -> None:
         rot = Quaternion()
         for j in bone.physkey.joints:
             jid = model.joint(j.name).id
-            angle = float(qpos[model.jnt_qposadr[jid]])
-            axis = Vector(model.jnt_axis[jid])
-            rot = rot @ Quaternion(axis, angle)
+            a = model.jnt_qposadr[jid]
+            if j.type == "ball":
+                rot = rot @ Quaternion(qpos[a:a + 4]).normalized()
+            else:
+                rot = rot @ Quaternion(Vector(model.jnt_axis[jid]), float(qpos[a]))
         pb.location = (0.0, 0.0, 0.0)
         pb.rotation_quaternion = rot
 
@@ -210,7 +212,14 @@ def qpos_from_pose(obj, model, root_joint: str = "root") -> np.ndarray:
         rel = (bone.parent.matrix_local.inverted() @ bone.matrix_local).inverted() @ \
             (pb.parent.matrix.inverted() @ pb.matrix)
         target = np.array(rel.to_quaternion().normalized(), dtype=float)
-        joints = [model.joint(j.name).id for j in bone.physkey.joints if j.type == "hinge"]
+        kinds = [j.type for j in bone.physkey.joints]
+        if kinds == ["ball"]:
+            a = int(model.jnt_qposadr[model.joint(bone.physkey.joints[0].name).id])
+            qpos[a:a + 4] = target
+            continue
+        if "ball" in kinds:
+            raise ValueError(f"bone '{bone.name}' mixes a ball joint with hinges; PhysKey reads poses of either, not both")
+        joints = [model.joint(j.name).id for j in bone.physkey.joints]
         if not joints:
             continue
         axes = np.array([model.jnt_axis[j] for j in joints], dtype=float)

@@ -71,3 +71,48 @@ def test_exported_task_mjcf_imports_as_the_humanoid(tmp_path):
     assert len(bpy.context.active_object.data.bones) == 16
     with pytest.raises(RuntimeError, match="no file"):
         bpy.ops.physkey.import_mjcf(filepath=str(tmp_path / "missing.xml"))
+
+
+BALL = """<mujoco>
+  <worldbody>
+    <body name="pelvis" pos="0 0 1"><freejoint/><geom type="sphere" size=".1"/>
+      <body name="leg" pos="0 0.1 -0.05"><joint name="hip" type="ball" range="0 1.2"/>
+        <geom type="capsule" fromto="0 0 0 0 0 -.4" size=".04"/>
+        <body name="shin" pos="0 0 -.45"><joint name="knee" axis="0 1 0" range="-2 0"/>
+          <geom type="capsule" fromto="0 0 0 0 0 -.4" size=".035"/></body></body></body>
+  </worldbody></mujoco>"""
+
+
+def test_ball_joints_pose_both_ways(tmp_path):
+    bpy, module = installed_extension()
+    bpy.ops.wm.read_homefile(use_empty=True)
+    src = tmp_path / "ball.xml"
+    src.write_text(BALL)
+    assert bpy.ops.physkey.import_mjcf(filepath=str(src)) == {"FINISHED"}
+    obj = bpy.context.active_object
+    assert bpy.ops.physkey.export_mjcf(filepath=str(tmp_path / "out.xml")) == {"FINISHED"}
+    model = mujoco.MjModel.from_xml_path(str(tmp_path / "out.xml"))
+    assert model.jnt_type[model.joint("hip").id] == mujoco.mjtJoint.mjJNT_BALL
+    rig = __import__(f"{module.__name__}.addon.rig", fromlist=["rig"])
+    from test_rig import _rotation_angle
+    rng = np.random.default_rng(4)
+    data = mujoco.MjData(model)
+    for _ in range(3):
+        q = model.qpos0.copy()
+        a = model.jnt_qposadr[model.joint("hip").id]
+        quat = rng.normal(size=4)
+        q[a:a + 4] = quat / np.linalg.norm(quat)
+        q[model.jnt_qposadr[model.joint("knee").id]] = rng.uniform(-2, 0)
+        data.qpos[:] = q
+        mujoco.mj_kinematics(model, data)
+        rig.pose_from_qpos(obj, model, q)
+        bpy.context.view_layer.update()
+        for name, (pos, rot) in rig.world_bone_poses(obj).items():
+            b = model.body(name).id
+            np.testing.assert_allclose(pos, data.xpos[b], atol=1e-5, err_msg=name)
+            assert _rotation_angle(rot, data.xmat[b].reshape(3, 3)) < 1e-5, name
+        back = rig.qpos_from_pose(obj, model)
+        data.qpos[:] = back
+        mujoco.mj_kinematics(model, data)
+        for name, (pos, rot) in rig.world_bone_poses(obj).items():
+            np.testing.assert_allclose(data.xpos[model.body(name).id], pos, atol=1e-5, err_msg=name)
