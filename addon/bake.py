@@ -1,0 +1,117 @@
+"""Bake a solution into a new Action: root location/rotation and every bone's rotation at the
+scene's frame rate, written through the action's channelbag with `keyframe_points.add` +
+`foreach_set` (no per-key Python), plus custom-property curves (β(t), contact distance) the Graph
+Editor can plot and timeline markers at the keyframes' reached times."""
+from __future__ import annotations
+
+import bpy
+import numpy as np
+
+LINEAR = 1  # bpy keyframe interpolation enum value of 'LINEAR'
+
+
+def _quat_mul(a, b):
+    w1, x1, y1, z1 = np.moveaxis(a, -1, 0)
+    w2, x2, y2, z2 = np.moveaxis(b, -1, 0)
+    return np.stack([w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2, w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2,
+                     w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2, w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2], axis=-1)
+
+
+def _continuous(q):
+    """Flip quaternions onto one hemisphere frame to frame, so interpolation never takes the long way."""
+    q = q.copy()
+    flips = np.cumprod(np.where(np.sum(q[1:] * q[:-1], axis=1) < 0, -1.0, 1.0))
+    q[1:] *= flips[:, None]
+    return q
+
+
+def bone_channels(obj, model, qpos: np.ndarray) -> dict:
+    """Per bone: (location (F, 3) or None, rotation_quaternion (F, 4)) for every row of qpos."""
+    from mathutils import Matrix
+    nf = len(qpos)
+    out = {}
+    scale = obj.matrix_world.to_scale()[0]
+    inv_obj = np.array(obj.matrix_world.inverted())
+    for pb in obj.pose.bones:
+        bone = pb.bone
+        if bone.parent is None:
+            a = int(model.jnt_qposadr[model.joint("root").id])
+            rest_inv = np.array(bone.matrix_local.inverted())
+            world = np.zeros((nf, 4, 4))
+            q = qpos[:, a + 3:a + 7] / np.linalg.norm(qpos[:, a + 3:a + 7], axis=1, keepdims=True)
+            w, x, y, z = q.T
+            world[:, :3, :3] = np.stack([
+                np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)], -1),
+                np.stack([2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)], -1),
+                np.stack([2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)], -1)], 1) * scale
+            world[:, :3, 3] = qpos[:, a:a + 3]
+            world[:, 3, 3] = 1.0
+            basis = rest_inv @ inv_obj @ world
+            loc = basis[:, :3, 3]
+            rot = np.array([list(Matrix(m[:3, :3].tolist()).to_quaternion()) for m in basis])
+            out[pb.name] = (loc, _continuous(rot))
+            continue
+        rot = np.tile([1.0, 0.0, 0.0, 0.0], (nf, 1))
+        for j in bone.physkey.joints:
+            jid = model.joint(j.name).id
+            adr = model.jnt_qposadr[jid]
+            if j.type == "ball":
+                r = qpos[:, adr:adr + 4]
+            else:
+                h = 0.5 * qpos[:, adr]
+                r = np.concatenate([np.cos(h)[:, None], np.sin(h)[:, None] * model.jnt_axis[jid]], axis=1)
+            rot = _quat_mul(rot, r)
+        out[pb.name] = (None, _continuous(rot))
+    return out
+
+
+def _fcurve(channelbag, data_path, index, frames, values, group=None):
+    fc = channelbag.fcurves.new(data_path, index=index)
+    if group is not None:
+        fc.group = group
+    fc.keyframe_points.add(len(frames))
+    co = np.empty(2 * len(frames), dtype=np.float32)
+    co[0::2], co[1::2] = frames, values
+    fc.keyframe_points.foreach_set("co", co)
+    fc.keyframe_points.foreach_set("interpolation", np.full(len(frames), LINEAR, dtype=np.int32))
+    fc.update()
+    return fc
+
+
+def bake_action(obj, model, frame_times, frame_qpos, name: str, frame_start: int, fps: float,
+                extra: dict | None = None):
+    """A new Action (never replacing one: Blender uniquifies the name) holding the motion, with
+    `extra` {property name: (times, values)} as custom-property curves on the object."""
+    action = bpy.data.actions.new(name)
+    slot = action.slots.new(id_type="OBJECT", name=obj.name)
+    strip = action.layers.new("PhysKey").strips.new(type="KEYFRAME")
+    bag = strip.channelbag(slot, ensure=True)
+    frames = frame_start + np.asarray(frame_times, float) * fps
+    for bone, (loc, rot) in bone_channels(obj, model, np.asarray(frame_qpos, float)).items():
+        group = bag.groups.new(bone)
+        base = f'pose.bones["{bone}"]'
+        if loc is not None:
+            for i in range(3):
+                _fcurve(bag, f"{base}.location", i, frames, loc[:, i], group)
+        for i in range(4):
+            _fcurve(bag, f"{base}.rotation_quaternion", i, frames, rot[:, i], group)
+    for prop, (times, values) in (extra or {}).items():
+        obj[prop] = float(values[0]) if len(values) else 0.0
+        _fcurve(bag, f'["{prop}"]', 0, frame_start + np.asarray(times, float) * fps, np.asarray(values, float))
+    for pb in obj.pose.bones:
+        pb.rotation_mode = "QUATERNION"
+    return action, slot
+
+
+def assign(obj, action, slot) -> None:
+    obj.animation_data_create()
+    obj.animation_data.action = action
+    obj.animation_data.action_slot = slot
+
+
+def add_markers(scene, reached, frame_start: int, fps: float, prefix: str) -> list:
+    markers = []
+    for k, t in enumerate(reached):
+        if t is not None:
+            markers.append(scene.timeline_markers.new(f"{prefix}{k}", frame=int(round(frame_start + t * fps))))
+    return markers

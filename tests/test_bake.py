@@ -1,0 +1,71 @@
+"""Bake: a solution's frames become a new Action whose evaluated pose is the solution's, fast."""
+import time
+
+import mujoco
+import numpy as np
+import pytest
+
+from blender_env import installed_extension
+from test_rig import _rotation_angle
+
+
+@pytest.fixture(scope="module")
+def rig_and_model(tmp_path_factory):
+    bpy, module = installed_extension()
+    bpy.ops.wm.read_homefile(use_empty=True)
+    bpy.ops.physkey.add_character()
+    obj = bpy.context.active_object
+    path = tmp_path_factory.mktemp("bake") / "h.xml"
+    bpy.ops.physkey.export_mjcf(filepath=str(path))
+    return bpy, module, obj, mujoco.MjModel.from_xml_path(str(path))
+
+
+def _random_motion(model, n, seed=0):
+    rng = np.random.default_rng(seed)
+    q = np.tile(model.qpos0, (n, 1))
+    t = np.linspace(0, 1, n)
+    for j in range(model.njnt):
+        a = model.jnt_qposadr[j]
+        if model.jnt_type[j] == mujoco.mjtJoint.mjJNT_HINGE:
+            lo, hi = model.jnt_range[j]
+            q[:, a] = lo + (hi - lo) * (0.5 + 0.4 * np.sin(2 * np.pi * (t + rng.uniform())))
+        elif model.jnt_type[j] == mujoco.mjtJoint.mjJNT_FREE:
+            q[:, a:a + 3] += np.stack([t, 0.3 * t, 0.1 * np.sin(3 * t)], 1)
+            ang = 3.0 * t
+            q[:, a + 3:a + 7] = np.stack([np.cos(ang / 2), 0 * t, 0 * t, np.sin(ang / 2)], 1)
+    return q
+
+
+def test_baked_action_plays_the_solution(rig_and_model):
+    bpy, module, obj, model = rig_and_model
+    bake = __import__(f"{module.__name__}.addon.bake", fromlist=["bake"])
+    rig = __import__(f"{module.__name__}.addon.rig", fromlist=["rig"])
+    fps, n = 30.0, 31
+    times = np.arange(n) / fps
+    qpos = _random_motion(model, n)
+    action, slot = bake.bake_action(obj, model, times, qpos, "test_bake", 1, fps,
+                                    extra={"physkey_beta": (times, np.linspace(0, 1, n))})
+    bake.assign(obj, action, slot)
+    data = mujoco.MjData(model)
+    for k in (0, 7, 30):
+        bpy.context.scene.frame_set(1 + k)
+        data.qpos[:] = qpos[k]
+        mujoco.mj_kinematics(model, data)
+        for name, (pos, rot) in rig.world_bone_poses(obj).items():
+            b = model.body(name).id
+            np.testing.assert_allclose(pos, data.xpos[b], atol=1e-5, err_msg=f"{name} frame {k}")
+            assert _rotation_angle(rot, data.xmat[b].reshape(3, 3)) < 1e-5
+        assert obj["physkey_beta"] == pytest.approx(k / 30, abs=1e-6)
+
+
+def test_bake_of_1000_frames_is_under_a_second(rig_and_model):
+    bpy, module, obj, model = rig_and_model
+    bake = __import__(f"{module.__name__}.addon.bake", fromlist=["bake"])
+    qpos = _random_motion(model, 1000, seed=1)
+    start = time.perf_counter()
+    action, slot = bake.bake_action(obj, model, np.arange(1000) / 30.0, qpos, "big", 1, 30.0)
+    elapsed = time.perf_counter() - start
+    assert elapsed < 1.0, elapsed
+    assert len(action.layers[0].strips[0].channelbags[0].fcurves) == 3 + 16 * 4
+    again, _ = bake.bake_action(obj, model, np.arange(2) / 30.0, qpos[:2], "big", 1, 30.0)
+    assert again.name != action.name and action.name in bpy.data.actions  # never overwrites
