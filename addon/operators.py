@@ -162,5 +162,165 @@ class PHYSKEY_OT_import_mjcf(bpy.types.Operator):
         return {"RUNNING_MODAL"}
 
 
+_JOBS: dict = {}  # scene name → the running SolveJob
+
+
+def _job_folder(context) -> str:
+    import tempfile
+    import time
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    name = bpy.path.clean_name(context.scene.name or "scene")
+    if bpy.data.filepath:
+        base = bpy.path.abspath("//physkey")
+        os.makedirs(base, exist_ok=True)
+        return tempfile.mkdtemp(prefix=f"{name}-{stamp}-", dir=base)
+    return tempfile.mkdtemp(prefix=f"physkey-{name}-{stamp}-")
+
+
+def handle_events(scene, job, events) -> str | None:
+    """Apply solver events to the scene; returns an error message when the solve failed."""
+    from . import solutions
+    props = scene.physkey
+    error = None
+    for e in events:
+        kind = e.get("event")
+        if kind == "progress":
+            props.progress = min(1.0, float(e["fraction"]))
+            props.status = f"seed {e['seed']}: {100 * props.progress:.0f}%, cost {e['cost']:.4g}"
+        elif kind in ("solution", "stage"):
+            solutions.add_from_event(scene, e)
+        elif kind == "seed_failed":
+            props.status = f"seed {e['seed']} failed: {e['message']}"
+        elif kind == "error":
+            if e.get("fatal", True):
+                error = e["message"]
+            props.status = e["message"]
+        elif kind == "done":
+            props.status = f"done: {e['solutions']} solution(s) in {e['wall_s']:.1f} s"
+        elif kind == "exit" and e["returncode"] not in (0, None) and error is None:
+            error = f"the solver stopped (exit {e['returncode']}): {job.stderr_tail(3) or 'see ' + job.log_path}"
+    return error
+
+
+class PHYSKEY_OT_solve(bpy.types.Operator):
+    """Solve the scene's keyframes in the background; Esc or Cancel stops it"""
+    bl_idname = "physkey.solve"
+    bl_label = "Solve"
+
+    wait: bpy.props.BoolProperty(default=False, description="Block until done (scripts and tests)")
+
+    def _start(self, context):
+        from . import taskio
+        scene = context.scene
+        if scene.name in _JOBS:
+            raise ValueError("a solve is already running in this scene: cancel it first")
+        desc = extract_scene(context, lambda msg: self.report({"WARNING"}, msg))
+        task = taskio.task_from_scene(context, desc)
+        if scene.physkey.method != "simulate" and not task["keyframes"]:
+            raise ValueError("no keyframes: add contact keyframes or key poses first")
+        scene.physkey.solutions.clear()
+        scene.physkey.progress, scene.physkey.status, scene.physkey.running = 0.0, "starting", True
+        from .job import SolveJob
+        job = SolveJob(task, _job_folder(context), scene.physkey.num_seeds)
+        _JOBS[scene.name] = job
+        return job
+
+    def _finish(self, context, job, error):
+        scene = context.scene
+        job.close()
+        _JOBS.pop(scene.name, None)
+        scene.physkey.running = False
+        if error:
+            self.report({"ERROR"}, error)
+            return {"CANCELLED"}
+        self.report({"INFO"}, scene.physkey.status or "done")
+        return {"FINISHED"}
+
+    def execute(self, context):
+        import time
+        try:
+            job = self._start(context)
+        except ValueError as e:
+            self.report({"ERROR"}, str(e))
+            return {"CANCELLED"}
+        error, done = None, False
+        while not done:
+            events = job.poll()
+            error = handle_events(context.scene, job, events) or error
+            done = any(e.get("event") == "exit" for e in events)
+            if not done:
+                time.sleep(0.05)
+        return self._finish(context, job, error)
+
+    def invoke(self, context, event):
+        if self.wait:
+            return self.execute(context)
+        try:
+            self._job = self._start(context)
+        except ValueError as e:
+            self.report({"ERROR"}, str(e))
+            return {"CANCELLED"}
+        self._error = None
+        self._timer = context.window_manager.event_timer_add(0.1, window=context.window)
+        context.window_manager.modal_handler_add(self)
+        return {"RUNNING_MODAL"}
+
+    def modal(self, context, event):
+        job = self._job
+        if event.type == "ESC" or context.scene.name not in _JOBS:
+            job.cancel()
+            context.scene.physkey.status = "cancelled"
+        if event.type in ("TIMER", "ESC"):
+            events = job.poll()
+            self._error = handle_events(context.scene, job, events) or self._error
+            if context.workspace:
+                context.workspace.status_text_set(f"PhysKey: {context.scene.physkey.status}")
+            if any(e.get("event") == "exit" for e in events):
+                context.window_manager.event_timer_remove(self._timer)
+                if context.workspace:
+                    context.workspace.status_text_set(None)
+                return self._finish(context, job, self._error)
+        return {"PASS_THROUGH"}
+
+
+class PHYSKEY_OT_cancel_solve(bpy.types.Operator):
+    """Stop the running solve (solutions already received are kept)"""
+    bl_idname = "physkey.cancel_solve"
+    bl_label = "Cancel"
+
+    def execute(self, context):
+        job = _JOBS.pop(context.scene.name, None)
+        if job is None:
+            self.report({"WARNING"}, "no solve is running")
+            return {"CANCELLED"}
+        job.cancel()
+        context.scene.physkey.status = "cancelled"
+        return {"FINISHED"}
+
+
+class PHYSKEY_OT_keep_solution(bpy.types.Operator):
+    """Bake the selected solution into a new Action (the animator's actions are never overwritten)"""
+    bl_idname = "physkey.keep_solution"
+    bl_label = "Keep"
+    bl_options = {"REGISTER", "UNDO"}
+
+    index: bpy.props.IntProperty(default=-1, description="Solution to keep (-1: the selected one)")
+
+    def execute(self, context):
+        from . import solutions
+        props = context.scene.physkey
+        index = self.index if self.index >= 0 else props.active_solution
+        if index < 0 or index >= len(props.solutions):
+            self.report({"ERROR"}, "no solution selected")
+            return {"CANCELLED"}
+        try:
+            action = solutions.keep(context, index)
+        except ValueError as e:
+            self.report({"ERROR"}, str(e))
+            return {"CANCELLED"}
+        self.report({"INFO"}, f"Kept as action '{action.name}'")
+        return {"FINISHED"}
+
+
 classes = (PHYSKEY_OT_add_character, PHYSKEY_OT_autofill_rig, PHYSKEY_OT_export_mjcf, PHYSKEY_OT_load_preset,
-           PHYSKEY_OT_import_mjcf)
+           PHYSKEY_OT_import_mjcf, PHYSKEY_OT_solve, PHYSKEY_OT_cancel_solve, PHYSKEY_OT_keep_solution)

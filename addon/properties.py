@@ -58,6 +58,7 @@ COLLIDER_SHAPES = [("auto", "Auto", "Convex hull of the mesh (its bounding box i
 
 class PHYSKEY_PG_object(bpy.types.PropertyGroup):
     is_character: BoolProperty(default=False)
+    animator_action: StringProperty(default="", description="The animator's action, restored when a preview ends")
     is_body: BoolProperty(default=False, description="An environment body: its collider children move with it")
     collider: BoolProperty(default=False, description="The character can touch this object")
     shape: EnumProperty(items=COLLIDER_SHAPES, default="auto")
@@ -96,6 +97,23 @@ class PHYSKEY_PG_pose_key(bpy.types.PropertyGroup):
     range_max: FloatProperty(default=1.0, min=0.001, description="Latest arrival after the previous key (s)")
 
 
+class PHYSKEY_PG_solution(bpy.types.PropertyGroup):
+    """One alternative from a solve (a seed, or a curriculum stage of one)."""
+    seed: bpy.props.IntProperty()
+    stage: bpy.props.IntProperty(default=-1, description="Curriculum stage of a partial solution; -1 when final")
+    success: BoolProperty()
+    cost: FloatProperty()
+    duration: FloatProperty(unit="TIME_ABSOLUTE")
+    assist: FloatProperty(description="Mean β² of the assist forces")
+    result_path: StringProperty(subtype="FILE_PATH", description="The solution's result.npz (model.xml is beside)")
+    reached_json: StringProperty(default="[]")
+
+
+def _preview_selected(self, context):
+    from . import solutions
+    solutions.preview(context, self.active_solution)
+
+
 class PHYSKEY_PG_scene(bpy.types.PropertyGroup):
     preset: StringProperty(default="", description="The preset this scene was built from")
     method: EnumProperty(items=[("contact", "Contact keyframes", "PartwiseMPC"),
@@ -104,10 +122,16 @@ class PHYSKEY_PG_scene(bpy.types.PropertyGroup):
     settings_json: StringProperty(default="{}", description="Method settings as JSON")
     contact_keyframes: CollectionProperty(type=PHYSKEY_PG_contact_keyframe)
     pose_keys: CollectionProperty(type=PHYSKEY_PG_pose_key)
+    num_seeds: bpy.props.IntProperty(default=3, min=1, max=64, description="Alternative solutions to compute")
+    solutions: CollectionProperty(type=PHYSKEY_PG_solution)
+    active_solution: bpy.props.IntProperty(default=-1, update=_preview_selected)
+    progress: FloatProperty(default=0.0, min=0.0, max=1.0, subtype="FACTOR")
+    status: StringProperty(default="")
+    running: BoolProperty(default=False)
 
 
 classes = (PHYSKEY_PG_joint, PHYSKEY_PG_geom, PHYSKEY_PG_site, PHYSKEY_PG_bone, PHYSKEY_PG_object, PHYSKEY_PG_pair,
-           PHYSKEY_PG_contact_keyframe, PHYSKEY_PG_pose_key, PHYSKEY_PG_scene)
+           PHYSKEY_PG_contact_keyframe, PHYSKEY_PG_pose_key, PHYSKEY_PG_solution, PHYSKEY_PG_scene)
 
 
 def register_properties():

@@ -1,0 +1,92 @@
+"""A solve running in the background: `python -m solver run … --jsonl` started with Blender's own
+Python and the extension's bundled site-packages, its JSON events read on a thread and handed to
+the UI through a queue (bpy is only ever touched on the main thread, by whoever polls)."""
+from __future__ import annotations
+
+import json
+import os
+import queue
+import subprocess
+import sys
+import threading
+import time
+
+EXTENSION_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _site_packages() -> str:
+    """Where Blender installed the extension's wheels (the user extensions' `.local` prefix)."""
+    import bpy
+    local = bpy.utils.user_resource("EXTENSIONS", path=".local")
+    return os.path.join(local, "lib", f"python{sys.version_info.major}.{sys.version_info.minor}", "site-packages")
+
+
+class SolveJob:
+    """One solver process and its event stream."""
+
+    def __init__(self, task: dict, folder: str, num_seeds: int, workers: int | None = None):
+        os.makedirs(folder, exist_ok=True)
+        self.folder = folder
+        self.out = os.path.join(folder, "result")
+        self.task_path = os.path.join(folder, "task_input.json")
+        with open(self.task_path, "w", encoding="utf-8") as f:
+            json.dump(task, f)
+        env = dict(os.environ)
+        paths = [EXTENSION_DIR, _site_packages(), env.get("PYTHONPATH", "")]
+        env["PYTHONPATH"] = os.pathsep.join(p for p in paths if p)
+        cmd = [sys.executable, "-m", "solver", "run", self.task_path, "--out", self.out, "--jsonl",
+               "--num-seeds", str(num_seeds)]
+        if workers is not None:
+            cmd += ["--workers", str(workers)]
+        self.log_path = os.path.join(folder, "solver.log")
+        self._log = open(self.log_path, "w", encoding="utf-8")
+        self.proc = subprocess.Popen(cmd, cwd=EXTENSION_DIR, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=self._log, text=True, bufsize=1)
+        self.events: queue.Queue = queue.Queue()
+        self.started = time.perf_counter()
+        self._reader = threading.Thread(target=self._read, name="physkey-solver-events", daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        for line in self.proc.stdout:
+            line = line.strip()
+            if line:
+                try:
+                    self.events.put(json.loads(line))
+                except json.JSONDecodeError:
+                    self.events.put({"event": "log", "line": line})
+        self.proc.wait()
+        self.events.put({"event": "exit", "returncode": self.proc.returncode})
+
+    def poll(self) -> list[dict]:
+        out = []
+        while True:
+            try:
+                out.append(self.events.get_nowait())
+            except queue.Empty:
+                return out
+
+    def send_keyframes(self, keyframes: list[dict]) -> None:
+        """Contact keyframes added while the solve runs reach the running solver."""
+        if self.proc.poll() is None:
+            self.proc.stdin.write(json.dumps({"append_keyframes": keyframes}) + "\n")
+            self.proc.stdin.flush()
+
+    def cancel(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+
+    def close(self) -> None:
+        self.cancel()
+        try:
+            self.proc.stdin.close()
+        except OSError:
+            pass
+        self._log.close()
+
+    def stderr_tail(self, n: int = 5) -> str:
+        try:
+            with open(self.log_path, encoding="utf-8") as f:
+                return "".join(f.readlines()[-n:]).strip()
+        except OSError:
+            return ""

@@ -1,0 +1,107 @@
+"""Solutions in the scene: events from a solve become entries; selecting one previews it on the
+rig (in a scratch action — the animator's own action is set aside, never edited); *Keep* bakes it
+into a new Action named after scene, method and seed, with timeline markers and β / contact
+distance curves."""
+from __future__ import annotations
+
+import json
+import os
+
+import bpy
+import numpy as np
+
+from . import bake
+
+PREVIEW_ACTION = "PhysKey Preview"
+
+
+def add_from_event(scene, event: dict) -> None:
+    entry = event["solution"]
+    item = scene.physkey.solutions.add()
+    item.seed, item.stage = entry["seed"], event.get("stage", -1) if event["event"] == "stage" else -1
+    item.success, item.cost, item.duration = bool(entry["success"]), float(entry["cost"]), float(entry["duration_s"])
+    item.assist = float(entry.get("assist_mean_beta2", 0.0))
+    item.result_path = event["result_path"]
+    item.reached_json = json.dumps(entry.get("keyframes_reached", []))
+    item.name = f"seed {item.seed}" + (f" · stage {item.stage}" if item.stage >= 0 else "")
+
+
+def _load(item):
+    import mujoco
+    path = bpy.path.abspath(item.result_path)
+    if not os.path.exists(path):
+        raise ValueError(f"the solution's file is gone: {path}")
+    with np.load(path, allow_pickle=False) as z:
+        arrays = {k: z[k] for k in z.files}
+    result_dir = os.path.dirname(os.path.dirname(path))
+    model = mujoco.MjModel.from_xml_path(os.path.join(result_dir, "model.xml"))
+    return arrays, model
+
+
+def _character(context):
+    from .operators import _active_character
+    obj = _active_character(context)
+    if obj is None:
+        raise ValueError("no character in the scene to show the solution on")
+    return obj
+
+
+def _curves(arrays) -> dict:
+    extra = {}
+    if "beta" in arrays:
+        extra["physkey_beta"] = (arrays["times"], arrays["beta"])
+    if "contact_distance" in arrays:
+        extra["physkey_contact_distance"] = (arrays["times"], arrays["contact_distance"])
+    return extra
+
+
+def preview(context, index: int) -> None:
+    scene = context.scene
+    if index < 0 or index >= len(scene.physkey.solutions):
+        return
+    obj = _character(context)
+    arrays, model = _load(scene.physkey.solutions[index])
+    ad = obj.animation_data
+    current = ad.action if ad else None
+    if current is not None and current.name != PREVIEW_ACTION and not obj.physkey.animator_action:
+        obj.physkey.animator_action = current.name
+        current.use_fake_user = True  # set aside, never lost
+    old = bpy.data.actions.get(PREVIEW_ACTION)
+    if old is not None:
+        bpy.data.actions.remove(old)
+    action, slot = bake.bake_action(obj, model, arrays["frame_times"], arrays["frame_qpos"], PREVIEW_ACTION,
+                                    scene.frame_start, scene.render.fps / scene.render.fps_base)
+    bake.assign(obj, action, slot)
+
+
+def end_preview(context) -> None:
+    obj = _character(context)
+    name = obj.physkey.animator_action
+    if name and name in bpy.data.actions:
+        obj.animation_data.action = bpy.data.actions[name]
+    elif obj.animation_data:
+        obj.animation_data.action = None
+    obj.physkey.animator_action = ""
+    old = bpy.data.actions.get(PREVIEW_ACTION)
+    if old is not None:
+        bpy.data.actions.remove(old)
+
+
+def keep(context, index: int):
+    """Bake solution `index` into a new Action and make it the character's; returns the action."""
+    scene = context.scene
+    item = scene.physkey.solutions[index]
+    obj = _character(context)
+    arrays, model = _load(item)
+    fps = scene.render.fps / scene.render.fps_base
+    name = f"{scene.name}_{scene.physkey.method}_seed{item.seed}"
+    if obj.animation_data and obj.animation_data.action and obj.animation_data.action.name != PREVIEW_ACTION \
+            and not obj.physkey.animator_action:
+        obj.animation_data.action.use_fake_user = True
+    end_preview(context)
+    action, slot = bake.bake_action(obj, model, arrays["frame_times"], arrays["frame_qpos"], name,
+                                    scene.frame_start, fps, extra=_curves(arrays))
+    action.use_fake_user = True
+    bake.assign(obj, action, slot)
+    bake.add_markers(scene, json.loads(item.reached_json), scene.frame_start, fps, f"{action.name} kf")
+    return action
