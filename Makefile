@@ -15,11 +15,11 @@ $(STAMP): requirements.txt
 	$(PY) -m pip install --quiet -r requirements.txt
 	touch $(STAMP)
 
-# Until the Blender add-on lands, the main job is solver-only: the humanoid dropped onto the armchair,
-# three seeds as alternative outcomes.
+# The main job: build the extension, install it into a sandboxed Blender (bpy), load the armchair
+# stand-sit-stand preset, solve it with 3 seeds, keep the best, save out/demo.blend, render
+# out/demo.mp4 and out/demo_contact_sheet.png.
 demo: venv
-	$(PY) -m solver run scenes/tasks/drop_onto_armchair.json --out out/demo --num-seeds 3
-	@echo "demo output: $(CURDIR)/out/demo (result.json, model.xml, seed_*/result.npz)"
+	$(PY) tools/demo.py
 
 test: venv
 	$(PY) -m pytest -q tests

@@ -32,6 +32,15 @@ def extract_scene(context, warn=None):
                       environment=Environment(floor=True, bodies=bodies),
                       initial_pose=Pose(root_pos=root.pos, root_quat=root.quat))
     check_references(scene)
+    # The motion starts from the pose the rig shows now, not from its rest pose.
+    from ..solver.mjcf import compile_spec, scene_to_spec
+    model = compile_spec(scene_to_spec(scene))
+    q = rig.qpos_from_pose(obj, model)
+    a = int(model.jnt_qposadr[model.joint("root").id])
+    scene.initial_pose = Pose(root_pos=[float(v) for v in q[a:a + 3]], root_quat=[float(v) for v in q[a + 3:a + 7]],
+                              joints={model.joint(j).name: float(q[model.jnt_qposadr[j]]) for j in range(model.njnt)
+                                      if model.jnt_type[j] == 3 and model.joint(j).name in
+                                      {jt.name for b in character.bodies for jt in b.joints}})
     return scene
 
 
