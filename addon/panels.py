@@ -67,4 +67,38 @@ class PHYSKEY_PT_colliders(bpy.types.Panel):
         sub.prop(props, "mass")
 
 
-classes = (PHYSKEY_PT_character, PHYSKEY_PT_colliders)
+class PHYSKEY_UL_solutions(bpy.types.UIList):
+    def draw_item(self, context, layout, data, item, icon, active_data, active_propname, index):
+        row = layout.row(align=True)
+        row.label(text=item.name, icon="CHECKMARK" if item.success else "ERROR")
+        row.label(text=f"cost {item.cost:.3g}")
+        row.label(text=f"{item.duration:.2f} s")
+        if item.assist:
+            row.label(text=f"β² {item.assist:.3f}")
+
+
+class PHYSKEY_PT_solve(bpy.types.Panel):
+    bl_idname = "PHYSKEY_PT_solve"
+    bl_label = "Solve"
+    bl_space_type = "VIEW_3D"
+    bl_region_type = "UI"
+    bl_category = "PhysKey"
+
+    def draw(self, context):
+        layout = self.layout
+        props = context.scene.physkey
+        layout.prop(props, "method", text="")
+        layout.prop(props, "num_seeds", text="Alternatives")
+        if props.running:
+            row = layout.row()
+            row.prop(props, "progress", text=props.status or "running")
+            row.operator("physkey.cancel_solve", icon="CANCEL", text="")
+        else:
+            layout.operator("physkey.solve", icon="PLAY")
+            if props.status:
+                layout.label(text=props.status)
+        layout.template_list("PHYSKEY_UL_solutions", "", props, "solutions", props, "active_solution", rows=3)
+        layout.operator("physkey.keep_solution", icon="ACTION")
+
+
+classes = (PHYSKEY_PT_character, PHYSKEY_PT_colliders, PHYSKEY_UL_solutions, PHYSKEY_PT_solve)

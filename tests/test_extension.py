@@ -47,9 +47,10 @@ def test_install_enable_disable_reenable():
 
 def test_sidebar_panels_and_operators_are_registered():
     bpy, module = installed_extension()
-    for panel in ("PHYSKEY_PT_character", "PHYSKEY_PT_colliders"):
+    for panel in ("PHYSKEY_PT_character", "PHYSKEY_PT_colliders", "PHYSKEY_PT_solve"):
         cls = getattr(bpy.types, panel)
         assert cls.bl_category == "PhysKey" and cls.bl_space_type == "VIEW_3D" and cls.bl_region_type == "UI"
-    for op in ("add_character", "export_mjcf"):
+    for op in ("add_character", "export_mjcf", "load_preset", "import_mjcf", "autofill_rig", "solve",
+               "cancel_solve", "keep_solution"):
         assert hasattr(bpy.ops.physkey, op)
     assert "UNDO" in bpy.types.PHYSKEY_OT_add_character.bl_options
