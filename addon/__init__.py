@@ -9,19 +9,40 @@ def _classes():
     return properties.classes + operators.classes + panels.classes
 
 
+def _stop_solves(*_args):
+    """Kill running solver processes (on file load, add-on disable and exit): nothing is left
+    running behind the animator's back; solutions already on disk stay there."""
+    from .operators import _JOBS
+    for job in list(_JOBS.values()):
+        job.close()
+    _JOBS.clear()
+
+
 def register():
+    import atexit
+
     import bpy
 
     from .properties import register_properties
     for cls in _classes():
         bpy.utils.register_class(cls)
     register_properties()
+    bpy.app.handlers.persistent(_stop_solves)  # survive file loads (it is what reacts to them)
+    if _stop_solves not in bpy.app.handlers.load_pre:
+        bpy.app.handlers.load_pre.append(_stop_solves)
+    atexit.register(_stop_solves)
 
 
 def unregister():
+    import atexit
+
     import bpy
 
     from .properties import unregister_properties
+    _stop_solves()
+    atexit.unregister(_stop_solves)
+    if _stop_solves in bpy.app.handlers.load_pre:
+        bpy.app.handlers.load_pre.remove(_stop_solves)
     unregister_properties()
     for cls in reversed(_classes()):
         bpy.utils.unregister_class(cls)

@@ -57,3 +57,21 @@ def test_solve_without_character_or_keyframes():
     bpy.context.scene.physkey.contact_keyframes.clear()
     with pytest.raises(RuntimeError, match="no keyframes"):
         bpy.ops.physkey.solve(wait=True)
+
+
+def test_second_solve_is_refused_and_file_load_stops_a_running_solve(tmp_path):
+    bpy, module = installed_extension()
+    _preset(bpy, "armchair_stand_sit_stand")
+    ops = __import__(f"{module.__name__}.addon.operators", fromlist=["operators"])
+    taskio = __import__(f"{module.__name__}.addon.taskio", fromlist=["taskio"])
+    job_mod = __import__(f"{module.__name__}.addon.job", fromlist=["job"])
+    ctx = bpy.context
+    task = taskio.task_from_scene(ctx, ops.extract_scene(ctx))
+    job = job_mod.SolveJob(task, str(tmp_path / "job"), 1)
+    ops._JOBS[ctx.scene.name] = job
+    with pytest.raises(RuntimeError, match="already running"):
+        bpy.ops.physkey.solve(wait=True)
+    bpy.ops.wm.read_homefile(use_empty=True)  # loading a file stops the solver process
+    assert not ops._JOBS
+    job.proc.wait(timeout=10)
+    assert job.proc.returncode != 0
