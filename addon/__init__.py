@@ -5,8 +5,8 @@ it imports the solver's pure schema and MJCF modules so there is one format.
 
 
 def _classes():
-    from . import operators, panels, properties
-    return properties.classes + operators.classes + panels.classes
+    from . import contact_ops, operators, panels, properties
+    return properties.classes + operators.classes + contact_ops.classes + panels.classes
 
 
 def _stop_solves(*_args):

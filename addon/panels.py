@@ -67,6 +67,45 @@ class PHYSKEY_PT_colliders(bpy.types.Panel):
         sub.prop(props, "mass")
 
 
+class PHYSKEY_UL_contact_keyframes(bpy.types.UIList):
+    def draw_item(self, context, layout, data, item, icon, active_data, active_propname, index):
+        row = layout.row(align=True)
+        row.prop(item, "name", text="", emboss=False)
+        row.label(text=f"{len(item.pairs)} pair(s)")
+
+
+class PHYSKEY_PT_contacts(bpy.types.Panel):
+    bl_idname = "PHYSKEY_PT_contacts"
+    bl_label = "Contact Keyframes"
+    bl_space_type = "VIEW_3D"
+    bl_region_type = "UI"
+    bl_category = "PhysKey"
+
+    def draw(self, context):
+        layout = self.layout
+        props = context.scene.physkey
+        row = layout.row()
+        row.template_list("PHYSKEY_UL_contact_keyframes", "", props, "contact_keyframes", props,
+                          "active_contact_keyframe", rows=4)
+        col = row.column(align=True)
+        for action, icon in (("ADD", "ADD"), ("REMOVE", "REMOVE"), ("DUPLICATE", "DUPLICATE"), ("UP", "TRIA_UP"),
+                             ("DOWN", "TRIA_DOWN"), ("REVERSE", "ARROW_LEFTRIGHT")):
+            col.operator("physkey.contact_keyframe_edit", icon=icon, text="").action = action
+        i = props.active_contact_keyframe
+        if 0 <= i < len(props.contact_keyframes):
+            item = props.contact_keyframes[i]
+            col = layout.column(align=True)
+            col.prop(item, "tolerance")
+            col.prop(item, "sustain")
+            col.prop(item, "time_limit")
+            row = layout.row(align=True)
+            for style in ("standing", "seated", "lying"):
+                row.operator("physkey.contact_style", text=style.capitalize()).style = style
+            layout.operator("physkey.add_pair", icon="CURSOR")
+            for p in item.pairs:
+                layout.label(text=f"{p.body1} ↔ {p.body2}", icon="LINKED")
+
+
 class PHYSKEY_UL_solutions(bpy.types.UIList):
     def draw_item(self, context, layout, data, item, icon, active_data, active_propname, index):
         row = layout.row(align=True)
@@ -101,4 +140,5 @@ class PHYSKEY_PT_solve(bpy.types.Panel):
         layout.operator("physkey.keep_solution", icon="ACTION")
 
 
-classes = (PHYSKEY_PT_character, PHYSKEY_PT_colliders, PHYSKEY_UL_solutions, PHYSKEY_PT_solve)
+classes = (PHYSKEY_PT_character, PHYSKEY_PT_colliders, PHYSKEY_UL_contact_keyframes, PHYSKEY_PT_contacts,
+           PHYSKEY_UL_solutions, PHYSKEY_PT_solve)

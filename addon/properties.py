@@ -121,6 +121,7 @@ class PHYSKEY_PG_scene(bpy.types.PropertyGroup):
                                 ("simulate", "Simulate", "Play the scene forward")], default="contact")
     settings_json: StringProperty(default="{}", description="Method settings as JSON")
     contact_keyframes: CollectionProperty(type=PHYSKEY_PG_contact_keyframe)
+    active_contact_keyframe: bpy.props.IntProperty(default=0)
     pose_keys: CollectionProperty(type=PHYSKEY_PG_pose_key)
     num_seeds: bpy.props.IntProperty(default=3, min=1, max=64, description="Alternative solutions to compute")
     solutions: CollectionProperty(type=PHYSKEY_PG_solution)

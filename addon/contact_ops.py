@@ -1,0 +1,138 @@
+"""Editing the contact keyframe list: add, remove, duplicate, move, reverse; style presets; and
+*Add Pair*: the active bone's point nearest the 3D cursor ↔ the 3D cursor on the selected object
+(its environment body) or on the world."""
+from __future__ import annotations
+
+import bpy
+import numpy as np
+from bpy.props import EnumProperty, IntProperty
+from mathutils import Vector
+
+STYLE_ITEMS = [("standing", "Standing", "Balance first: COM over the feet, head up"),
+               ("seated", "Seated", "MuJoCo MPC's defaults: upright torso, knees over feet"),
+               ("lying", "Lying", "No posture terms")]
+
+
+def _list(context):
+    return context.scene.physkey.contact_keyframes
+
+
+def _apply_style(item, style: str) -> None:
+    from ..solver.mpc.keyframes import STYLE_PRESETS, TERM_NAMES
+    item.weights = [STYLE_PRESETS[style][t] for t in TERM_NAMES]
+
+
+def _copy(src, dst) -> None:
+    for attr in ("name", "tolerance", "sustain", "time_limit", "weights", "use_facing", "facing"):
+        setattr(dst, attr, getattr(src, attr))
+    dst.pairs.clear()
+    for p in src.pairs:
+        q = dst.pairs.add()
+        q.body1, q.pos1, q.body2, q.pos2 = p.body1, p.pos1, p.body2, p.pos2
+
+
+class PHYSKEY_OT_contact_keyframe_edit(bpy.types.Operator):
+    """Add, remove, duplicate, move or reverse contact keyframes"""
+    bl_idname = "physkey.contact_keyframe_edit"
+    bl_label = "Edit Contact Keyframes"
+    bl_options = {"REGISTER", "UNDO"}
+
+    action: EnumProperty(items=[("ADD", "Add", ""), ("REMOVE", "Remove", ""), ("DUPLICATE", "Duplicate", ""),
+                                ("UP", "Move Up", ""), ("DOWN", "Move Down", ""), ("REVERSE", "Reverse", "")])
+
+    def execute(self, context):
+        items, props = _list(context), context.scene.physkey
+        i = props.active_contact_keyframe
+        if self.action == "ADD":
+            item = items.add()
+            item.name = f"keyframe {len(items)}"
+            _apply_style(item, "seated")
+            props.active_contact_keyframe = len(items) - 1
+            return {"FINISHED"}
+        if not (0 <= i < len(items)):
+            self.report({"ERROR"}, "no contact keyframe selected")
+            return {"CANCELLED"}
+        if self.action == "REMOVE":
+            items.remove(i)
+            props.active_contact_keyframe = min(i, len(items) - 1)
+        elif self.action == "DUPLICATE":
+            _copy(items[i], items.add())
+            items.move(len(items) - 1, i + 1)
+            props.active_contact_keyframe = i + 1
+        elif self.action in ("UP", "DOWN"):
+            j = i - 1 if self.action == "UP" else i + 1
+            if 0 <= j < len(items):
+                items.move(i, j)
+                props.active_contact_keyframe = j
+        elif self.action == "REVERSE":  # e.g. get-up = lie-down reversed
+            n = len(items)
+            for k in range(n - 1):
+                items.move(n - 1, k)
+            props.active_contact_keyframe = n - 1 - i
+        return {"FINISHED"}
+
+
+class PHYSKEY_OT_contact_style(bpy.types.Operator):
+    """Set the selected contact keyframe's style weights from a preset"""
+    bl_idname = "physkey.contact_style"
+    bl_label = "Style"
+    bl_options = {"REGISTER", "UNDO"}
+
+    style: EnumProperty(items=STYLE_ITEMS)
+
+    def execute(self, context):
+        items, i = _list(context), context.scene.physkey.active_contact_keyframe
+        if not (0 <= i < len(items)):
+            self.report({"ERROR"}, "no contact keyframe selected")
+            return {"CANCELLED"}
+        _apply_style(items[i], self.style)
+        return {"FINISHED"}
+
+
+def _nearest_on_segment(a, b, c):
+    ab = b - a
+    t = float(np.clip(np.dot(c - a, ab) / max(np.dot(ab, ab), 1e-12), 0.0, 1.0))
+    return a + t * ab
+
+
+class PHYSKEY_OT_add_pair(bpy.types.Operator):
+    """Pair the active bone's point nearest the 3D cursor with the 3D cursor on the selected object (or the world)"""
+    bl_idname = "physkey.add_pair"
+    bl_label = "Add Pair"
+    bl_options = {"REGISTER", "UNDO"}
+
+    keyframe: IntProperty(default=-1, description="Contact keyframe (-1: the selected one)")
+
+    def execute(self, context):
+        from .operators import _active_character
+        props, items = context.scene.physkey, _list(context)
+        i = self.keyframe if self.keyframe >= 0 else props.active_contact_keyframe
+        if not (0 <= i < len(items)):
+            self.report({"ERROR"}, "no contact keyframe selected: add one first")
+            return {"CANCELLED"}
+        arm = _active_character(context)
+        bone = arm.data.bones.active if arm is not None else None
+        if bone is None:
+            self.report({"ERROR"}, "no active bone: select a bone of the character")
+            return {"CANCELLED"}
+        cursor = np.array(context.scene.cursor.location)
+        pb = arm.pose.bones[bone.name]
+        world = arm.matrix_world @ pb.matrix
+        head = np.array(world.to_translation())
+        tail = np.array(world @ Vector((0.0, bone.length, 0.0)))
+        point = _nearest_on_segment(head, tail, cursor)
+        local1 = np.array(world.normalized().inverted() @ Vector(point))  # world units, bone frame
+        others = [o for o in context.selected_objects if o != arm and o.type != "ARMATURE"]
+        target, body2 = None, "world"
+        if others:
+            target = others[0].parent if others[0].parent is not None and others[0].parent.physkey.is_body \
+                else others[0]
+            body2 = target.name
+        local2 = cursor if target is None else np.array(target.matrix_world.normalized().inverted() @ Vector(cursor))
+        pair = items[i].pairs.add()
+        pair.body1, pair.pos1, pair.body2, pair.pos2 = bone.name, local1, body2, local2
+        self.report({"INFO"}, f"Pair: {bone.name} ↔ {body2}")
+        return {"FINISHED"}
+
+
+classes = (PHYSKEY_OT_contact_keyframe_edit, PHYSKEY_OT_contact_style, PHYSKEY_OT_add_pair)

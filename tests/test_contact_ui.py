@@ -1,0 +1,65 @@
+"""Editing contact keyframes in Blender: list operations and Add Pair from the 3D cursor."""
+import numpy as np
+import pytest
+
+from blender_env import installed_extension
+
+
+def _names(bpy):
+    return [k.name for k in bpy.context.scene.physkey.contact_keyframes]
+
+
+def test_list_operations():
+    bpy, module = installed_extension()
+    bpy.ops.wm.read_homefile(use_empty=True)
+    bpy.ops.physkey.load_preset(preset="bed_lie_down_get_up")
+    props = bpy.context.scene.physkey
+    original = _names(bpy)
+    assert bpy.ops.physkey.contact_keyframe_edit(action="REVERSE") == {"FINISHED"}
+    assert _names(bpy) == original[::-1]
+    bpy.ops.physkey.contact_keyframe_edit(action="REVERSE")
+    props.active_contact_keyframe = 1
+    bpy.ops.physkey.contact_keyframe_edit(action="DUPLICATE")
+    assert _names(bpy) == original[:2] + [original[1]] + original[2:]
+    assert len(props.contact_keyframes[2].pairs) == len(props.contact_keyframes[1].pairs)
+    bpy.ops.physkey.contact_keyframe_edit(action="UP")
+    assert props.active_contact_keyframe == 1
+    bpy.ops.physkey.contact_keyframe_edit(action="REMOVE")
+    assert _names(bpy) == original
+    bpy.ops.physkey.contact_keyframe_edit(action="ADD")
+    assert len(props.contact_keyframes) == len(original) + 1
+    bpy.ops.physkey.contact_style(style="standing")
+    from solver.mpc.keyframes import STYLE_PRESETS, TERM_NAMES
+    assert list(props.contact_keyframes[-1].weights) == pytest.approx([STYLE_PRESETS["standing"][t] for t in TERM_NAMES])
+
+
+def test_add_pair_from_the_3d_cursor():
+    bpy, module = installed_extension()
+    bpy.ops.wm.read_homefile(use_empty=True)
+    bpy.ops.physkey.load_preset(preset="armchair_stand_sit_stand")
+    arm = bpy.context.active_object
+    props = bpy.context.scene.physkey
+    bpy.ops.physkey.contact_keyframe_edit(action="ADD")
+    arm.data.bones.active = arm.data.bones["hand_right"]
+    chair = bpy.data.objects["chair"]
+    seat = bpy.data.objects["seat"]
+    seat.select_set(True)  # a piece of the chair: the pair goes to the chair's body
+    cursor = np.array([-0.3, -0.3, 0.45])
+    bpy.context.scene.cursor.location = cursor
+    assert bpy.ops.physkey.add_pair() == {"FINISHED"}
+    pair = props.contact_keyframes[-1].pairs[0]
+    assert pair.body1 == "hand_right" and pair.body2 == "chair"
+    w = chair.matrix_world.normalized()
+    from mathutils import Vector
+    np.testing.assert_allclose(np.array(w @ Vector(pair.pos2)), cursor, atol=1e-5)
+    bone_world = arm.matrix_world @ arm.pose.bones["hand_right"].matrix
+    p1 = np.array(bone_world.normalized() @ Vector(pair.pos1))
+    head = np.array(bone_world.to_translation())
+    tail = np.array(bone_world @ Vector((0, arm.data.bones["hand_right"].length, 0)))
+    t = np.dot(p1 - head, tail - head) / np.dot(tail - head, tail - head)
+    assert -1e-6 <= t <= 1 + 1e-6 and np.linalg.norm(head + t * (tail - head) - p1) < 1e-5
+    for o in bpy.context.selected_objects:
+        o.select_set(False)
+    arm.select_set(True)
+    bpy.ops.physkey.add_pair()
+    assert props.contact_keyframes[-1].pairs[1].body2 == "world"
