@@ -331,5 +331,22 @@ class PHYSKEY_OT_keep_solution(bpy.types.Operator):
         return {"FINISHED"}
 
 
-classes = (PHYSKEY_OT_add_character, PHYSKEY_OT_autofill_rig, PHYSKEY_OT_export_mjcf, PHYSKEY_OT_load_preset,
+class PHYSKEY_OT_sync_pose_keys(bpy.types.Operator):
+    """List the character's keyed frames as pose keyframes (keeping weights and timing already set)"""
+    bl_idname = "physkey.sync_pose_keys"
+    bl_label = "Read Keyed Poses"
+    bl_options = {"REGISTER", "UNDO"}
+
+    def execute(self, context):
+        from . import taskio
+        obj = _active_character(context)
+        if obj is None:
+            self.report({"ERROR"}, "no armature selected: select the character's armature")
+            return {"CANCELLED"}
+        taskio.sync_pose_keys(context.scene, obj)
+        self.report({"INFO"}, f"{len(context.scene.physkey.pose_keys)} keyed pose(s)")
+        return {"FINISHED"}
+
+
+classes = (PHYSKEY_OT_sync_pose_keys, PHYSKEY_OT_add_character, PHYSKEY_OT_autofill_rig, PHYSKEY_OT_export_mjcf, PHYSKEY_OT_load_preset,
            PHYSKEY_OT_import_mjcf, PHYSKEY_OT_solve, PHYSKEY_OT_cancel_solve, PHYSKEY_OT_keep_solution)

@@ -106,6 +106,33 @@ class PHYSKEY_PT_contacts(bpy.types.Panel):
                 layout.label(text=f"{p.body1} ↔ {p.body2}", icon="LINKED")
 
 
+class PHYSKEY_UL_pose_keys(bpy.types.UIList):
+    def draw_item(self, context, layout, data, item, icon, active_data, active_propname, index):
+        row = layout.row(align=True)
+        row.label(text=f"frame {item.frame}", icon="KEYFRAME")
+        row.prop(item, "weight", text="w")
+        row.prop(item, "free", text="free", toggle=True)
+        if item.free:
+            row.prop(item, "range_min", text="")
+            row.prop(item, "range_max", text="")
+
+
+class PHYSKEY_PT_pose_keys(bpy.types.Panel):
+    bl_idname = "PHYSKEY_PT_pose_keys"
+    bl_label = "Pose Keyframes"
+    bl_space_type = "VIEW_3D"
+    bl_region_type = "UI"
+    bl_category = "PhysKey"
+
+    def draw(self, context):
+        layout = self.layout
+        props = context.scene.physkey
+        layout.label(text="Key poses on the character (I); each keyed frame is a pose keyframe.")
+        layout.operator("physkey.sync_pose_keys", icon="FILE_REFRESH")
+        layout.template_list("PHYSKEY_UL_pose_keys", "", props, "pose_keys", props, "active_pose_key", rows=4)
+        layout.prop(props, "settings_json", text="Settings")
+
+
 class PHYSKEY_UL_solutions(bpy.types.UIList):
     def draw_item(self, context, layout, data, item, icon, active_data, active_propname, index):
         row = layout.row(align=True)
@@ -141,4 +168,4 @@ class PHYSKEY_PT_solve(bpy.types.Panel):
 
 
 classes = (PHYSKEY_PT_character, PHYSKEY_PT_colliders, PHYSKEY_UL_contact_keyframes, PHYSKEY_PT_contacts,
-           PHYSKEY_UL_solutions, PHYSKEY_PT_solve)
+           PHYSKEY_UL_pose_keys, PHYSKEY_PT_pose_keys, PHYSKEY_UL_solutions, PHYSKEY_PT_solve)

@@ -123,6 +123,7 @@ class PHYSKEY_PG_scene(bpy.types.PropertyGroup):
     contact_keyframes: CollectionProperty(type=PHYSKEY_PG_contact_keyframe)
     active_contact_keyframe: bpy.props.IntProperty(default=0)
     pose_keys: CollectionProperty(type=PHYSKEY_PG_pose_key)
+    active_pose_key: bpy.props.IntProperty(default=0)
     num_seeds: bpy.props.IntProperty(default=3, min=1, max=64, description="Alternative solutions to compute")
     solutions: CollectionProperty(type=PHYSKEY_PG_solution)
     active_solution: bpy.props.IntProperty(default=-1, update=_preview_selected)

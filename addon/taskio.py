@@ -71,6 +71,8 @@ def task_from_scene(context, scene_desc) -> dict:
                 kf["facing_target"] = list(item.facing)
             task["keyframes"].append(kf)
     elif props.method == "assist":
+        from .operators import _active_character
+        sync_pose_keys(scene, _active_character(context))
         task["keyframes"] = pose_keyframes_from_action(context, scene_desc)
     return task
 
@@ -102,3 +104,35 @@ def pose_keyframes_from_action(context, scene_desc) -> list[dict]:
     finally:
         scene.frame_set(current)
     return out
+
+
+def keyed_frames(obj) -> list[int]:
+    """Frames where the character's action has keys (any channel of any bone)."""
+    ad = obj.animation_data
+    if ad is None or ad.action is None:
+        return []
+    frames = set()
+    for layer in ad.action.layers:
+        for strip in layer.strips:
+            bag = strip.channelbag(ad.action_slot) if ad.action_slot else None
+            if bag is None:
+                continue
+            for fc in bag.fcurves:
+                co = [0.0] * (2 * len(fc.keyframe_points))
+                fc.keyframe_points.foreach_get("co", co)
+                frames.update(int(round(x)) for x in co[0::2])
+    return sorted(frames)
+
+
+def sync_pose_keys(scene, obj) -> None:
+    """Make `scene.physkey.pose_keys` list exactly the action's keyed frames, keeping the weight and
+    timing already set for frames that stay keyed (new frames: weight 1, fixed time)."""
+    keys = scene.physkey.pose_keys
+    frames = keyed_frames(obj)
+    known = {k.frame: (k.weight, k.free, k.range_min, k.range_max) for k in keys}
+    keys.clear()
+    for f in frames:
+        k = keys.add()
+        k.frame = f
+        if f in known:
+            k.weight, k.free, k.range_min, k.range_max = known[f]

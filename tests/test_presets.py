@@ -108,3 +108,29 @@ def test_assist_preset_poses_are_keyed_and_read_back():
         np.testing.assert_allclose(a[:3], b[:3], atol=1e-5)
         assert abs(abs(float(np.dot(a[3:7], b[3:7]))) - 1.0) < 1e-9
         np.testing.assert_allclose(a[7:], b[7:], atol=1e-5)
+
+
+def test_keyed_poses_become_pose_keyframes():
+    """An animator keys poses the usual way; the pose keyframe list follows the keyed frames."""
+    bpy, module = installed_extension()
+    bpy.ops.wm.read_homefile(use_empty=True)
+    bpy.ops.physkey.add_character()
+    arm = bpy.context.active_object
+    scene = bpy.context.scene
+    scene.physkey.method = "assist"
+    from mathutils import Quaternion, Vector
+    axis = Vector(arm.data.bones["shin_right"].physkey.joints["knee_right"].axis).normalized()
+    for frame, angle in ((1, 0.0), (20, -1.0), (45, -0.5)):
+        arm.pose.bones["shin_right"].rotation_quaternion = Quaternion(axis, angle)
+        for pb in arm.pose.bones:
+            pb.keyframe_insert("rotation_quaternion", frame=frame)
+        arm.pose.bones["torso"].keyframe_insert("location", frame=frame)
+    assert bpy.ops.physkey.sync_pose_keys() == {"FINISHED"}
+    assert [k.frame for k in scene.physkey.pose_keys] == [1, 20, 45]
+    scene.physkey.pose_keys[1].free = True
+    scene.physkey.pose_keys[1].range_min, scene.physkey.pose_keys[1].range_max = 0.3, 0.9
+    task = _extract(bpy, module)
+    assert [k.get("time_range") for k in task["keyframes"]][1] == pytest.approx([0.3, 0.9])
+    fps = scene.render.fps / scene.render.fps_base
+    assert task["keyframes"][2]["time"] == pytest.approx(44 / fps)
+    assert task["keyframes"][1]["joints"]["knee_right"] == pytest.approx(-1.0, abs=1e-5)
