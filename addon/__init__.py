@@ -27,6 +27,8 @@ def register():
     for cls in _classes():
         bpy.utils.register_class(cls)
     register_properties()
+    from . import draw
+    draw.register()
     bpy.app.handlers.persistent(_stop_solves)  # survive file loads (it is what reacts to them)
     if _stop_solves not in bpy.app.handlers.load_pre:
         bpy.app.handlers.load_pre.append(_stop_solves)
@@ -40,6 +42,8 @@ def unregister():
 
     from .properties import unregister_properties
     _stop_solves()
+    from . import draw
+    draw.unregister()
     atexit.unregister(_stop_solves)
     if _stop_solves in bpy.app.handlers.load_pre:
         bpy.app.handlers.load_pre.remove(_stop_solves)

@@ -63,3 +63,21 @@ def test_add_pair_from_the_3d_cursor():
     arm.select_set(True)
     bpy.ops.physkey.add_pair()
     assert props.contact_keyframes[-1].pairs[1].body2 == "world"
+
+
+def test_drawn_pairs_are_the_keyframes_points_in_the_world():
+    bpy, module = installed_extension()
+    bpy.ops.wm.read_homefile(use_empty=True)
+    bpy.ops.physkey.load_preset(preset="armchair_stand_sit_stand")
+    draw = __import__(f"{module.__name__}.addon.draw", fromlist=["draw"])
+    assert len(draw._handles) == 2  # registered with the add-on
+    props = bpy.context.scene.physkey
+    props.active_contact_keyframe = 0
+    segments = draw.pair_segments(bpy.context)
+    kf = props.contact_keyframes[0]
+    assert len(segments) == len(kf.pairs)
+    # The first pair (pelvis ↔ chair seat) starts nearly met: the character is seated.
+    p, q, color = segments[0]
+    assert (kf.pairs[0].body1, kf.pairs[0].body2) == ("pelvis", "chair")
+    assert (p - q).length < kf.tolerance
+    assert len({tuple(c) for _, _, c in segments}) == len(segments)  # one colour per pair
