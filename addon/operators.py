@@ -195,7 +195,8 @@ def handle_events(scene, job, events) -> str | None:
         kind = e.get("event")
         if kind == "progress":
             props.progress = min(1.0, float(e["fraction"]))
-            props.status = f"seed {e['seed']}: {100 * props.progress:.0f}%, cost {e['cost']:.4g}"
+            props.status = f"seed {e['seed']}: {100 * props.progress:.0f}%, cost {e['cost']:.4g}" + \
+                PHYSKEY_OT_solve._eta(scene, job)
         elif kind in ("solution", "stage"):
             solutions.add_from_event(scene, e)
         elif kind == "seed_failed":
@@ -217,6 +218,15 @@ class PHYSKEY_OT_solve(bpy.types.Operator):
     bl_label = "Solve"
 
     wait: bpy.props.BoolProperty(default=False, description="Block until done (scripts and tests)")
+
+    @staticmethod
+    def _eta(scene, job) -> str:
+        import time
+        f = scene.physkey.progress
+        if f <= 0.02:
+            return ""
+        left = (time.perf_counter() - job.started) * (1.0 - f) / f
+        return f", about {left:.0f} s left"
 
     def _start(self, context):
         from . import taskio

@@ -28,13 +28,22 @@ def add_from_event(scene, event: dict) -> None:
 
 def _load(item):
     import mujoco
+    import zipfile
     path = bpy.path.abspath(item.result_path)
     if not os.path.exists(path):
         raise ValueError(f"the solution's file is gone: {path}")
-    with np.load(path, allow_pickle=False) as z:
-        arrays = {k: z[k] for k in z.files}
-    result_dir = os.path.dirname(os.path.dirname(path))
-    model = mujoco.MjModel.from_xml_path(os.path.join(result_dir, "model.xml"))
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            arrays = {k: z[k] for k in z.files}
+        for key in ("frame_times", "frame_qpos"):
+            if key not in arrays:
+                raise ValueError(f"it has no '{key}'")
+        result_dir = os.path.dirname(os.path.dirname(path))
+        model = mujoco.MjModel.from_xml_path(os.path.join(result_dir, "model.xml"))
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as e:
+        raise ValueError(f"the solution's file {path} cannot be read ({e}); solve again") from None
+    if arrays["frame_qpos"].ndim != 2 or arrays["frame_qpos"].shape[1] != model.nq:
+        raise ValueError(f"the solution's file {path} does not match its model.xml; solve again")
     return arrays, model
 
 
@@ -56,6 +65,14 @@ def _curves(arrays) -> dict:
 
 
 def preview(context, index: int) -> None:
+    """Show solution `index` on the rig (errors go to the status line: this runs from a property update)."""
+    try:
+        _preview(context, index)
+    except ValueError as e:
+        context.scene.physkey.status = str(e)
+
+
+def _preview(context, index: int) -> None:
     scene = context.scene
     if index < 0 or index >= len(scene.physkey.solutions):
         return

@@ -75,3 +75,93 @@ def test_second_solve_is_refused_and_file_load_stops_a_running_solve(tmp_path):
     assert not ops._JOBS
     job.proc.wait(timeout=10)
     assert job.proc.returncode != 0
+
+
+def test_kept_action_replays_the_result_and_the_animators_action_is_untouched(tmp_path):
+    import mujoco
+    import numpy as np
+    bpy, module = installed_extension()
+    arm = _preset(bpy, "armchair_stand_sit_stand")
+    scene = bpy.context.scene
+    scene.physkey.num_seeds = 2
+    for kf in scene.physkey.contact_keyframes:
+        kf.time_limit = 1.0  # a small budget: two short runs
+    mine = bpy.data.actions.new("animators_own")
+    arm.animation_data_create()
+    arm.animation_data.action = mine
+    arm.pose.bones["head"].rotation_quaternion = (0.9, 0.1, 0.0, 0.0)
+    arm.pose.bones["head"].keyframe_insert("rotation_quaternion", frame=5)
+    before = [tuple(k.co) for fc in mine.layers[0].strips[0].channelbags[0].fcurves for k in fc.keyframe_points]
+    assert bpy.ops.physkey.solve(wait=True) == {"FINISHED"}
+    finals = [i for i, s in enumerate(scene.physkey.solutions) if s.stage < 0]
+    assert len(finals) == 2
+    assert bpy.ops.physkey.keep_solution(index=finals[0]) == {"FINISHED"}
+    item = scene.physkey.solutions[finals[0]]
+    z = np.load(item.result_path, allow_pickle=False)
+    model = mujoco.MjModel.from_xml_path(str(__import__("pathlib").Path(item.result_path).parents[1] / "model.xml"))
+    data = mujoco.MjData(model)
+    rig = __import__(f"{module.__name__}.addon.rig", fromlist=["rig"])
+    fps = scene.render.fps / scene.render.fps_base
+    for k in (0, len(z["frame_times"]) // 2, len(z["frame_times"]) - 1):
+        scene.frame_set(scene.frame_start + int(round(z["frame_times"][k] * fps)))
+        data.qpos[:] = z["frame_qpos"][k]
+        mujoco.mj_kinematics(model, data)
+        for name, (pos, rot) in rig.world_bone_poses(arm).items():
+            np.testing.assert_allclose(pos, data.xpos[model.body(name).id], atol=1e-4, err_msg=name)
+    after = [tuple(k.co) for fc in mine.layers[0].strips[0].channelbags[0].fcurves for k in fc.keyframe_points]
+    assert after == before and mine.name in bpy.data.actions
+
+
+def test_cancel_and_a_killed_solver(tmp_path):
+    import time
+    bpy, module = installed_extension()
+    _preset(bpy, "armchair_stand_sit_stand")
+    scene = bpy.context.scene
+    ops = __import__(f"{module.__name__}.addon.operators", fromlist=["operators"])
+    taskio = __import__(f"{module.__name__}.addon.taskio", fromlist=["taskio"])
+    job_mod = __import__(f"{module.__name__}.addon.job", fromlist=["job"])
+    task = taskio.task_from_scene(bpy.context, ops.extract_scene(bpy.context))
+    # Cancel: the process is gone.
+    job = job_mod.SolveJob(task, str(tmp_path / "a"), 1)
+    ops._JOBS[scene.name] = job
+    assert bpy.ops.physkey.cancel_solve() == {"FINISHED"}
+    job.proc.wait(timeout=10)
+    assert job.proc.poll() is not None and not ops._JOBS
+    job.close()
+    # Killed after the first solution: a clear message, the solution received is kept.
+    task["keyframes"] = task["keyframes"][:1]
+    job = job_mod.SolveJob(task, str(tmp_path / "b"), 2, workers=0)
+    scene.physkey.solutions.clear()
+    error, deadline = None, time.time() + 120
+    while time.time() < deadline:
+        events = job.poll()
+        error = ops.handle_events(scene, job, events) or error
+        if len(scene.physkey.solutions) >= 1:
+            job.proc.kill()
+        if any(e.get("event") == "exit" for e in events):
+            break
+        time.sleep(0.05)
+    job.close()
+    assert len(scene.physkey.solutions) >= 1
+    if len(scene.physkey.solutions) == 1:  # killed before the second seed finished
+        assert error and "solver stopped" in error
+
+
+def test_missing_or_truncated_result_files_are_reported(tmp_path):
+    bpy, module = installed_extension()
+    arm = _preset(bpy, "drop_onto_armchair")
+    scene = bpy.context.scene
+    scene.physkey.settings_json = json.dumps({"duration": 0.3})
+    scene.physkey.num_seeds = 2
+    assert bpy.ops.physkey.solve(wait=True) == {"FINISHED"}
+    first, second = scene.physkey.solutions[0].result_path, scene.physkey.solutions[1].result_path
+    with open(first, "r+b") as f:
+        f.truncate(100)
+    import os
+    os.remove(second)
+    with pytest.raises(RuntimeError, match="cannot be read"):
+        bpy.ops.physkey.keep_solution(index=0)
+    with pytest.raises(RuntimeError, match="file is gone"):
+        bpy.ops.physkey.keep_solution(index=1)
+    scene.physkey.active_solution = 0  # preview of a broken file: a status message, no exception
+    assert "cannot be read" in scene.physkey.status
