@@ -135,4 +135,26 @@ class PHYSKEY_OT_add_pair(bpy.types.Operator):
         return {"FINISHED"}
 
 
-classes = (PHYSKEY_OT_contact_keyframe_edit, PHYSKEY_OT_contact_style, PHYSKEY_OT_add_pair)
+class PHYSKEY_OT_send_keyframe(bpy.types.Operator):
+    """Append the selected contact keyframe to the contact solve running in this scene"""
+    bl_idname = "physkey.send_keyframe"
+    bl_label = "Send to Running Solve"
+
+    def execute(self, context):
+        from .operators import _JOBS
+        from .taskio import contact_keyframe_dict
+        props = context.scene.physkey
+        job = _JOBS.get(context.scene.name)
+        if job is None or props.method != "contact":
+            self.report({"ERROR"}, "no contact solve is running in this scene")
+            return {"CANCELLED"}
+        i = props.active_contact_keyframe
+        if not (0 <= i < len(props.contact_keyframes)) or not len(props.contact_keyframes[i].pairs):
+            self.report({"ERROR"}, "select a contact keyframe with at least one pair")
+            return {"CANCELLED"}
+        job.send_keyframes([contact_keyframe_dict(props.contact_keyframes[i])])
+        self.report({"INFO"}, f"Sent '{props.contact_keyframes[i].name}' to the running solve")
+        return {"FINISHED"}
+
+
+classes = (PHYSKEY_OT_contact_keyframe_edit, PHYSKEY_OT_contact_style, PHYSKEY_OT_add_pair, PHYSKEY_OT_send_keyframe)

@@ -102,6 +102,8 @@ class PHYSKEY_PT_contacts(bpy.types.Panel):
             for style in ("standing", "seated", "lying"):
                 row.operator("physkey.contact_style", text=style.capitalize()).style = style
             layout.operator("physkey.add_pair", icon="CURSOR")
+            if props.running and props.method == "contact":
+                layout.operator("physkey.send_keyframe", icon="EXPORT")
             for p in item.pairs:
                 layout.label(text=f"{p.body1} ↔ {p.body2}", icon="LINKED")
 

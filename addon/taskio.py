@@ -53,6 +53,17 @@ def key_pose_keyframes(context, obj, model, kfs, items, fps: float, frame_start:
     scene.frame_set(frame_start)
 
 
+def contact_keyframe_dict(item) -> dict:
+    """One contact keyframe of the scene's list as the solver's JSON."""
+    kf = {"name": item.name, "tolerance": item.tolerance, "sustain": item.sustain, "time_limit": item.time_limit,
+          "weights": dict(zip(TERM_NAMES, [float(w) for w in item.weights])),
+          "pairs": [{"body1": p.body1, "pos1": list(p.pos1), "body2": p.body2, "pos2": list(p.pos2)}
+                    for p in item.pairs]}
+    if item.use_facing:
+        kf["facing_target"] = list(item.facing)
+    return kf
+
+
 def task_from_scene(context, scene_desc) -> dict:
     """The solver task for what the animator set up in this scene."""
     from ..solver import schema
@@ -62,14 +73,7 @@ def task_from_scene(context, scene_desc) -> dict:
             "scene": {"desc": schema.to_dict(scene_desc)}, "settings": json.loads(props.settings_json or "{}"),
             "keyframes": [], "seeds": [0], "output_fps": scene.render.fps / scene.render.fps_base}
     if props.method == "contact":
-        for item in props.contact_keyframes:
-            kf = {"name": item.name, "tolerance": item.tolerance, "sustain": item.sustain, "time_limit": item.time_limit,
-                  "weights": dict(zip(TERM_NAMES, [float(w) for w in item.weights])),
-                  "pairs": [{"body1": p.body1, "pos1": list(p.pos1), "body2": p.body2, "pos2": list(p.pos2)}
-                            for p in item.pairs]}
-            if item.use_facing:
-                kf["facing_target"] = list(item.facing)
-            task["keyframes"].append(kf)
+        task["keyframes"] = [contact_keyframe_dict(item) for item in props.contact_keyframes]
     elif props.method == "assist":
         from .operators import _active_character
         sync_pose_keys(scene, _active_character(context))

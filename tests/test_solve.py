@@ -165,3 +165,26 @@ def test_missing_or_truncated_result_files_are_reported(tmp_path):
         bpy.ops.physkey.keep_solution(index=1)
     scene.physkey.active_solution = 0  # preview of a broken file: a status message, no exception
     assert "cannot be read" in scene.physkey.status
+
+
+def test_keyframe_sent_to_a_running_contact_solve(tmp_path):
+    import time
+    bpy, module = installed_extension()
+    _preset(bpy, "armchair_stand_sit_stand")
+    scene = bpy.context.scene
+    ops = __import__(f"{module.__name__}.addon.operators", fromlist=["operators"])
+    taskio = __import__(f"{module.__name__}.addon.taskio", fromlist=["taskio"])
+    job_mod = __import__(f"{module.__name__}.addon.job", fromlist=["job"])
+    job = job_mod.SolveJob(taskio.task_from_scene(bpy.context, ops.extract_scene(bpy.context)), str(tmp_path), 1)
+    ops._JOBS[scene.name] = job
+    try:
+        scene.physkey.active_contact_keyframe = 5
+        assert bpy.ops.physkey.send_keyframe() == {"FINISHED"}
+        seen, deadline = False, time.time() + 60
+        while time.time() < deadline and not seen:
+            seen = any(e.get("event") == "keyframes_appended" for e in job.poll())
+            time.sleep(0.05)
+        assert seen
+    finally:
+        ops._JOBS.pop(scene.name, None)
+        job.close()
