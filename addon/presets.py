@@ -67,9 +67,29 @@ def build_furniture(context, environment) -> list:
     return created
 
 
+def build_scene_objects(context, scene):
+    """Furniture, the character's rig with its meshes, posed at the scene's initial pose; returns
+    (armature object, compiled model of the scene)."""
+    from ..solver.mjcf import compile_spec, initial_qpos, scene_to_spec
+    if context.mode != "OBJECT":
+        bpy.ops.object.mode_set(mode="OBJECT")
+    build_furniture(context, scene.environment)
+    obj = rig.build_armature(context, scene.character, scene.character.name)
+    shapes.add_bone_shapes(context, obj, shapes.character_material())
+    model = compile_spec(scene_to_spec(scene))
+    rig.pose_from_qpos(obj, model, initial_qpos(scene, model))
+    return obj, model
+
+
+def _select_only(context, obj) -> None:
+    for o in context.selected_objects:
+        o.select_set(False)
+    obj.select_set(True)
+    context.view_layer.objects.active = obj
+
+
 def load(context, name: str):
     """Build preset `name`; returns the character's armature object."""
-    from ..solver.mjcf import compile_spec, initial_qpos, scene_to_spec
     from ..solver.task import build_scene, load_task
     if name not in preset_names():
         raise ValueError(f"no preset '{name}' (have: {', '.join(preset_names())})")
@@ -81,13 +101,7 @@ def load(context, name: str):
         scene = prepared.built.scene  # starts at its first pose keyframe
     else:
         scene = build_scene(task.scene)
-    if context.mode != "OBJECT":
-        bpy.ops.object.mode_set(mode="OBJECT")
-    build_furniture(context, scene.environment)
-    obj = rig.build_armature(context, scene.character, scene.character.name)
-    shapes.add_bone_shapes(context, obj, shapes.character_material())
-    model = compile_spec(scene_to_spec(scene))
-    rig.pose_from_qpos(obj, model, initial_qpos(scene, model))
+    obj, model = build_scene_objects(context, scene)
     props = context.scene.physkey
     props.preset, props.method, props.settings_json = name, task.method, json.dumps(task.settings)
     props.contact_keyframes.clear()
@@ -99,10 +113,7 @@ def load(context, name: str):
         fps = context.scene.render.fps / context.scene.render.fps_base
         taskio.key_pose_keyframes(context, obj, model, prepared.keyframes, task.keyframes, fps,
                                   context.scene.frame_start)
-    for o in context.selected_objects:
-        o.select_set(False)
-    obj.select_set(True)
-    context.view_layer.objects.active = obj
+    _select_only(context, obj)
     return obj
 
 
@@ -113,7 +124,7 @@ def import_mjcf(context, path: str, warn):
 
     from ..solver import rotations
     from ..solver.boneframes import root_offset, to_bone_frames
-    from ..solver.mjcf import compile_spec, initial_qpos, load_mjcf, scene_to_spec
+    from ..solver.mjcf import load_mjcf
     if not os.path.isfile(path):
         raise ValueError(f"no file '{path}'")
     scene = load_mjcf(path)
@@ -123,15 +134,6 @@ def import_mjcf(context, path: str, warn):
     r0 = rotations.to_matrix(scene.initial_pose.root_quat)
     scene.initial_pose.root_pos = [float(v) for v in np.asarray(scene.initial_pose.root_pos) + r0 @ offset]
     scene.initial_pose.root_quat = [float(v) for v in rotations.from_matrix(r0 @ rot)]
-    if context.mode != "OBJECT":
-        bpy.ops.object.mode_set(mode="OBJECT")
-    build_furniture(context, scene.environment)
-    obj = rig.build_armature(context, scene.character, scene.character.name)
-    shapes.add_bone_shapes(context, obj, shapes.character_material())
-    model = compile_spec(scene_to_spec(scene))
-    rig.pose_from_qpos(obj, model, initial_qpos(scene, model))
-    for o in context.selected_objects:
-        o.select_set(False)
-    obj.select_set(True)
-    context.view_layer.objects.active = obj
+    obj, model = build_scene_objects(context, scene)
+    _select_only(context, obj)
     return obj
