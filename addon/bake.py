@@ -115,3 +115,33 @@ def add_markers(scene, reached, frame_start: int, fps: float, prefix: str) -> li
         if t is not None:
             markers.append(scene.timeline_markers.new(f"{prefix}{k}", frame=int(round(frame_start + t * fps))))
     return markers
+
+
+def bake_free_bodies(scene, model, frame_times, frame_qpos, name: str, frame_start: int, fps: float) -> list:
+    """Furniture the character pushed around: each free environment body whose object is in the
+    scene gets a new action with its location and rotation."""
+    import mujoco
+    actions = []
+    frames = frame_start + np.asarray(frame_times, float) * fps
+    for j in range(model.njnt):
+        if model.jnt_type[j] != mujoco.mjtJoint.mjJNT_FREE or model.joint(j).name == "root":
+            continue
+        body = model.body(int(model.jnt_bodyid[j])).name
+        obj = scene.objects.get(body)
+        if obj is None:
+            continue
+        a = int(model.jnt_qposadr[j])
+        q = np.asarray(frame_qpos, float)
+        action = bpy.data.actions.new(f"{name}_{body}")
+        slot = action.slots.new(id_type="OBJECT", name=obj.name)
+        bag = action.layers.new("PhysKey").strips.new(type="KEYFRAME").channelbag(slot, ensure=True)
+        rot = _continuous(q[:, a + 3:a + 7] / np.linalg.norm(q[:, a + 3:a + 7], axis=1, keepdims=True))
+        for i in range(3):
+            _fcurve(bag, "location", i, frames, q[:, a + i])
+        for i in range(4):
+            _fcurve(bag, "rotation_quaternion", i, frames, rot[:, i])
+        obj.rotation_mode = "QUATERNION"
+        action.use_fake_user = True
+        assign(obj, action, slot)
+        actions.append(action)
+    return actions

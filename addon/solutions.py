@@ -120,5 +120,7 @@ def keep(context, index: int):
                                     scene.frame_start, fps, extra=_curves(arrays))
     action.use_fake_user = True
     bake.assign(obj, action, slot)
+    bake.bake_free_bodies(scene, model, arrays["frame_times"], arrays["frame_qpos"], action.name,
+                          scene.frame_start, fps)
     bake.add_markers(scene, json.loads(item.reached_json), scene.frame_start, fps, f"{action.name} kf")
     return action

@@ -188,3 +188,30 @@ def test_keyframe_sent_to_a_running_contact_solve(tmp_path):
     finally:
         ops._JOBS.pop(scene.name, None)
         job.close()
+
+
+def test_pushed_furniture_is_baked_too(tmp_path):
+    import mujoco
+    import numpy as np
+    bpy, module = installed_extension()
+    _preset(bpy, "drop_onto_armchair")
+    scene = bpy.context.scene
+    bpy.ops.mesh.primitive_cube_add(size=0.3, location=(0.6, 0.0, 0.6))  # a box that falls to the floor
+    box = bpy.context.active_object
+    box.name = "crate"
+    box.physkey.collider, box.physkey.dynamic, box.physkey.mass = True, True, 2.0
+    bpy.context.view_layer.objects.active = bpy.data.objects["humanoid"]
+    scene.physkey.settings_json = json.dumps({"duration": 1.0, "perturb": 0.0})
+    scene.physkey.num_seeds = 1
+    assert bpy.ops.physkey.solve(wait=True) == {"FINISHED"}
+    assert bpy.ops.physkey.keep_solution(index=0) == {"FINISHED"}
+    item = scene.physkey.solutions[0]
+    z = np.load(item.result_path, allow_pickle=False)
+    model = mujoco.MjModel.from_xml_path(str(__import__("pathlib").Path(item.result_path).parents[1] / "model.xml"))
+    a = model.jnt_qposadr[model.joint("crate_free").id]
+    fps = scene.render.fps / scene.render.fps_base
+    last = len(z["frame_times"]) - 1
+    scene.frame_set(scene.frame_start + int(round(z["frame_times"][last] * fps)))
+    np.testing.assert_allclose(np.array(box.matrix_world.to_translation()), z["frame_qpos"][last, a:a + 3], atol=1e-4)
+    assert z["frame_qpos"][last, a + 2] < 0.3  # it fell
+    assert box.animation_data.action.name.endswith("_crate")
