@@ -132,7 +132,6 @@ class PHYSKEY_PT_pose_keys(bpy.types.Panel):
         layout.label(text="Key poses on the character (I); each keyed frame is a pose keyframe.")
         layout.operator("physkey.sync_pose_keys", icon="FILE_REFRESH")
         layout.template_list("PHYSKEY_UL_pose_keys", "", props, "pose_keys", props, "active_pose_key", rows=4)
-        layout.prop(props, "settings_json", text="Settings")
 
 
 class PHYSKEY_UL_solutions(bpy.types.UIList):
@@ -157,6 +156,17 @@ class PHYSKEY_PT_solve(bpy.types.Panel):
         props = context.scene.physkey
         layout.prop(props, "method", text="")
         layout.prop(props, "num_seeds", text="Alternatives")
+        col = layout.column(align=True)
+        if props.method == "contact":
+            col.prop(props, "mpc_rollouts", text="Rollouts")
+            col.prop(props, "mpc_budget", text="Quality (iterations/step)")
+            col.prop(props, "mpc_partwise", text="Partwise planning")
+        elif props.method == "assist":
+            col.prop(props, "assist_population", text="Population")
+            col.prop(props, "assist_lambda_beta", text="Assist penalty λβ")
+            col.prop(props, "assist_samples", text="Samples")
+            col.prop(props, "assist_max_wall_s", text="Time limit (s)")
+            col.prop(props, "assist_curriculum", text="Curriculum")
         if props.running:
             row = layout.row()
             row.prop(props, "progress", text=props.status or "running")

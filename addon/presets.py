@@ -103,7 +103,8 @@ def load(context, name: str):
         scene = build_scene(task.scene)
     obj, model = build_scene_objects(context, scene)
     props = context.scene.physkey
-    props.preset, props.method, props.settings_json = name, task.method, json.dumps(task.settings)
+    props.preset, props.method = name, task.method
+    taskio.settings_to_scene(props, task.method, task.settings)
     props.contact_keyframes.clear()
     props.pose_keys.clear()
     if task.method == "contact":

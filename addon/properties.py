@@ -119,7 +119,18 @@ class PHYSKEY_PG_scene(bpy.types.PropertyGroup):
     method: EnumProperty(items=[("contact", "Contact keyframes", "PartwiseMPC"),
                                 ("assist", "Assisted keyframes", "CMA-ES with assist forces"),
                                 ("simulate", "Simulate", "Play the scene forward")], default="contact")
-    settings_json: StringProperty(default="{}", description="Method settings as JSON")
+    settings_json: StringProperty(default="{}", description="Further method settings as JSON (override the fields)")
+    # Contact keyframes (PartwiseMPC)
+    mpc_rollouts: bpy.props.IntProperty(default=45, min=7, max=4096, description="Rollouts per planning iteration (N)")
+    mpc_budget: bpy.props.IntProperty(default=1, min=1, max=100,
+                                      description="Planning iterations per 0.015 s control step (quality vs speed)")
+    mpc_partwise: BoolProperty(default=True, description="Recombine body-part plans (PartwiseMPC); off: plain sampling")
+    # Assisted keyframes (CMA-ES)
+    assist_population: bpy.props.IntProperty(default=48, min=4, max=4096)
+    assist_lambda_beta: FloatProperty(default=1.0, min=0.0, description="Penalty on assist forces (λ_β)")
+    assist_samples: bpy.props.IntProperty(default=12000, min=48, description="Rollout budget per alternative")
+    assist_max_wall_s: FloatProperty(default=60.0, min=1.0, description="Time budget per alternative (s)")
+    assist_curriculum: BoolProperty(default=True, description="Show early keyframes first (horizon curriculum)")
     contact_keyframes: CollectionProperty(type=PHYSKEY_PG_contact_keyframe)
     active_contact_keyframe: bpy.props.IntProperty(default=0)
     pose_keys: CollectionProperty(type=PHYSKEY_PG_pose_key)

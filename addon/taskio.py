@@ -53,6 +53,32 @@ def key_pose_keyframes(context, obj, model, kfs, items, fps: float, frame_start:
     scene.frame_set(frame_start)
 
 
+FIELDS = {"contact": {"mpc_rollouts": "rollouts", "mpc_budget": "budget"},
+          "assist": {"assist_population": "population", "assist_lambda_beta": "lambda_beta",
+                     "assist_samples": "samples", "assist_max_wall_s": "max_wall_s",
+                     "assist_curriculum": "curriculum"}}
+
+
+def settings_from_scene(props) -> dict:
+    """The method's settings: the panel's fields, then anything in `settings_json` on top."""
+    out = {key: getattr(props, field) for field, key in FIELDS.get(props.method, {}).items()}
+    if props.method == "contact":
+        out["planner"] = "partwise" if props.mpc_partwise else "baseline"
+    out.update(json.loads(props.settings_json or "{}"))
+    return out
+
+
+def settings_to_scene(props, method: str, settings: dict) -> None:
+    """Fill the panel's fields from a task's settings; the rest stays as JSON."""
+    rest = dict(settings)
+    for field, key in FIELDS.get(method, {}).items():
+        if key in rest:
+            setattr(props, field, rest.pop(key))
+    if method == "contact" and "planner" in rest:
+        props.mpc_partwise = rest.pop("planner") == "partwise"
+    props.settings_json = json.dumps(rest)
+
+
 def contact_keyframe_dict(item) -> dict:
     """One contact keyframe of the scene's list as the solver's JSON."""
     kf = {"name": item.name, "tolerance": item.tolerance, "sustain": item.sustain, "time_limit": item.time_limit,
@@ -70,7 +96,7 @@ def task_from_scene(context, scene_desc) -> dict:
     scene = context.scene
     props = scene.physkey
     task = {"schema_version": 1, "name": scene.name or "scene", "method": props.method,
-            "scene": {"desc": schema.to_dict(scene_desc)}, "settings": json.loads(props.settings_json or "{}"),
+            "scene": {"desc": schema.to_dict(scene_desc)}, "settings": settings_from_scene(props),
             "keyframes": [], "seeds": [0], "output_fps": scene.render.fps / scene.render.fps_base}
     if props.method == "contact":
         task["keyframes"] = [contact_keyframe_dict(item) for item in props.contact_keyframes]

@@ -134,3 +134,18 @@ def test_keyed_poses_become_pose_keyframes():
     fps = scene.render.fps / scene.render.fps_base
     assert task["keyframes"][2]["time"] == pytest.approx(44 / fps)
     assert task["keyframes"][1]["joints"]["knee_right"] == pytest.approx(-1.0, abs=1e-5)
+
+
+def test_method_settings_fields_round_trip():
+    bpy, module = installed_extension()
+    bpy.ops.wm.read_homefile(use_empty=True)
+    taskio = __import__(f"{module.__name__}.addon.taskio", fromlist=["taskio"])
+    props = bpy.context.scene.physkey
+    props.method = "contact"
+    taskio.settings_to_scene(props, "contact", {"rollouts": 15, "planner": "baseline", "horizon": 0.5})
+    assert props.mpc_rollouts == 15 and not props.mpc_partwise
+    assert taskio.settings_from_scene(props) == {"rollouts": 15, "budget": 1, "planner": "baseline", "horizon": 0.5}
+    props.method = "assist"
+    taskio.settings_to_scene(props, "assist", {"lambda_beta": 10.0, "curriculum": False})
+    got = taskio.settings_from_scene(props)
+    assert got["lambda_beta"] == pytest.approx(10.0) and got["curriculum"] is False and got["population"] == 48
