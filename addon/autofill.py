@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import math
 
-import bpy
 
 from ..solver.mjcf import guess_group
 

@@ -4,13 +4,16 @@ from __future__ import annotations
 import bpy
 
 
-class PHYSKEY_PT_character(bpy.types.Panel):
-    bl_idname = "PHYSKEY_PT_character"
-    bl_label = "Character"
+class _Sidebar:
+    """Where every PhysKey panel lives: the PhysKey tab of the 3D viewport's sidebar."""
     bl_space_type = "VIEW_3D"
     bl_region_type = "UI"
     bl_category = "PhysKey"
 
+
+class PHYSKEY_PT_character(_Sidebar, bpy.types.Panel):
+    bl_idname = "PHYSKEY_PT_character"
+    bl_label = "Character"
     def draw(self, context):
         layout = self.layout
         row = layout.row(align=True)
@@ -42,13 +45,9 @@ class PHYSKEY_PT_character(bpy.types.Panel):
         layout.operator("physkey.export_mjcf", icon="EXPORT")
 
 
-class PHYSKEY_PT_colliders(bpy.types.Panel):
+class PHYSKEY_PT_colliders(_Sidebar, bpy.types.Panel):
     bl_idname = "PHYSKEY_PT_colliders"
     bl_label = "Colliders"
-    bl_space_type = "VIEW_3D"
-    bl_region_type = "UI"
-    bl_category = "PhysKey"
-
     def draw(self, context):
         layout = self.layout
         obj = context.active_object
@@ -74,13 +73,9 @@ class PHYSKEY_UL_contact_keyframes(bpy.types.UIList):
         row.label(text=f"{len(item.pairs)} pair(s)")
 
 
-class PHYSKEY_PT_contacts(bpy.types.Panel):
+class PHYSKEY_PT_contacts(_Sidebar, bpy.types.Panel):
     bl_idname = "PHYSKEY_PT_contacts"
     bl_label = "Contact Keyframes"
-    bl_space_type = "VIEW_3D"
-    bl_region_type = "UI"
-    bl_category = "PhysKey"
-
     def draw(self, context):
         layout = self.layout
         props = context.scene.physkey
@@ -119,13 +114,9 @@ class PHYSKEY_UL_pose_keys(bpy.types.UIList):
             row.prop(item, "range_max", text="")
 
 
-class PHYSKEY_PT_pose_keys(bpy.types.Panel):
+class PHYSKEY_PT_pose_keys(_Sidebar, bpy.types.Panel):
     bl_idname = "PHYSKEY_PT_pose_keys"
     bl_label = "Pose Keyframes"
-    bl_space_type = "VIEW_3D"
-    bl_region_type = "UI"
-    bl_category = "PhysKey"
-
     def draw(self, context):
         layout = self.layout
         props = context.scene.physkey
@@ -144,13 +135,9 @@ class PHYSKEY_UL_solutions(bpy.types.UIList):
             row.label(text=f"β² {item.assist:.3f}")
 
 
-class PHYSKEY_PT_solve(bpy.types.Panel):
+class PHYSKEY_PT_solve(_Sidebar, bpy.types.Panel):
     bl_idname = "PHYSKEY_PT_solve"
     bl_label = "Solve"
-    bl_space_type = "VIEW_3D"
-    bl_region_type = "UI"
-    bl_category = "PhysKey"
-
     def draw(self, context):
         layout = self.layout
         props = context.scene.physkey

@@ -5,7 +5,6 @@ put in the scene the way an animator would have made it: contact keyframes as th
 pose keyframes as keyed poses on the character's action."""
 from __future__ import annotations
 
-import json
 import os
 
 import bpy

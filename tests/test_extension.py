@@ -3,7 +3,6 @@ sandboxed `bpy`, enabled, disabled and enabled again."""
 import zipfile
 from pathlib import Path
 
-import pytest
 
 from blender_env import MODULE, ROOT, build_zip, installed_extension
 

@@ -4,7 +4,7 @@ import numpy as np
 import mujoco
 import pytest
 
-from blender_env import ROOT, installed_extension
+from blender_env import installed_extension
 
 LAMP = """<mujoco><compiler angle="degree"/>
   <worldbody><geom type="plane" size="5 5 .1"/>

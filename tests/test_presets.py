@@ -1,7 +1,6 @@
 """Scene presets: every task builds in Blender, and the armchair comes back out as the solver's own."""
 import json
 import time
-from pathlib import Path
 
 import mujoco
 import numpy as np

@@ -29,6 +29,19 @@ def _rotation_angle(a, b):
     return 2.0 * math.asin(min(1.0, np.linalg.norm(np.asarray(a, float) - b) / (2.0 * math.sqrt(2.0))))
 
 
+def check_reverse(bpy, module, obj, model):
+    """The pose Blender shows → q → MuJoCo: every body lands on its bone."""
+    rig = __import__(f"{module.__name__}.addon.rig", fromlist=["rig"])
+    shown = rig.world_bone_poses(obj)
+    data = mujoco.MjData(model)
+    data.qpos[:] = rig.qpos_from_pose(obj, model)
+    mujoco.mj_kinematics(model, data)
+    for name, (pos, rot) in shown.items():
+        b = model.body(name).id
+        np.testing.assert_allclose(data.xpos[b], pos, atol=1e-5, err_msg=name)
+        assert _rotation_angle(rot, data.xmat[b].reshape(3, 3)) < 1e-5, name
+
+
 def _check_invariant(bpy, module, obj, model, rng, trials=5):
     rig = __import__(f"{module.__name__}.addon.rig", fromlist=["rig"])
     data = mujoco.MjData(model)
@@ -113,9 +126,7 @@ def test_reverse_direction_blender_pose_to_q_to_mujoco(humanoid_rig, tmp_path):
     let MuJoCo place the bodies: they land where Blender shows the bones."""
     bpy, module, obj = humanoid_rig
     from mathutils import Euler, Quaternion, Vector
-    rig = __import__(f"{module.__name__}.addon.rig", fromlist=["rig"])
     model = _export(bpy, tmp_path / "humanoid.xml")
-    data = mujoco.MjData(model)
     rng = np.random.default_rng(2)
     obj.location = (0.4, 0.2, -0.1)
     obj.rotation_euler = Euler((0.0, 0.0, 0.8))
@@ -133,13 +144,7 @@ def test_reverse_direction_blender_pose_to_q_to_mujoco(humanoid_rig, tmp_path):
                     rot = rot @ Quaternion(Vector(j.axis).normalized(), rng.uniform(j.range_min, j.range_max))
                 pb.rotation_quaternion = rot
             bpy.context.view_layer.update()
-            shown = rig.world_bone_poses(obj)
-            data.qpos[:] = rig.qpos_from_pose(obj, model)
-            mujoco.mj_kinematics(model, data)
-            for name, (pos, rot) in shown.items():
-                b = model.body(name).id
-                np.testing.assert_allclose(data.xpos[b], pos, atol=1e-5, err_msg=name)
-                assert _rotation_angle(rot, data.xmat[b].reshape(3, 3)) < 1e-5, name
+            check_reverse(bpy, module, obj, model)
     finally:
         obj.location, obj.rotation_euler = (0, 0, 0), (0, 0, 0)
         for pb in obj.pose.bones:

@@ -1,14 +1,13 @@
 """Rigs that are not the humanoid: a 3-bone desk lamp and a quadruped, built here with bone roll,
 connected and unconnected bones and Limit Rotation constraints, given physics by Auto-fill. The
 rig invariant must hold for them too, both ways, with the armature moved, rotated and scaled."""
-import math
 
 import mujoco
 import numpy as np
 import pytest
 
 from blender_env import installed_extension
-from test_rig import _check_invariant, _rotation_angle
+from test_rig import _check_invariant, check_reverse
 
 
 def _armature(bpy, name, bones):
@@ -65,7 +64,6 @@ def test_invariant_for_autofilled_rigs(build, tmp_path):
         assert (joints[1].range_min, joints[1].range_max) == pytest.approx((-1.0, 1.2))
     else:
         assert obj.data.bones["front_thigh.L"].physkey.joints[0].group == "left_leg"
-    rig = __import__(f"{module.__name__}.addon.rig", fromlist=["rig"])
     from mathutils import Euler
     for placement in ((0, 0, 0), (1.0, -2.0, 0.5)):
         obj.location = placement
@@ -78,15 +76,7 @@ def test_invariant_for_autofilled_rigs(build, tmp_path):
         model = mujoco.MjModel.from_xml_path(str(path))
         assert model.nbody == len(obj.data.bones) + 1
         _check_invariant(bpy, module, obj, model, np.random.default_rng(5), trials=3)
-        # Reverse: the pose Blender shows → q → MuJoCo.
-        shown = rig.world_bone_poses(obj)
-        data = mujoco.MjData(model)
-        data.qpos[:] = rig.qpos_from_pose(obj, model)
-        mujoco.mj_kinematics(model, data)
-        for name, (pos, rot) in shown.items():
-            b = model.body(name).id
-            np.testing.assert_allclose(data.xpos[b], pos, atol=1e-5, err_msg=name)
-            assert _rotation_angle(rot, data.xmat[b].reshape(3, 3)) < 1e-5, name
+        check_reverse(bpy, module, obj, model)  # the pose Blender shows → q → MuJoCo
 
 
 def test_autofill_and_export_refuse_bad_rigs(tmp_path):

@@ -40,7 +40,7 @@ def test_solve_preview_keep(tmp_path):
 
 def test_solve_reports_bad_input_from_the_solver(tmp_path):
     bpy, module = installed_extension()
-    arm = _preset(bpy, "armchair_stand_sit_stand")
+    _preset(bpy, "armchair_stand_sit_stand")
     scene = bpy.context.scene
     scene.physkey.contact_keyframes[0].pairs[0].body1 = "pelvsi"  # a renamed bone
     with pytest.raises(RuntimeError, match=r"keyframes\[0\]\.pairs\[0\]\.body1: no body 'pelvsi'"):
@@ -149,7 +149,7 @@ def test_cancel_and_a_killed_solver(tmp_path):
 
 def test_missing_or_truncated_result_files_are_reported(tmp_path):
     bpy, module = installed_extension()
-    arm = _preset(bpy, "drop_onto_armchair")
+    _preset(bpy, "drop_onto_armchair")
     scene = bpy.context.scene
     scene.physkey.settings_json = json.dumps({"duration": 0.3})
     scene.physkey.num_seeds = 2
