@@ -17,9 +17,10 @@ import numpy as np
 from ..rollout import RolloutEngine
 from .problem import Decoded, Problem
 
-with warnings.catch_warnings():  # pycma warns that matplotlib is missing; plotting is not used
-    warnings.simplefilter("ignore")
-    import cma
+# pycma warns (at import, and again when it loads its plotting module lazily) that matplotlib is
+# missing; plotting is not used, so that one warning is silenced for good.
+warnings.filterwarnings("ignore", message="Could not import matplotlib")
+import cma  # noqa: E402
 
 EARLIER_STD = 0.3  # std multiplier of parameters settled by earlier curriculum stages
 VARIANCE_DROP = 0.25  # advance the curriculum when the mean variance falls below this fraction
