@@ -7,14 +7,9 @@ from __future__ import annotations
 import bpy
 import numpy as np
 
+from ..solver.rotations import quat_mul
+
 LINEAR = 1  # bpy keyframe interpolation enum value of 'LINEAR'
-
-
-def _quat_mul(a, b):
-    w1, x1, y1, z1 = np.moveaxis(a, -1, 0)
-    w2, x2, y2, z2 = np.moveaxis(b, -1, 0)
-    return np.stack([w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2, w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2,
-                     w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2, w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2], axis=-1)
 
 
 def _continuous(q):
@@ -60,7 +55,7 @@ def bone_channels(obj, model, qpos: np.ndarray) -> dict:
             else:
                 h = 0.5 * qpos[:, adr]
                 r = np.concatenate([np.cos(h)[:, None], np.sin(h)[:, None] * model.jnt_axis[jid]], axis=1)
-            rot = _quat_mul(rot, r)
+            rot = quat_mul(rot, r)
         out[pb.name] = (None, _continuous(rot))
     return out
 

@@ -7,6 +7,7 @@ import bpy
 import numpy as np
 from mathutils import Matrix, Quaternion, Vector
 
+from ..solver.rotations import quat_mul
 from ..solver.scene import Actuator, Body, Character, Geom, Joint, Site
 
 
@@ -159,11 +160,10 @@ def world_bone_poses(obj) -> dict:
 
 
 def _quat_angle_axis_product(axes, angles) -> np.ndarray:
+    """The rotation of successive hinges (unit `axes`) turned by `angles`."""
     q = np.array([1.0, 0.0, 0.0, 0.0])
     for axis, angle in zip(axes, angles):
-        h = 0.5 * angle
-        r = np.concatenate([[np.cos(h)], np.sin(h) * axis])
-        q = np.array([q[0] * r[0] - q[1:] @ r[1:], *(q[0] * r[1:] + r[0] * q[1:] + np.cross(q[1:], r[1:]))])
+        q = quat_mul(q, np.concatenate([[np.cos(0.5 * angle)], np.sin(0.5 * angle) * axis]))
     return q
 
 

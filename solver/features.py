@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from .model import BuiltModel
+from .rotations import rotate
 from .rollout import Trajectories, state_layout
 
 
@@ -52,20 +53,11 @@ class Features:
 
     def body_axis(self, body: str, axis: int) -> np.ndarray:
         """World direction of the body's local axis 0/1/2 (x/y/z), from its quaternion."""
-        w, x, y, z = np.moveaxis(self.body_quat(body), -1, 0)
-        if axis == 0:
-            v = (1 - 2 * (y * y + z * z), 2 * (x * y + w * z), 2 * (x * z - w * y))
-        elif axis == 1:
-            v = (2 * (x * y - w * z), 1 - 2 * (x * x + z * z), 2 * (y * z + w * x))
-        else:
-            v = (2 * (x * z + w * y), 2 * (y * z - w * x), 1 - 2 * (x * x + y * y))
-        return np.stack(v, axis=-1)
+        return rotate(self.body_quat(body), np.eye(3)[axis])
 
     def body_point(self, body: str, local: np.ndarray) -> np.ndarray:
         """World position of a point given in the body's frame."""
-        local = np.asarray(local, dtype=float)
-        p = self.body_pos(body)
-        return p + sum(self.body_axis(body, i) * local[i] for i in range(3))
+        return self.body_pos(body) + rotate(self.body_quat(body), np.asarray(local, dtype=float))
 
     def as_dict(self, bodies) -> dict:
         """What `mpc.objectives.Objective.evaluate` reads: body positions and quaternions, COM."""

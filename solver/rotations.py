@@ -63,3 +63,19 @@ def from_euler_xyz_deg(angles) -> np.ndarray:
     qy = from_axis_angle((0, 1, 0), math.radians(angles[1]))
     qz = from_axis_angle((0, 0, 1), math.radians(angles[2]))
     return mul(qz, mul(qy, qx))
+
+
+def quat_mul(a, b) -> np.ndarray:
+    """Quaternion products of whole arrays (…, 4) × (…, 4), broadcasting."""
+    w1, x1, y1, z1 = np.moveaxis(np.asarray(a, float), -1, 0)
+    w2, x2, y2, z2 = np.moveaxis(np.asarray(b, float), -1, 0)
+    return np.stack([w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2, w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2,
+                     w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2, w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2], axis=-1)
+
+
+def rotate(quat, v) -> np.ndarray:
+    """Vectors v (…, 3) rotated by unit quaternions (…, 4), broadcasting (v + 2w(q×v) + 2q×(q×v))."""
+    quat = np.asarray(quat, float)
+    qv = quat[..., 1:]
+    t = 2.0 * np.cross(qv, np.broadcast_to(np.asarray(v, float), qv.shape))
+    return v + quat[..., :1] * t + np.cross(qv, t)

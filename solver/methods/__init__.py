@@ -39,7 +39,3 @@ def get_method(name: str):
         raise InvalidInput("method", f"unknown method '{name}' (have: {', '.join(_MODULES)})")
     import importlib
     return importlib.import_module(f"{__name__}.{_MODULES[name]}")
-
-
-def method_names() -> list[str]:
-    return list(_MODULES)

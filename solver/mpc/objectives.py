@@ -15,6 +15,7 @@ import mujoco
 import numpy as np
 
 from ..model import BuiltModel
+from ..rotations import rotate
 from ..scene import GROUPS
 from .keyframes import WORLD, ContactKeyframe
 
@@ -92,21 +93,10 @@ class Objective:
         return sorted(set(self.common_bodies) | pairs)
 
     # -- geometry --------------------------------------------------------------------------------
-    @staticmethod
-    def _rotate(quat, v):
-        """Rotate local vector v by quaternions (…, 4) → (…, 3)."""
-        w, x, y, z = np.moveaxis(quat, -1, 0)
-        vx, vy, vz = v
-        # v + 2w(q×v) + 2 q×(q×v)
-        cx, cy, cz = y * vz - z * vy, z * vx - x * vz, x * vy - y * vx
-        return np.stack([vx + 2 * (w * cx + y * cz - z * cy),
-                         vy + 2 * (w * cy + z * cx - x * cz),
-                         vz + 2 * (w * cz + x * cy - y * cx)], axis=-1)
-
     def point(self, feat, body: str, local) -> np.ndarray:
         if body == WORLD:
             return np.broadcast_to(np.asarray(local, float), feat["pos"][next(iter(feat["pos"]))].shape)
-        return feat["pos"][body] + self._rotate(feat["quat"][body], np.asarray(local, float))
+        return feat["pos"][body] + rotate(feat["quat"][body], np.asarray(local, float))
 
     def pair_displacements(self, feat, kf: ContactKeyframe) -> np.ndarray:
         """(…, npairs, 3) displacement p − q of every pair."""
@@ -128,7 +118,7 @@ class Objective:
                 owners.append(tuple(where))
 
         def up(body):
-            axis = self._rotate(feat["quat"][body], self.up_local[body])
+            axis = rotate(feat["quat"][body], self.up_local[body])
             return smooth_abs(np.abs(axis[..., 2] - 1.0))
 
         pos = feat["pos"]
@@ -152,7 +142,7 @@ class Objective:
                 TERM_GROUPS["COM Feet XY"])
         if kf.facing_target is not None and self.has["torso"]:
             torso = BODIES["torso"]
-            fwd = self._rotate(feat["quat"][torso], self.forward_local[torso])[..., :2]
+            fwd = rotate(feat["quat"][torso], self.forward_local[torso])[..., :2]
             to_target = np.asarray(kf.facing_target, float) - pos[torso][..., :2]
             to_target = to_target / np.maximum(np.linalg.norm(to_target, axis=-1, keepdims=True), 1e-9)
             add("Facing Dir", smooth_abs(np.linalg.norm(to_target - fwd, axis=-1)), TERM_GROUPS["Facing Dir"])
