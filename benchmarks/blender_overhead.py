@@ -17,10 +17,10 @@ sys.path.insert(0, ROOT)
 
 
 def main() -> None:
-    from blender_env import installed_extension
+    from blender_env import addon, installed_extension
     bpy, module = installed_extension()
-    ops = __import__(f"{module.__name__}.addon.operators", fromlist=["operators"])
-    taskio = __import__(f"{module.__name__}.addon.taskio", fromlist=["taskio"])
+    ops = addon(module, "operators")
+    taskio = addon(module, "taskio")
     bpy.ops.wm.read_homefile(use_empty=True)
     bpy.ops.physkey.load_preset(preset="armchair_stand_sit_stand")
     scene = bpy.context.scene

@@ -46,3 +46,9 @@ def installed_extension():
     module = importlib.import_module(MODULE)
     _STATE.update(bpy=bpy, module=module, user_folder=folder)
     return bpy, module
+
+
+def addon(module, name: str):
+    """The installed add-on's submodule `name` (e.g. "rig"), imported from the installed copy."""
+    import importlib
+    return importlib.import_module(f"{module.__name__}.addon.{name}")

@@ -5,7 +5,7 @@ import mujoco
 import numpy as np
 import pytest
 
-from blender_env import installed_extension
+from blender_env import addon, installed_extension
 from test_rig import _rotation_angle
 
 
@@ -38,8 +38,8 @@ def _random_motion(model, n, seed=0):
 
 def test_baked_action_plays_the_solution(rig_and_model):
     bpy, module, obj, model = rig_and_model
-    bake = __import__(f"{module.__name__}.addon.bake", fromlist=["bake"])
-    rig = __import__(f"{module.__name__}.addon.rig", fromlist=["rig"])
+    bake = addon(module, "bake")
+    rig = addon(module, "rig")
     fps, n = 30.0, 31
     times = np.arange(n) / fps
     qpos = _random_motion(model, n)
@@ -60,7 +60,7 @@ def test_baked_action_plays_the_solution(rig_and_model):
 
 def test_bake_of_1000_frames_is_under_a_second(rig_and_model):
     bpy, module, obj, model = rig_and_model
-    bake = __import__(f"{module.__name__}.addon.bake", fromlist=["bake"])
+    bake = addon(module, "bake")
     qpos = _random_motion(model, 1000, seed=1)
     start = time.perf_counter()
     action, slot = bake.bake_action(obj, model, np.arange(1000) / 30.0, qpos, "big", 1, 30.0)

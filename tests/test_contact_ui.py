@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from blender_env import installed_extension
+from blender_env import addon, installed_extension
 
 
 def _names(bpy):
@@ -69,7 +69,7 @@ def test_drawn_pairs_are_the_keyframes_points_in_the_world():
     bpy, module = installed_extension()
     bpy.ops.wm.read_homefile(use_empty=True)
     bpy.ops.physkey.load_preset(preset="armchair_stand_sit_stand")
-    draw = __import__(f"{module.__name__}.addon.draw", fromlist=["draw"])
+    draw = addon(module, "draw")
     assert len(draw._handles) == 2  # registered with the add-on
     props = bpy.context.scene.physkey
     props.active_contact_keyframe = 0

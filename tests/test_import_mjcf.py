@@ -4,7 +4,7 @@ import numpy as np
 import mujoco
 import pytest
 
-from blender_env import installed_extension
+from blender_env import addon, installed_extension
 
 LAMP = """<mujoco><compiler angle="degree"/>
   <worldbody><geom type="plane" size="5 5 .1"/>
@@ -32,7 +32,7 @@ def test_imported_rig_moves_like_the_original_model(tmp_path):
     assert bpy.ops.physkey.export_mjcf(filepath=str(tmp_path / "out.xml")) == {"FINISHED"}
     m1 = mujoco.MjModel.from_xml_path(str(src))
     m2 = mujoco.MjModel.from_xml_path(str(tmp_path / "out.xml"))
-    rig = __import__(f"{module.__name__}.addon.rig", fromlist=["rig"])
+    rig = addon(module, "rig")
     rng = np.random.default_rng(0)
     d1, d2 = mujoco.MjData(m1), mujoco.MjData(m2)
     for _ in range(4):
@@ -93,7 +93,7 @@ def test_ball_joints_pose_both_ways(tmp_path):
     assert bpy.ops.physkey.export_mjcf(filepath=str(tmp_path / "out.xml")) == {"FINISHED"}
     model = mujoco.MjModel.from_xml_path(str(tmp_path / "out.xml"))
     assert model.jnt_type[model.joint("hip").id] == mujoco.mjtJoint.mjJNT_BALL
-    rig = __import__(f"{module.__name__}.addon.rig", fromlist=["rig"])
+    rig = addon(module, "rig")
     from test_rig import _rotation_angle
     rng = np.random.default_rng(4)
     data = mujoco.MjData(model)

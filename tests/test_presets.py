@@ -6,7 +6,7 @@ import mujoco
 import numpy as np
 import pytest
 
-from blender_env import ROOT, installed_extension
+from blender_env import ROOT, addon, installed_extension
 
 TASKS = sorted(p.stem for p in (ROOT / "scenes" / "tasks").glob("*.json"))
 
@@ -40,7 +40,7 @@ def test_armchair_preset_exports_the_solvers_scene(tmp_path):
     bpy.ops.wm.read_homefile(use_empty=True)
     bpy.ops.physkey.load_preset(preset="armchair_stand_sit_stand")
     arm = bpy.context.active_object
-    rig = __import__(f"{module.__name__}.addon.rig", fromlist=["rig"])
+    rig = addon(module, "rig")
     bpy.ops.physkey.export_mjcf(filepath=str(tmp_path / "blender.xml"))
     ours = mujoco.MjModel.from_xml_path(str(tmp_path / "blender.xml"))
     from solver.mjcf import initial_qpos, scene_to_xml
@@ -67,8 +67,8 @@ def test_unknown_preset_is_refused():
 
 
 def _extract(bpy, module):
-    ops = __import__(f"{module.__name__}.addon.operators", fromlist=["operators"])
-    taskio = __import__(f"{module.__name__}.addon.taskio", fromlist=["taskio"])
+    ops = addon(module, "operators")
+    taskio = addon(module, "taskio")
     return taskio.task_from_scene(bpy.context, ops.extract_scene(bpy.context))
 
 
@@ -138,7 +138,7 @@ def test_keyed_poses_become_pose_keyframes():
 def test_method_settings_fields_round_trip():
     bpy, module = installed_extension()
     bpy.ops.wm.read_homefile(use_empty=True)
-    taskio = __import__(f"{module.__name__}.addon.taskio", fromlist=["taskio"])
+    taskio = addon(module, "taskio")
     props = bpy.context.scene.physkey
     props.method = "contact"
     taskio.settings_to_scene(props, "contact", {"rollouts": 15, "planner": "baseline", "horizon": 0.5})

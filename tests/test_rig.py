@@ -6,7 +6,7 @@ import mujoco
 import numpy as np
 import pytest
 
-from blender_env import installed_extension
+from blender_env import addon, installed_extension
 
 
 @pytest.fixture(scope="module")
@@ -31,7 +31,7 @@ def _rotation_angle(a, b):
 
 def check_reverse(bpy, module, obj, model):
     """The pose Blender shows → q → MuJoCo: every body lands on its bone."""
-    rig = __import__(f"{module.__name__}.addon.rig", fromlist=["rig"])
+    rig = addon(module, "rig")
     shown = rig.world_bone_poses(obj)
     data = mujoco.MjData(model)
     data.qpos[:] = rig.qpos_from_pose(obj, model)
@@ -43,7 +43,7 @@ def check_reverse(bpy, module, obj, model):
 
 
 def _check_invariant(bpy, module, obj, model, rng, trials=5):
-    rig = __import__(f"{module.__name__}.addon.rig", fromlist=["rig"])
+    rig = addon(module, "rig")
     data = mujoco.MjData(model)
     for _ in range(trials):
         q = model.qpos0.copy()
@@ -155,7 +155,7 @@ def test_reverse_direction_blender_pose_to_q_to_mujoco(humanoid_rig, tmp_path):
 def test_character_meshes_follow_their_bones(humanoid_rig, tmp_path):
     """Every capsule/sphere mesh sits where MuJoCo puts its geom, at rest and posed."""
     bpy, module, obj = humanoid_rig
-    rig = __import__(f"{module.__name__}.addon.rig", fromlist=["rig"])
+    rig = addon(module, "rig")
     model = _export(bpy, tmp_path / "humanoid.xml")
     data = mujoco.MjData(model)
     meshes = {o.name.removeprefix(f"{obj.name}_"): o for o in bpy.data.objects if o.parent == obj}

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from blender_env import installed_extension
+from blender_env import addon, installed_extension
 
 
 def _preset(bpy, name):
@@ -62,9 +62,9 @@ def test_solve_without_character_or_keyframes():
 def test_second_solve_is_refused_and_file_load_stops_a_running_solve(tmp_path):
     bpy, module = installed_extension()
     _preset(bpy, "armchair_stand_sit_stand")
-    ops = __import__(f"{module.__name__}.addon.operators", fromlist=["operators"])
-    taskio = __import__(f"{module.__name__}.addon.taskio", fromlist=["taskio"])
-    job_mod = __import__(f"{module.__name__}.addon.job", fromlist=["job"])
+    ops = addon(module, "operators")
+    taskio = addon(module, "taskio")
+    job_mod = addon(module, "job")
     ctx = bpy.context
     task = taskio.task_from_scene(ctx, ops.extract_scene(ctx))
     job = job_mod.SolveJob(task, str(tmp_path / "job"), 1)
@@ -100,7 +100,7 @@ def test_kept_action_replays_the_result_and_the_animators_action_is_untouched(tm
     z = np.load(item.result_path, allow_pickle=False)
     model = mujoco.MjModel.from_xml_path(str(__import__("pathlib").Path(item.result_path).parents[1] / "model.xml"))
     data = mujoco.MjData(model)
-    rig = __import__(f"{module.__name__}.addon.rig", fromlist=["rig"])
+    rig = addon(module, "rig")
     fps = scene.render.fps / scene.render.fps_base
     for k in (0, len(z["frame_times"]) // 2, len(z["frame_times"]) - 1):
         scene.frame_set(scene.frame_start + int(round(z["frame_times"][k] * fps)))
@@ -117,9 +117,9 @@ def test_cancel_and_a_killed_solver(tmp_path):
     bpy, module = installed_extension()
     _preset(bpy, "armchair_stand_sit_stand")
     scene = bpy.context.scene
-    ops = __import__(f"{module.__name__}.addon.operators", fromlist=["operators"])
-    taskio = __import__(f"{module.__name__}.addon.taskio", fromlist=["taskio"])
-    job_mod = __import__(f"{module.__name__}.addon.job", fromlist=["job"])
+    ops = addon(module, "operators")
+    taskio = addon(module, "taskio")
+    job_mod = addon(module, "job")
     task = taskio.task_from_scene(bpy.context, ops.extract_scene(bpy.context))
     # Cancel: the process is gone.
     job = job_mod.SolveJob(task, str(tmp_path / "a"), 1)
@@ -172,9 +172,9 @@ def test_keyframe_sent_to_a_running_contact_solve(tmp_path):
     bpy, module = installed_extension()
     _preset(bpy, "armchair_stand_sit_stand")
     scene = bpy.context.scene
-    ops = __import__(f"{module.__name__}.addon.operators", fromlist=["operators"])
-    taskio = __import__(f"{module.__name__}.addon.taskio", fromlist=["taskio"])
-    job_mod = __import__(f"{module.__name__}.addon.job", fromlist=["job"])
+    ops = addon(module, "operators")
+    taskio = addon(module, "taskio")
+    job_mod = addon(module, "job")
     job = job_mod.SolveJob(taskio.task_from_scene(bpy.context, ops.extract_scene(bpy.context)), str(tmp_path), 1)
     ops._JOBS[scene.name] = job
     try:
