@@ -215,3 +215,39 @@ def test_pushed_furniture_is_baked_too(tmp_path):
     np.testing.assert_allclose(np.array(box.matrix_world.to_translation()), z["frame_qpos"][last, a:a + 3], atol=1e-4)
     assert z["frame_qpos"][last, a + 2] < 0.3  # it fell
     assert box.animation_data.action.name.endswith("_crate")
+
+
+def test_undo_right_after_keep(tmp_path):
+    """Ctrl+Z right after *Keep* returns to the preview: the kept action is gone, the animator's action
+    is untouched, the solutions are still listed, and Keep (and Redo) work again."""
+    bpy, module = installed_extension()
+    arm = _preset(bpy, "drop_onto_armchair")
+    name, scene = arm.name, bpy.context.scene
+    scene.physkey.settings_json = json.dumps({"duration": 0.5})
+    scene.physkey.num_seeds = 2
+    mine = bpy.data.actions.new("animators_own")
+    arm.animation_data_create()
+    arm.animation_data.action = mine
+    arm.pose.bones["head"].rotation_quaternion = (0.9, 0.1, 0.0, 0.0)
+    arm.pose.bones["head"].keyframe_insert("rotation_quaternion", frame=3)
+    bpy.ops.ed.undo_push(message="animator's work")  # headless Blender starts its undo stack on the first push
+    assert bpy.ops.physkey.solve(wait=True) == {"FINISHED"}
+    scene.physkey.active_solution = 1
+    bpy.ops.ed.undo_push(message="preview")  # what the UI pushes when the animator picks a solution
+    assert bpy.ops.physkey.keep_solution("EXEC_DEFAULT", True) == {"FINISHED"}  # True: push undo as a click does
+    kept = bpy.data.objects[name].animation_data.action.name
+    bpy.ops.ed.undo()
+    arm, scene = bpy.data.objects[name], bpy.context.scene
+    assert kept not in bpy.data.actions
+    assert arm.animation_data.action.name == "PhysKey Preview" and arm.physkey.animator_action == "animators_own"
+    keys = [(k.co[0], round(k.co[1], 6)) for fc in bpy.data.actions["animators_own"].layers[0].strips[0].channelbags[0].fcurves
+            for k in fc.keyframe_points]
+    assert keys == [(3.0, 0.9), (3.0, 0.1), (3.0, 0.0), (3.0, 0.0)]
+    assert len(scene.physkey.solutions) == 2 and scene.physkey.active_solution == 1
+    bpy.ops.ed.redo()
+    assert bpy.data.objects[name].animation_data.action.name == kept
+    bpy.ops.ed.undo()
+    assert bpy.ops.physkey.keep_solution("EXEC_DEFAULT", True) == {"FINISHED"}  # keep again after the undo
+    arm = bpy.data.objects[name]
+    assert arm.animation_data.action.name == kept and "PhysKey Preview" not in bpy.data.actions
+    assert len(arm.animation_data.action.layers[0].strips[0].channelbags[0].fcurves) == 3 + 16 * 4
