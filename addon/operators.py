@@ -201,6 +201,8 @@ def handle_events(scene, job, events) -> str | None:
             solutions.add_from_event(scene, e)
         elif kind == "seed_failed":
             props.status = f"seed {e['seed']} failed: {e['message']}"
+        elif kind == "seed_retry":
+            props.status = e["message"]
         elif kind == "error":
             if e.get("fatal", True):
                 error = e["message"]

@@ -1,25 +1,28 @@
 """Running a task's seeds: inline (`--workers 0`) or in a pool of worker processes.
 
-Workers are spawned (never forked: MuJoCo thread pools do not survive fork), each prepares the task
-and its rollout engine once and then solves seeds; every seed writes its own result.npz and sends
-back only a JSON summary. Progress events travel through a queue to the parent.
+Workers are fresh `python -m solver.worker` processes (never forked: MuJoCo thread pools do not
+survive fork), each prepares the task and its rollout engine once and then solves seeds; every seed
+writes its own result.npz. Parent and workers talk in JSON lines over pipes, so nothing is pickled,
+and a worker that dies (killed, out of memory) costs only a retry of the seed it was solving.
 """
 from __future__ import annotations
 
-import concurrent.futures as cf
+import collections
 import json
-import multiprocessing as mp
 import os
 import queue as queue_mod
+import signal
+import subprocess
+import sys
+import threading
 import time
-import traceback
 
 from .methods import get_method
 from .result import write_solution
 from .rollout import RolloutEngine
 from .task import task_from_dict
 
-_WORKER: dict = {}
+_PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 class SeedRunner:
@@ -66,20 +69,57 @@ class SeedRunner:
         self.engine.close()
 
 
-def _init_worker(task_json: str, out_dir: str, nthread: int, event_queue) -> None:
-    _WORKER["runner"] = SeedRunner(json.loads(task_json), out_dir, nthread, event_queue.put)
+class _Worker:
+    """One `python -m solver.worker` process, its stdin for seeds and a thread forwarding its stdout
+    lines to the scheduler's inbox (`(worker, None)` when the process has ended)."""
+
+    def __init__(self, task_json: str, out_dir: str, nthread: int, inbox: queue_mod.Queue):
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (_PACKAGE_PARENT, env.get("PYTHONPATH", "")) if p)
+        self.proc = subprocess.Popen([sys.executable, "-m", "solver.worker", out_dir, str(nthread)],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, text=True,
+                                     encoding="utf-8", bufsize=1)
+        self.seed: int | None = None
+        self.proc.stdin.write(task_json + "\n")
+        self.proc.stdin.flush()
+        threading.Thread(target=self._forward, args=(inbox,), name="physkey-pool-reader", daemon=True).start()
+
+    def _forward(self, inbox: queue_mod.Queue) -> None:
+        for line in self.proc.stdout:
+            inbox.put((self, line))
+        inbox.put((self, None))
+
+    def assign(self, seed: int) -> None:
+        self.seed = seed
+        self.proc.stdin.write(json.dumps({"seed": seed}) + "\n")
+        self.proc.stdin.flush()
+
+    def finish(self) -> None:
+        """No more seeds: closing stdin lets the worker exit."""
+        try:
+            self.proc.stdin.close()
+        except OSError:
+            pass
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
 
 
-def _solve_in_worker(seed: int) -> str:
-    try:
-        return json.dumps({"ok": _WORKER["runner"].solve(seed)})
-    except Exception as e:  # reported to the parent as this seed's failure, with the traceback
-        return json.dumps({"error": f"{type(e).__name__}: {e}", "traceback": traceback.format_exc()})
+def _death(returncode: int) -> str:
+    if returncode < 0:
+        try:
+            return f"killed by {signal.Signals(-returncode).name}"
+        except ValueError:
+            return f"killed by signal {-returncode}"
+    return f"exit code {returncode}"
 
 
 def run_seeds(task_doc: dict, seeds: list[int], out_dir: str, workers: int, emit, on_solution, on_failure) -> None:
     """Solve every seed; `emit(event)` gets progress events, `on_solution(entry)` each finished seed,
-    `on_failure(seed, message)` each seed that raised."""
+    `on_failure(seed, message)` each seed that raised or whose worker died twice (a seed whose worker
+    process dies, e.g. killed, is retried once in a fresh worker; the other seeds carry on)."""
     cores = os.cpu_count() or 1
     if workers == 0:
         runner = SeedRunner(task_doc, out_dir, nthread=cores, events=emit)
@@ -90,33 +130,58 @@ def run_seeds(task_doc: dict, seeds: list[int], out_dir: str, workers: int, emit
             runner.close()
         return
     workers = min(workers, len(seeds))
-    ctx = mp.get_context("spawn")
-    events = ctx.Queue()
     nthread = max(1, cores // workers)
-    with cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_init_worker,
-                                initargs=(json.dumps(task_doc), out_dir, nthread, events)) as pool:
-        futures = {pool.submit(_solve_in_worker, seed): seed for seed in seeds}
-        pending = set(futures)
-        while pending:
-            done, pending = cf.wait(pending, timeout=0.1, return_when=cf.FIRST_COMPLETED)
-            _drain(events, emit)
-            for fut in sorted(done, key=lambda f: futures[f]):
-                seed = futures[fut]
-                try:
-                    reply = json.loads(fut.result())
-                except Exception as e:  # the worker process died
-                    on_failure(seed, f"worker process failed: {type(e).__name__}: {e}")
-                    continue
-                if "ok" in reply:
-                    on_solution(reply["ok"])
-                else:
-                    on_failure(seed, reply["error"])
-        _drain(events, emit)
+    task_json = json.dumps(task_doc, allow_nan=False)
+    inbox: queue_mod.Queue = queue_mod.Queue()
+    todo = collections.deque(seeds)
+    deaths: collections.Counter = collections.Counter()
+    live: set[_Worker] = set()
 
-
-def _drain(events, emit) -> None:
-    while True:
-        try:
-            emit(events.get_nowait())
-        except queue_mod.Empty:
+    def start_next(worker: _Worker | None = None) -> None:
+        if not todo:
+            if worker is not None:
+                worker.finish()
             return
+        if worker is None:
+            worker = _Worker(task_json, out_dir, nthread, inbox)
+            live.add(worker)
+        worker.assign(todo.popleft())
+
+    try:
+        for _ in range(workers):
+            start_next()
+        while live:
+            worker, line = inbox.get()
+            if line is None:
+                live.discard(worker)
+                returncode = worker.proc.wait()
+                if worker.seed is not None:
+                    seed, why = worker.seed, _death(returncode)
+                    deaths[seed] += 1
+                    if deaths[seed] == 1:
+                        emit({"event": "seed_retry", "seed": seed,
+                              "message": f"worker process died ({why}); solving seed {seed} again"})
+                        todo.appendleft(seed)
+                    else:
+                        on_failure(seed, f"worker process died twice ({why})")
+                    start_next()
+                continue
+            try:
+                message = json.loads(line)
+            except json.JSONDecodeError:
+                sys.stderr.write(line)
+                continue
+            if "reply" not in message:
+                emit(message)
+                continue
+            seed, reply = worker.seed, message["reply"]
+            worker.seed = None
+            if "ok" in reply:
+                on_solution(reply["ok"])
+            else:
+                sys.stderr.write(reply.get("traceback", ""))
+                on_failure(seed, reply["error"])
+            start_next(worker)
+    finally:
+        for worker in live:
+            worker.kill()

@@ -1,0 +1,92 @@
+"""Process faults: a worker killed mid-run costs only a retry of its seed; a seed whose worker dies
+twice is reported lost while the others finish; a killed solver leaves no worker running."""
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _slow_assist_task(tmp_path, wall_s=2.0):
+    """An assist task whose seeds each take about `wall_s` seconds: long enough to be killed mid-seed."""
+    doc = json.loads((ROOT / "scenes/tasks/assist_box_jump_low.json").read_text())
+    doc["settings"] = {"population": 8, "samples": 10 ** 6, "max_wall_s": wall_s}
+    path = tmp_path / "task.json"
+    path.write_text(json.dumps(doc))
+    return path
+
+
+def _start(task, out, seeds, workers):
+    return subprocess.Popen([sys.executable, "-m", "solver", "run", str(task), "--out", str(out), "--jsonl",
+                             "--num-seeds", str(seeds), "--workers", str(workers)],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:  # a zombie (exited, not yet reaped) counts as gone
+        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+    except OSError:
+        return True
+
+
+def _events_killing(proc, victim_seed: int, times: int):
+    """Read the solver's events; SIGKILL the worker solving `victim_seed` once it has made progress,
+    up to `times` times."""
+    events, pids, kills = [], {}, 0
+    for line in proc.stdout:
+        e = json.loads(line)
+        events.append(e)
+        if e["event"] == "seed_start":
+            pids[e["seed"]] = e["pid"]
+        if e["event"] == "progress" and e["seed"] == victim_seed and kills < times and victim_seed in pids:
+            os.kill(pids.pop(victim_seed), signal.SIGKILL)
+            kills += 1
+    proc.wait(timeout=60)
+    return events, kills
+
+
+def test_worker_killed_mid_seed_is_retried_and_every_seed_finishes(tmp_path):
+    proc = _start(_slow_assist_task(tmp_path), tmp_path / "out", seeds=3, workers=2)
+    events, kills = _events_killing(proc, victim_seed=1, times=1)
+    assert kills == 1 and proc.returncode == 0
+    retries = [e for e in events if e["event"] == "seed_retry"]
+    assert [e["seed"] for e in retries] == [1] and "SIGKILL" in retries[0]["message"]
+    result = json.loads((tmp_path / "out/result.json").read_text())
+    assert sorted(s["seed"] for s in result["solutions"]) == [0, 1, 2] and result["status"] == "done"
+    assert all((tmp_path / "out" / s["npz"]).is_file() for s in result["solutions"])
+
+
+def test_worker_killed_twice_loses_only_that_seed(tmp_path):
+    proc = _start(_slow_assist_task(tmp_path), tmp_path / "out", seeds=3, workers=2)
+    events, kills = _events_killing(proc, victim_seed=1, times=2)
+    assert kills == 2 and proc.returncode == 0
+    failed = [e for e in events if e["event"] == "seed_failed"]
+    assert [e["seed"] for e in failed] == [1] and "died twice" in failed[0]["message"]
+    result = json.loads((tmp_path / "out/result.json").read_text())
+    assert sorted(s["seed"] for s in result["solutions"]) == [0, 2] and result["status"] == "partial"
+    assert [f["seed"] for f in result["failed"]] == [1]
+
+
+def test_killed_solver_leaves_no_worker_running(tmp_path):
+    proc = _start(_slow_assist_task(tmp_path, wall_s=30.0), tmp_path / "out", seeds=2, workers=2)
+    pids = set()
+    for line in proc.stdout:
+        e = json.loads(line)
+        if e["event"] == "seed_start":
+            pids.add(e["pid"])
+        if len(pids) == 2 and e["event"] == "progress":
+            break
+    proc.kill()  # what Blender's Cancel does
+    proc.wait(timeout=10)
+    deadline = time.time() + 10
+    while any(_alive(p) for p in pids) and time.time() < deadline:
+        time.sleep(0.1)
+    assert not any(_alive(p) for p in pids)
