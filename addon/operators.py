@@ -343,6 +343,35 @@ class PHYSKEY_OT_keep_solution(bpy.types.Operator):
         return {"FINISHED"}
 
 
+class PHYSKEY_OT_import_result(bpy.types.Operator):
+    """List the solutions saved in a solve's folder (after a crash, or from another file)"""
+    bl_idname = "physkey.import_result"
+    bl_label = "Import Solutions"
+    bl_options = {"REGISTER", "UNDO"}
+
+    directory: bpy.props.StringProperty(subtype="DIR_PATH", description="A solve's folder (with result.json)")
+
+    def execute(self, context):
+        from . import recover, solutions
+        scene = context.scene
+        try:
+            events = recover.events_from_folder(bpy.path.abspath(self.directory))
+        except ValueError as e:
+            self.report({"ERROR"}, str(e))
+            return {"CANCELLED"}
+        listed = {(s.result_path, s.stage) for s in scene.physkey.solutions}
+        new = [e for e in events if (e["result_path"], e.get("stage", -1)) not in listed]
+        for e in new:
+            solutions.add_from_event(scene, e)
+        self.report({"INFO"}, f"{len(new)} solution(s) imported from {self.directory}"
+                    + (f" ({len(events) - len(new)} already listed)" if len(new) < len(events) else ""))
+        return {"FINISHED"}
+
+    def invoke(self, context, event):
+        context.window_manager.fileselect_add(self)
+        return {"RUNNING_MODAL"}
+
+
 class PHYSKEY_OT_sync_pose_keys(bpy.types.Operator):
     """List the character's keyed frames as pose keyframes (keeping weights and timing already set)"""
     bl_idname = "physkey.sync_pose_keys"
@@ -361,4 +390,5 @@ class PHYSKEY_OT_sync_pose_keys(bpy.types.Operator):
 
 
 classes = (PHYSKEY_OT_sync_pose_keys, PHYSKEY_OT_add_character, PHYSKEY_OT_autofill_rig, PHYSKEY_OT_export_mjcf, PHYSKEY_OT_load_preset,
-           PHYSKEY_OT_import_mjcf, PHYSKEY_OT_solve, PHYSKEY_OT_cancel_solve, PHYSKEY_OT_keep_solution)
+           PHYSKEY_OT_import_mjcf, PHYSKEY_OT_solve, PHYSKEY_OT_cancel_solve, PHYSKEY_OT_keep_solution,
+           PHYSKEY_OT_import_result)

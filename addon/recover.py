@@ -1,0 +1,56 @@
+"""Bringing solutions back from a result folder on disk.
+
+The solver writes every finished solution (and every curriculum stage) to disk the moment it
+exists, so whatever happens to Blender — a crash, a quit, a solve cancelled — the folder still holds
+them; this turns the folder back into the same events a live solve sends."""
+from __future__ import annotations
+
+import glob
+import json
+import os
+import re
+
+
+def result_folder(directory: str) -> str:
+    """The folder holding result.json: `directory` itself or its `result/` (a PhysKey job folder)."""
+    for folder in (directory, os.path.join(directory, "result")):
+        if os.path.isfile(os.path.join(folder, "result.json")):
+            return folder
+    if not os.path.isdir(directory):
+        raise ValueError(f"'{directory}' is not a folder")
+    raise ValueError(f"'{directory}' holds no result.json: pick the solve's folder (it has model.xml and result.json)")
+
+
+def events_from_folder(directory: str) -> list[dict]:
+    """`solution` events for the finished seeds in result.json, and `stage` events for the curriculum
+    stages of seeds that never finished (their best motion so far)."""
+    folder = result_folder(directory)
+    try:
+        with open(os.path.join(folder, "result.json"), encoding="utf-8") as f:
+            doc = json.load(f)
+        entries = list(doc["solutions"])
+        finished = {int(e["seed"]) for e in entries}
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise ValueError(f"{os.path.join(folder, 'result.json')} cannot be read ({e})") from None
+    if not os.path.isfile(os.path.join(folder, "model.xml")):
+        raise ValueError(f"{folder} has no model.xml, so its solutions cannot be shown")
+    events = [{"event": "solution", "solution": e, "result_path": os.path.join(folder, e["npz"])}
+              for e in entries if os.path.isfile(os.path.join(folder, e["npz"]))]
+    for path in sorted(glob.glob(os.path.join(folder, "seed_*", "stage_*.npz"))):
+        match = re.search(r"seed_(\d+)[/\\]stage_(\d+)\.npz$", path)
+        if match is None or int(match.group(1)) in finished:
+            continue
+        seed, stage = int(match.group(1)), int(match.group(2))
+        events.append({"event": "stage", "seed": seed, "stage": stage, "result_path": path,
+                       "solution": {"seed": seed, "success": False, "keyframes_reached": [],
+                                    "duration_s": _duration(path), "cost": 0.0}})
+    return events
+
+
+def _duration(npz_path: str) -> float:
+    import numpy as np
+    try:
+        with np.load(npz_path, allow_pickle=False) as z:
+            return float(z["frame_times"][-1]) if len(z["frame_times"]) else 0.0
+    except Exception:  # an unreadable stage is still listed; previewing it says what is wrong
+        return 0.0

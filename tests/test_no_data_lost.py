@@ -1,0 +1,120 @@
+"""No data lost: every solution is on disk as it arrives, so a Blender crash loses nothing
+(`physkey.import_result` brings them back); saving during a solve is safe; Keep never overwrites."""
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from blender_env import MODULE, _STATE, addon, installed_extension
+
+CRASHING_BLENDER = textwrap.dedent("""
+    import json, sys
+    import bpy
+    bpy.ops.preferences.addon_enable(module="{module}")
+    bpy.ops.wm.read_homefile(use_empty=True)
+    bpy.ops.physkey.load_preset(preset="drop_onto_armchair")
+    scene = bpy.context.scene
+    scene.physkey.settings_json = json.dumps({{"duration": 6.0}})
+    scene.physkey.num_seeds = 4
+    bpy.ops.wm.save_as_mainfile(filepath=sys.argv[-1])
+    print("saved", flush=True)
+    bpy.ops.physkey.solve(wait=True)
+""")
+
+
+def _npz_files(folder: Path):
+    return sorted(folder.glob("physkey/*/result/seed_*/result.npz"))
+
+
+def test_solutions_survive_a_blender_crash_and_import_result_brings_them_back(tmp_path):
+    bpy, module = installed_extension()
+    blend = tmp_path / "shot.blend"
+    env = dict(os.environ, BLENDER_USER_RESOURCES=_STATE["user_folder"])
+    script = CRASHING_BLENDER.format(module=MODULE)
+    proc = subprocess.Popen([sys.executable, "-c", script, str(blend)], env=env, cwd=tmp_path,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 120
+    while not _npz_files(tmp_path) and time.time() < deadline and proc.poll() is None:
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGKILL)  # Blender crashes after its first solution arrived
+    proc.wait(timeout=30)
+    time.sleep(1.5)  # the orphaned solver may still finish its seeds: they land on disk too
+    assert _npz_files(tmp_path), proc.stderr.read()[-2000:]
+    folder = _npz_files(tmp_path)[0].parents[2]  # the job folder: //physkey/<scene>-<time>-xxxx
+    bpy.ops.wm.open_mainfile(filepath=str(blend))
+    scene = bpy.context.scene
+    assert len(scene.physkey.solutions) == 0  # what the crash lost from the scene
+    assert bpy.ops.physkey.import_result(directory=str(folder)) == {"FINISHED"}
+    on_disk = json.loads((folder / "result" / "result.json").read_text())["solutions"]
+    assert len(scene.physkey.solutions) == len(on_disk) >= 1
+    assert bpy.ops.physkey.import_result(directory=str(folder / "result")) == {"FINISHED"}  # again: no duplicates
+    assert len(scene.physkey.solutions) == len(on_disk)
+    assert bpy.ops.physkey.keep_solution(index=0) == {"FINISHED"}
+    kept = bpy.context.active_object.animation_data.action
+    assert kept.name.startswith(f"{scene.name}_simulate_seed")
+
+
+def test_import_result_refuses_folders_without_results(tmp_path):
+    bpy, module = installed_extension()
+    bpy.ops.wm.read_homefile(use_empty=True)
+    with pytest.raises(RuntimeError, match="holds no result.json"):
+        bpy.ops.physkey.import_result(directory=str(tmp_path))
+    with pytest.raises(RuntimeError, match="is not a folder"):
+        bpy.ops.physkey.import_result(directory=str(tmp_path / "nowhere"))
+    (tmp_path / "result.json").write_text('{"solutions": [')  # truncated
+    with pytest.raises(RuntimeError, match="result.json cannot be read"):
+        bpy.ops.physkey.import_result(directory=str(tmp_path))
+
+
+def test_saving_the_blend_during_a_solve_is_safe(tmp_path):
+    bpy, module = installed_extension()
+    bpy.ops.wm.read_homefile(use_empty=True)
+    bpy.ops.physkey.load_preset(preset="drop_onto_armchair")
+    scene = bpy.context.scene
+    scene.physkey.settings_json = json.dumps({"duration": 2.0})
+    ops = addon(module, "operators")
+    taskio = addon(module, "taskio")
+    job_mod = addon(module, "job")
+    task = taskio.task_from_scene(bpy.context, ops.extract_scene(bpy.context))
+    job = job_mod.SolveJob(task, str(tmp_path / "job"), 3, workers=1)
+    ops._JOBS[scene.name] = job
+    saved, error, deadline = 0, None, time.time() + 120
+    while time.time() < deadline:
+        events = job.poll()
+        error = ops.handle_events(scene, job, events) or error
+        if saved < 3:  # save while the solver is still writing
+            bpy.ops.wm.save_as_mainfile(filepath=str(tmp_path / f"during_{saved}.blend"))
+            saved += 1
+        if any(e.get("event") == "exit" for e in events):
+            break
+        time.sleep(0.02)
+    ops._JOBS.pop(scene.name, None)
+    job.close()
+    assert error is None and job.proc.returncode == 0
+    assert len(scene.physkey.solutions) == 3 and saved == 3
+    bpy.ops.wm.open_mainfile(filepath=str(tmp_path / "during_2.blend"))
+    assert bpy.context.scene.physkey.method == "simulate"  # the file saved mid-solve opens
+
+
+def test_keep_never_overwrites_an_existing_action(tmp_path):
+    bpy, module = installed_extension()
+    bpy.ops.wm.read_homefile(use_empty=True)
+    bpy.ops.physkey.load_preset(preset="drop_onto_armchair")
+    scene = bpy.context.scene
+    scene.physkey.settings_json = json.dumps({"duration": 0.3})
+    scene.physkey.num_seeds = 1
+    assert bpy.ops.physkey.solve(wait=True) == {"FINISHED"}
+    name = f"{scene.name}_simulate_seed0"
+    theirs = bpy.data.actions.new(name)  # the animator already has an action by that name
+    theirs.use_fake_user = True
+    theirs["note"] = "the animator's"
+    assert bpy.ops.physkey.keep_solution(index=0) == {"FINISHED"}
+    kept = bpy.context.active_object.animation_data.action
+    assert kept.name != name and bpy.data.actions[name] == theirs
+    assert theirs["note"] == "the animator's" and len(theirs.layers) == 0 and len(kept.layers) == 1
