@@ -378,7 +378,10 @@ def _read_env_body(model, spec_geoms, b, tree, free) -> EnvBody:
 
 
 def load_mjcf(path) -> SceneDesc:
-    """Read an MJCF file (a scene from `scenes/` or the user's own) into a SceneDesc."""
+    """Read an MJCF file (a scene from `scenes/` or the user's own) into a SceneDesc; files it refers
+    to must lie in its own folder."""
+    from .mjcf_paths import check_file_references
+    check_file_references(os.fspath(path))
     try:
         spec = mujoco.MjSpec.from_file(os.fspath(path))
     except (ValueError, FileNotFoundError) as e:

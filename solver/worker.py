@@ -44,8 +44,10 @@ def _read_stdin(lines: queue.Queue, busy: threading.Event) -> None:
 
 
 def main(argv: list[str]) -> int:
+    from .mujoco_log import route_warnings
     out_dir, nthread = argv[0], int(argv[1])
     channel = _Channel()
+    route_warnings()
     lines: queue.Queue = queue.Queue()
     busy = threading.Event()
     busy.set()  # preparing the task counts as busy: a parent gone by now is gone for good
