@@ -48,6 +48,8 @@ def _check(params: dict, allowed: dict, scene: str) -> dict:
         meta = {"nonneg": True} if key in ("friction",) else {"positive": True} if key in (
             "height", "width", "depth", "distance") else {}
         out[key] = schema.parse(float, value, path, meta)
+        if key == "tilt" and abs(out[key]) > 89.0:  # as EnvBody.tilt_deg
+            raise InvalidInput(path, f"tilt must be within ±89°, got {out[key]}")
     return out
 
 

@@ -6,6 +6,7 @@ Euler angles in users' files are resolved by MuJoCo, not re-implemented.
 """
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 
@@ -109,11 +110,31 @@ def env_body_quat(b: EnvBody) -> np.ndarray:
     return rotations.mul(rotations.tilt(b.tilt_deg), rotations.normalize(b.quat))
 
 
+@contextlib.contextmanager
+def mujoco_errors(what: str = "scene"):
+    """MuJoCo's own refusals while a spec is built or compiled (MjSpec checks names as they are set:
+    a name clashing with one the builder adds, like an assist site) as InvalidInput."""
+    try:
+        yield
+    except InvalidInput:
+        raise
+    except ValueError as e:
+        lines = [line.strip() for line in str(e).strip().splitlines()] or [type(e).__name__]
+        where = next((line for line in lines[1:] if line.startswith("Element")), None)  # names the element
+        detail = f"{lines[0]} ({where})" if where else lines[0]
+        raise InvalidInput(what, f"MuJoCo cannot compile it: {detail}") from None
+
+
 def scene_to_spec(scene: SceneDesc, actuation: str = "motor") -> mujoco.MjSpec:
     """Build the MuJoCo model of `scene`. `actuation` is "motor" (torques, ctrl in [-1, 1]) or
     "position" (PD servos whose ctrl is the joint target in radians)."""
     if actuation not in ("motor", "position"):
         raise InvalidInput("actuation", f"must be motor or position, got {actuation!r}")
+    with mujoco_errors():
+        return _build_spec(scene, actuation)
+
+
+def _build_spec(scene: SceneDesc, actuation: str) -> mujoco.MjSpec:
     spec = mujoco.MjSpec()
     spec.modelname = scene.name
     spec.compiler.degree = False  # every angle in a SceneDesc is in radians
@@ -176,10 +197,16 @@ def scene_to_spec(scene: SceneDesc, actuation: str = "motor") -> mujoco.MjSpec:
 
 def compile_spec(spec: mujoco.MjSpec, what: str = "scene") -> mujoco.MjModel:
     """Compile, turning MuJoCo's compiler errors into InvalidInput."""
-    try:
+    with mujoco_errors(what):
         return spec.compile()
-    except ValueError as e:
-        raise InvalidInput(what, f"MuJoCo cannot compile it: {str(e).strip().splitlines()[0]}") from None
+
+
+def model_from_xml(xml: str, what: str = "scene") -> mujoco.MjModel:
+    """Load MJCF text written by `MjSpec.to_xml`, turning MuJoCo's errors into InvalidInput: the XML
+    parser checks what the spec compiler let through (the fuzzer found a zero quaternion and a
+    near-zero size that compiled from the spec but not from the text)."""
+    with mujoco_errors(what):
+        return mujoco.MjModel.from_xml_string(xml)
 
 
 def initial_qpos(scene: SceneDesc, model: mujoco.MjModel) -> np.ndarray:

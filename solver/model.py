@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import mujoco
 import numpy as np
 
-from .mjcf import compile_spec, initial_qpos, scene_to_spec
+from .mjcf import compile_spec, initial_qpos, model_from_xml, mujoco_errors, scene_to_spec
 from .scene import SceneDesc
 
 ASSIST_PREFIX = "assist_"
@@ -101,11 +101,13 @@ def build_model(scene: SceneDesc, actuation: str = "motor", assist_bodies: list[
     """Compile `scene` for solving. `assist_bodies` (character body names) get assist channels."""
     spec = scene_to_spec(scene, actuation)
     bodies = [b.name for b in scene.character.bodies]
-    _add_sensors(spec, bodies, [b.name for b in scene.environment.bodies])
+    with mujoco_errors():  # the scene's own names may clash with the sensors' and assist channels'
+        _add_sensors(spec, bodies, [b.name for b in scene.environment.bodies])
     model = compile_spec(spec)
     assist = list(assist_bodies or [])
     if assist:
-        _add_assist(spec, model, assist, assist_kp_per_kg, assist_kv_per_kg)
+        with mujoco_errors():
+            _add_assist(spec, model, assist, assist_kp_per_kg, assist_kv_per_kg)
         model = compile_spec(spec)
     # Keyframe so that the saved model.xml opens in the viewer at the initial pose.
     key = spec.add_key()
@@ -116,7 +118,7 @@ def build_model(scene: SceneDesc, actuation: str = "motor", assist_bodies: list[
     # MuJoCo writes MJCF with 6 significant digits; solving the model read back from that text makes
     # model.xml exactly the model solved.
     xml = spec.to_xml()
-    model = mujoco.MjModel.from_xml_string(xml)
+    model = model_from_xml(xml)
     slices = {}
     for i in range(model.nsensor):
         a = int(model.sensor_adr[i])

@@ -8,8 +8,12 @@ import numpy as np
 
 
 def normalize(q) -> np.ndarray:
+    """Unit vector along q, exact for any finite q: scaled by its largest entry first, so that entries
+    near 1e±308 neither overflow nor underflow the norm."""
     q = np.asarray(q, dtype=float)
-    return q / np.linalg.norm(q)
+    scale = np.max(np.abs(q), axis=-1, keepdims=True)
+    q = q / scale
+    return q / np.linalg.norm(q, axis=-1, keepdims=True)
 
 
 def mul(a, b) -> np.ndarray:

@@ -20,6 +20,7 @@ GEOM_TYPES = ("capsule", "box", "sphere", "cylinder", "mesh")
 GEOM_SIZE_COUNT = {"capsule": 2, "box": 3, "sphere": 1, "cylinder": 2, "mesh": 0}
 
 _IDENTITY_QUAT = (1.0, 0.0, 0.0, 0.0)
+MIN_SIZE = 1e-6  # m, the smallest geom size
 
 
 def _vec3(default=(0.0, 0.0, 0.0)):
@@ -53,6 +54,9 @@ class Geom:
         want = GEOM_SIZE_COUNT[self.type]
         if len(self.size) != want:
             raise InvalidInput(f"{path}.size", f"a {self.type} needs {want} size values, got {len(self.size)}")
+        for i, v in enumerate(self.size):
+            if v < MIN_SIZE:  # MuJoCo treats sizes this small as zero
+                raise InvalidInput(f"{path}.size[{i}]", f"must be at least {MIN_SIZE} m, got {v}")
         if self.type == "mesh":
             if len(self.vertices) < 4:
                 raise InvalidInput(f"{path}.vertices", "a mesh needs at least 4 vertices")
@@ -62,6 +66,9 @@ class Geom:
         elif self.vertices:
             raise InvalidInput(f"{path}.vertices", f"only mesh geoms have vertices, this is a {self.type}")
         _check_quat(self.quat, f"{path}.quat")
+        for i, c in enumerate(self.rgba):
+            if not 0.0 <= c <= 1.0:
+                raise InvalidInput(f"{path}.rgba[{i}]", f"must be within [0, 1], got {c}")
 
 
 @dataclass
@@ -174,6 +181,7 @@ class Pose:
         for name, q in self.ball_joints.items():
             if len(q) != 4:
                 raise InvalidInput(f"{path}.ball_joints.{name}", f"must have 4 entries, got {len(q)}")
+            _check_quat(q, f"{path}.ball_joints.{name}")
 
 
 @dataclass
@@ -189,8 +197,7 @@ class SceneDesc:
         if self.schema_version != SCHEMA_VERSION:
             raise InvalidInput(_sub(path, "schema_version"),
                                f"unknown schema_version {self.schema_version} (this PhysKey reads {SCHEMA_VERSION})")
-        if self.timestep > 0.05:
-            raise InvalidInput(_sub(path, "timestep"), f"{self.timestep} s is too large for stable contact (max 0.05)")
+        check_timestep(self.timestep, _sub(path, "timestep"))
         check_references(self, path)
 
     # Convenience lookups -------------------------------------------------------------------
@@ -199,6 +206,18 @@ class SceneDesc:
 
     def joints(self) -> list[Joint]:
         return [j for b in self.character.bodies for j in b.joints]
+
+
+MIN_TIMESTEP = 1e-4  # s; below this a second of motion takes more than 10,000 steps (and 1e-308 never ends)
+
+
+def check_timestep(timestep: float, path: str) -> None:
+    """A physics timestep a solve can use: small enough for stable contact, large enough to finish."""
+    if timestep > 0.05:
+        raise InvalidInput(path, f"{timestep} s is too large for stable contact (max 0.05)")
+    if timestep < MIN_TIMESTEP:
+        raise InvalidInput(path, f"{timestep} s is too small (min {MIN_TIMESTEP}: a second of motion would take "
+                           f"more than {round(1 / MIN_TIMESTEP)} steps)")
 
 
 def _sub(path, key):
@@ -216,6 +235,15 @@ def check_references(scene: SceneDesc, path: str = "") -> None:
         if name in names[kind]:
             raise InvalidInput(f"{where}.name", f"duplicate {kind} name '{name}' (also {names[kind][name]})")
         names[kind][name] = where
+
+    # Names the model builder gives its own elements (mjcf.scene_to_spec).
+    names["body"]["world"] = "MuJoCo's world body"
+    names["joint"]["root"] = "the character's root joint"
+    if scene.environment.floor:
+        names["geom"]["floor"] = "the floor"
+    for b in scene.environment.bodies:
+        if b.kind == "free":
+            names["joint"].setdefault(f"{b.name}_free", f"the free joint of environment body '{b.name}'")
 
     for i, b in enumerate(ch.bodies):
         bpath = f"{cpath}.bodies[{i}]"
@@ -241,7 +269,7 @@ def check_references(scene: SceneDesc, path: str = "") -> None:
         for kind, items in (("geom", b.geoms), ("site", b.sites)):
             for k, item in enumerate(items):
                 claim(kind, item.name, f"{bpath}.{kind}s[{k}]")
-    joints = names["joint"]
+    joints = {j.name: j for b in ch.bodies for j in b.joints}
     driven = {}
     for i, a in enumerate(ch.actuators):
         apath = f"{cpath}.actuators[{i}].joint"
@@ -251,26 +279,50 @@ def check_references(scene: SceneDesc, path: str = "") -> None:
             raise InvalidInput(apath, f"joint '{a.joint}' already has an actuator ({driven[a.joint]})")
         driven[a.joint] = apath
     for i, pair in enumerate(ch.exclude_contacts):
+        if len(pair) != 2:
+            raise InvalidInput(f"{cpath}.exclude_contacts[{i}]", f"must be a pair of body names, got {len(pair)} names")
         for k, name in enumerate(pair):
             if name not in seen_bodies:
                 raise InvalidInput(f"{cpath}.exclude_contacts[{i}][{k}]", f"no body '{name}' in character")
     ppath = _sub(path, "initial_pose")
-    for name in scene.initial_pose.joints:
-        if name not in joints:
-            raise InvalidInput(f"{ppath}.joints.{name}", f"no joint '{name}' in character")
-    for name in scene.initial_pose.ball_joints:
-        if name not in joints:
-            raise InvalidInput(f"{ppath}.ball_joints.{name}", f"no joint '{name}' in character")
+    kinds = {name: j.type for name, j in joints.items()}
+    for field_name, kind, items in (("joints", "hinge", scene.initial_pose.joints),
+                                    ("ball_joints", "ball", scene.initial_pose.ball_joints)):
+        for name in items:
+            if name not in kinds:
+                raise InvalidInput(f"{ppath}.{field_name}.{name}", f"no joint '{name}' in character")
+            if kinds[name] != kind:
+                raise InvalidInput(f"{ppath}.{field_name}.{name}", f"'{name}' is a {kinds[name]} joint; "
+                                   f"{field_name} holds {kind} joints")
+
+
+def depth_first(scene: SceneDesc) -> SceneDesc:
+    """The scene with its character's bodies in depth-first order (children in listed order), the
+    order MuJoCo numbers bodies and joints in. A SceneDesc only needs parents before children, but
+    code that lines up `scene.joints()` with qpos columns needs the model's order."""
+    children: dict[Optional[str], list[Body]] = {}
+    for b in scene.character.bodies[1:]:
+        children.setdefault(b.parent, []).append(b)
+    order, stack = [], [scene.character.bodies[0]]
+    while stack:
+        b = stack.pop()
+        order.append(b)
+        stack.extend(reversed(children.get(b.name, [])))
+    if [b.name for b in order] != [b.name for b in scene.character.bodies]:
+        scene.character.bodies = order
+    return scene
 
 
 def scene_from_dict(data, path: str = "") -> SceneDesc:
-    if isinstance(data, dict) and "character" not in data:
+    if not isinstance(data, dict):
+        raise InvalidInput(path or "scene", f"must be a JSON object {{...}}, got {schema.describe(data)}")
+    if "character" not in data:
         raise InvalidInput(_sub(path, "character"), "the scene has no character")
     return schema.from_dict(SceneDesc, data, path)
 
 
 def load_scene(file_path) -> SceneDesc:
-    with open(file_path, encoding="utf-8") as f:
+    with open(file_path, encoding="utf-8-sig") as f:
         text = f.read()
     return scene_from_dict(schema.load_json_text(text, str(file_path)))
 

@@ -12,9 +12,11 @@ from typing import Any, Optional
 
 from . import schema
 from .errors import InvalidInput
-from .scene import SCHEMA_VERSION, Pose, SceneDesc, check_references
+from .scene import SCHEMA_VERSION, Pose, SceneDesc, check_references, check_timestep, depth_first
 
 TASK_SCHEMA_VERSION = 1
+MAX_SEEDS = 10_000  # seeds (alternatives) one task may list or --num-seeds ask for
+MAX_MOTION_S = 600.0  # seconds of motion a solve may be asked for (simulate duration, keyframe times)
 
 
 @dataclass
@@ -28,6 +30,9 @@ class SceneRef:
     timestep: float = field(default=0.005, metadata={"positive": True})
     desc: Optional[SceneDesc] = None
 
+    def check(self, path):
+        check_timestep(self.timestep, f"{path}.timestep")
+
 
 @dataclass
 class Task:
@@ -37,9 +42,10 @@ class Task:
     scene: SceneRef = field(default_factory=SceneRef)
     settings: dict[str, Any] = field(default_factory=dict)
     keyframes: list[Any] = field(default_factory=list)
-    seeds: list[int] = field(default_factory=lambda: [0], metadata={"min_length": 1})
+    seeds: list[int] = field(default_factory=lambda: [0], metadata={"min_length": 1, "nonneg": True})
     output_fps: float = field(default=30.0, metadata={"positive": True})
-    about: str = field(default="", metadata={"nonempty": False})  # a note for people reading the file
+    # A note for people reading the file.
+    about: str = field(default="", metadata={"nonempty": False, "multiline": True})
 
     def check(self, path):
         if self.schema_version != TASK_SCHEMA_VERSION:
@@ -47,6 +53,8 @@ class Task:
                                f"(this PhysKey reads {TASK_SCHEMA_VERSION})")
         if self.output_fps > 1000:
             raise InvalidInput("output_fps", f"must be at most 1000, got {self.output_fps}")
+        if len(self.seeds) > MAX_SEEDS:
+            raise InvalidInput("seeds", f"at most {MAX_SEEDS} seeds, got {len(self.seeds)}")
         if len(set(self.seeds)) != len(self.seeds):
             raise InvalidInput("seeds", "seeds must be distinct")
 
@@ -55,7 +63,7 @@ def build_scene(ref: SceneRef) -> SceneDesc:
     """The SceneDesc a task's scene reference stands for."""
     from . import characters, environments
     if ref.desc is not None:
-        return copy.deepcopy(ref.desc)
+        return depth_first(copy.deepcopy(ref.desc))
     env, pose = environments.build(ref.environment, ref.params)
     if ref.character != "humanoid":
         raise InvalidInput("scene.character", f"no built-in character '{ref.character}' (have: humanoid)")
@@ -66,7 +74,9 @@ def build_scene(ref: SceneRef) -> SceneDesc:
 
 
 def task_from_dict(data) -> Task:
-    if isinstance(data, dict) and isinstance(data.get("scene"), dict) and "desc" in data["scene"] \
+    if not isinstance(data, dict):
+        raise InvalidInput("task", f"must be a JSON object {{...}}, got {schema.describe(data)}")
+    if isinstance(data.get("scene"), dict) and "desc" in data["scene"] \
             and isinstance(data["scene"]["desc"], dict) and "character" not in data["scene"]["desc"]:
         raise InvalidInput("scene.desc.character", "the scene has no character")
     task = schema.from_dict(Task, data)
@@ -77,7 +87,7 @@ def task_from_dict(data) -> Task:
 
 def load_task(path) -> Task:
     try:
-        with open(path, encoding="utf-8") as f:
+        with open(path, encoding="utf-8-sig") as f:  # a byte order mark (Windows editors) is skipped
             text = f.read()
     except FileNotFoundError:
         raise InvalidInput(str(path), "task file not found") from None
@@ -85,6 +95,8 @@ def load_task(path) -> Task:
         raise InvalidInput(str(path), "is a folder, not a task file") from None
     except UnicodeDecodeError:
         raise InvalidInput(str(path), "is not UTF-8 text") from None
+    except OSError as e:  # permission denied, a device, …
+        raise InvalidInput(str(path), f"cannot be read: {e.strerror or e}") from None
     return task_from_dict(schema.load_json_text(text, str(path)))
 
 
@@ -94,6 +106,10 @@ def with_seeds(task: Task, num_seeds: int | None) -> Task:
         return task
     if num_seeds < 1:
         raise InvalidInput("--num-seeds", f"must be at least 1, got {num_seeds}")
+    if num_seeds > MAX_SEEDS:
+        raise InvalidInput("--num-seeds", f"must be at most {MAX_SEEDS}, got {num_seeds}")
+    if task.seeds[0] + num_seeds - 1 > schema.INT_LIMIT:
+        raise InvalidInput("--num-seeds", f"seeds from {task.seeds[0]} on would pass {schema.INT_LIMIT}")
     task = copy.copy(task)
     task.seeds = [task.seeds[0] + i for i in range(num_seeds)]
     return task

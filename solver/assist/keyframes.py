@@ -18,6 +18,7 @@ import numpy as np
 from .. import rotations, schema
 from ..errors import InvalidInput
 from ..scene import SceneDesc
+from ..task import MAX_MOTION_S
 
 ANGLE_SLACK = math.radians(10.0)  # beyond the joint range by more than this is an error, less is clamped
 
@@ -115,5 +116,9 @@ def parse_pose_keyframes(items, scene: SceneDesc, upright_quat, warn=None) -> tu
             dt_min.append(lo)
             dt_max.append(hi)
             t_prev += 0.5 * (lo + hi)
+        if sum(dt_max) > MAX_MOTION_S:
+            where = "time" if kf.time is not None else "time_range"
+            raise InvalidInput(f"{path}.{where}", f"the motion would last up to {sum(dt_max):.6g} s by this keyframe; "
+                               f"at most {MAX_MOTION_S:g} s")
     return kfs, Keyframes(qpos=np.asarray(rows), weights=np.array([k.weight for k in kfs]),
                           dt_min=np.asarray(dt_min), dt_max=np.asarray(dt_max), names=names)

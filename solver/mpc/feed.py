@@ -11,6 +11,7 @@ import json
 import os
 import threading
 
+from .. import schema
 from ..errors import InvalidInput
 from ..scene import SceneDesc
 from .keyframes import ContactKeyframe, check_bodies, parse_keyframes
@@ -20,10 +21,7 @@ FILE_NAME = "appended_keyframes.jsonl"
 
 def validate_line(line: str, scene: SceneDesc) -> list:
     """The keyframe JSON objects of one stdin line, checked; InvalidInput if anything is wrong."""
-    try:
-        doc = json.loads(line)
-    except json.JSONDecodeError as e:
-        raise InvalidInput("stdin", f"malformed JSON: {e.msg}") from None
+    doc = schema.load_json_text(line, "stdin")  # also too deep, or numbers too long: one error line
     if not isinstance(doc, dict) or set(doc) != {"append_keyframes"}:
         raise InvalidInput("stdin", 'expected {"append_keyframes": [ … ]}')
     items = doc["append_keyframes"]

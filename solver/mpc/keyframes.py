@@ -60,6 +60,10 @@ class ContactKeyframe:
     facing_target: Optional[list[float]] = field(default=None, metadata={"length": 2})
 
     def check(self, path):
+        from ..task import MAX_MOTION_S
+        for key in ("sustain", "time_limit"):
+            if getattr(self, key) > MAX_MOTION_S:
+                raise InvalidInput(f"{path}.{key}", f"must be at most {MAX_MOTION_S:g} s, got {getattr(self, key)}")
         for name in self.weights:
             if name not in TERM_NAMES:
                 raise InvalidInput(f"{path}.weights.{name}", f"unknown objective term (have: {', '.join(TERM_NAMES)})")
