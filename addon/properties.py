@@ -107,6 +107,9 @@ class PHYSKEY_PG_solution(bpy.types.PropertyGroup):
     assist: FloatProperty(description="Mean β² of the assist forces")
     result_path: StringProperty(subtype="FILE_PATH", description="The solution's result.npz (model.xml is beside)")
     reached_json: StringProperty(default="[]")
+    unstable: BoolProperty(default=False, description="The simulation blew up: it can be previewed up to then, "
+                                                       "never kept")
+    unstable_time: FloatProperty(default=0.0, unit="TIME_ABSOLUTE", description="When the simulation blew up (s)")
 
 
 def _preview_selected(self, context):

@@ -1,7 +1,8 @@
 """Solutions in the scene: events from a solve become entries; selecting one previews it on the
 rig (in a scratch action — the animator's own action is set aside, never edited); *Keep* bakes it
 into a new Action named after scene, method and seed, with timeline markers and β / contact
-distance curves."""
+distance curves. A solution whose simulation blew up (`status: "unstable"` in result.json) is listed
+as unstable with the time; it previews up to then but is never kept."""
 from __future__ import annotations
 
 import json
@@ -23,7 +24,17 @@ def add_from_event(scene, event: dict) -> None:
     item.assist = float(entry.get("assist_mean_beta2", 0.0))
     item.result_path = event["result_path"]
     item.reached_json = json.dumps(entry.get("keyframes_reached", []))
+    item.unstable = entry.get("status") == "unstable"
+    if item.unstable:
+        item.success = False
+        item.unstable_time = float(entry.get("unstable_time") or entry.get("duration_s") or 0.0)
     item.name = f"seed {item.seed}" + (f" · stage {item.stage}" if item.stage >= 0 else "")
+
+
+def unstable_message(item) -> str:
+    """The one line that says why an unstable solution cannot be kept."""
+    return (f"{item.name} is unstable: its simulation blew up at {item.unstable_time:.3f} s, so it cannot be "
+            f"kept (preview shows it up to then; make the scene less stiff or lower the timestep)")
 
 
 def _load(item):
@@ -105,9 +116,12 @@ def end_preview(context) -> None:
 
 
 def keep(context, index: int):
-    """Bake solution `index` into a new Action and make it the character's; returns the action."""
+    """Bake solution `index` into a new Action and make it the character's; returns the action.
+    An unstable solution is refused (ValueError, reported by the operator) before anything changes."""
     scene = context.scene
     item = scene.physkey.solutions[index]
+    if item.unstable:
+        raise ValueError(unstable_message(item))
     obj = _character(context)
     arrays, model = _load(item)
     fps = scene.render.fps / scene.render.fps_base

@@ -40,11 +40,14 @@ class Events:
             self.fraction[event["seed"]] = event["fraction"]
             total = sum(self.fraction.values()) / max(len(self.seeds), 1)
             bar = "#" * int(30 * total)
-            sys.stderr.write(f"\r[{bar:<30}] {100 * total:5.1f}%  cost {event['cost']:.4g}  ")
+            cost = "-" if event.get("cost") is None else f"{event['cost']:.4g}"
+            sys.stderr.write(f"\r[{bar:<30}] {100 * total:5.1f}%  cost {cost}  ")
             sys.stderr.flush()
         elif kind == "solution":
             s = event["solution"]
-            line = (f"seed {s['seed']}: {'success' if s['success'] else 'FAILED'}, cost {s['cost']:.4g}, "
+            outcome = ("success" if s["success"] else "FAILED") if s.get("status") != "unstable" else \
+                f"UNSTABLE at {s['unstable_time']:.3f} s"
+            line = (f"seed {s['seed']}: {outcome}, cost {s['cost']:.4g}, "
                     f"{s['duration_s']:.2f} s of motion, {s['wall_s']:.2f} s wall")
             sys.stderr.write(f"\r{line:<72}\n")
         elif kind == "error":
@@ -55,16 +58,31 @@ class Events:
     seeds: list = []
 
 
-def _prepare(task_path: str, num_seeds=None):
+def prepare_task(task, num_seeds=None):
+    """Everything `validate` checks for a parsed task: seeds, the method's settings and keyframes,
+    and the compiled model. Returns (task, prepared); bad input raises InvalidInput."""
     from .methods import get_method
-    from .task import load_task, with_seeds
-    task = with_seeds(load_task(task_path), num_seeds)
-    prepared = get_method(task.method).prepare(task)
-    return task, prepared
+    from .task import with_seeds
+    task = with_seeds(task, num_seeds)
+    return task, get_method(task.method).prepare(task)
+
+
+def _prepare(task_path: str, num_seeds=None):
+    from .task import load_task
+    return prepare_task(load_task(task_path), num_seeds)
+
+
+def _check_memory(prepared, workers: int) -> None:
+    """Refuse, before anything runs, a batch (rollouts × steps × workers) beyond half the machine's memory."""
+    from .memory import check_batch
+    if hasattr(prepared, "batch"):
+        path, model, nroll, nstep = prepared.batch()
+        check_batch(path, model, nroll, nstep, workers)
 
 
 def cmd_validate(args) -> int:
     task, prepared = _prepare(args.task)
+    _check_memory(prepared, 1)
     m = prepared.built.model
     print(f"ok: task '{task.name}', method {task.method}, {len(task.keyframes)} keyframes, "
           f"{len(task.seeds)} seed(s); model {m.nbody} bodies, {m.nu} actuators, timestep {m.opt.timestep}")
@@ -90,14 +108,18 @@ def cmd_run(args, emit: Events) -> int:
         raise InvalidInput("--workers", f"must be 0 or more, got {args.workers}")
     _check_out_dir(args.out)
     task, prepared = _prepare(args.task, args.num_seeds)  # everything is checked before --out is touched
-    os.makedirs(args.out, exist_ok=True)
+    workers = args.workers if args.workers is not None else min(len(task.seeds), os.cpu_count() or 1)
+    if len(task.seeds) == 1 and args.workers is None:
+        workers = 0
+    _check_memory(prepared, max(1, min(workers, len(task.seeds))))
+    try:
+        os.makedirs(args.out, exist_ok=True)
+    except OSError as e:  # read-only disk, no permission: still bad input, and nothing was written
+        raise InvalidInput("--out", f"cannot create '{args.out}': {e.strerror or e}") from None
     write_text_atomic(os.path.join(args.out, "model.xml"), prepared.built.to_xml())
     task_doc = schema.to_dict(task)
     write_text_atomic(os.path.join(args.out, "task.json"), schema.format_json(task_doc))
     index = ResultIndex(args.out, task.name, task.method, task.seeds)
-    workers = args.workers if args.workers is not None else min(len(task.seeds), os.cpu_count() or 1)
-    if len(task.seeds) == 1 and args.workers is None:
-        workers = 0
     emit.seeds = task.seeds
     emit({"event": "start", "task": task.name, "method": task.method, "seeds": task.seeds,
           "out": os.path.abspath(args.out), "model": os.path.abspath(os.path.join(args.out, "model.xml"))})

@@ -1,6 +1,8 @@
 """MuJoCo's warnings go to stderr, once per kind, instead of MuJoCo's default MUJOCO_LOG.TXT in the
-current folder: the solver writes nothing outside `--out`, and a diverging batch of rollouts (which
-the solver detects from the states and scores as +inf) does not flood the log."""
+current folder: the solver writes nothing outside `--out`. Blow-up warnings ("the simulation is
+unstable") are not printed at all: the solver detects blow-ups from the states, scores such rollouts
++inf and reports an unstable solution with its time, and a planner with exploding candidates would
+otherwise flood the log."""
 from __future__ import annotations
 
 import re
@@ -12,6 +14,8 @@ _LOCK = threading.Lock()
 
 
 def _warn(message: str) -> None:
+    if "unstable" in message.lower():
+        return
     kind = re.sub(r"[-+0-9.e]+", "#", message)  # "… at DOF 3 … Time = 1.25" and "… DOF 4 …" are one kind
     with _LOCK:
         _SEEN[kind] = _SEEN.get(kind, 0) + 1
@@ -21,5 +25,7 @@ def _warn(message: str) -> None:
 
 
 def route_warnings() -> None:
+    """Process-wide; idempotent."""
     import mujoco
-    mujoco.set_mju_user_warning(_warn)
+    if mujoco.get_mju_user_warning() is not _warn:
+        mujoco.set_mju_user_warning(_warn)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import collections
 import json
+import math
 import os
 import queue as queue_mod
 import signal
@@ -48,14 +49,15 @@ class SeedRunner:
                 entry = write_solution(self.out_dir, self.prepared.built.model, seed, partial,
                                        self.task.output_fps, now - start, name=f"stage_{stage}.npz")
                 if self.events is not None:
-                    self.events({"event": "stage", "seed": seed, "stage": stage, "cost": float(cost),
+                    self.events({"event": "stage", "seed": seed, "stage": stage,
+                                 "cost": float(cost) if math.isfinite(cost) else None,
                                  "solution": entry,
                                  "result_path": os.path.abspath(os.path.join(self.out_dir, entry["npz"]))})
                 return
             if self.events is not None and (now - last[0] > 0.2 or fraction >= 1.0):
                 last[0] = now
                 self.events({"event": "progress", "seed": seed, "fraction": round(float(fraction), 4),
-                             "cost": float(cost)})
+                             "cost": float(cost) if math.isfinite(cost) else None})
 
         if getattr(self.method, "ACCEPTS_APPENDED_KEYFRAMES", False):
             from .mpc.feed import KeyframeFeed

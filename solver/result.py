@@ -42,9 +42,15 @@ def write_solution(out_dir: str, model, seed: int, sol: Solution, fps: float, wa
             raise ValueError(f"method array '{key}' clashes with a standard result array")
         arrays[key] = value
     write_npz_atomic(os.path.join(folder, name), arrays)
-    entry = {"seed": seed, "success": bool(sol.success), "keyframes_reached": list(sol.keyframes_reached),
+    unstable = sol.unstable_time is not None
+    entry = {"seed": seed, "success": bool(sol.success) and not unstable,
+             "status": "unstable" if unstable else "ok",
+             "unstable_time": round(float(sol.unstable_time), 9) if unstable else None,
+             "keyframes_reached": list(sol.keyframes_reached),
              "duration_s": duration, "cost": float(sol.cost), "wall_s": round(float(wall_s), 3),
              "npz": os.path.join(f"seed_{seed}", name)}
+    if unstable and sol.unstable_reason:
+        entry["unstable_reason"] = sol.unstable_reason
     entry.update(sol.summary)
     return entry
 

@@ -22,6 +22,12 @@ from .problem import Decoded, Problem
 warnings.filterwarnings("ignore", message="Could not import matplotlib")
 import cma  # noqa: E402
 
+# A diverged candidate's value as told to pycma. pycma 4.x replaces NaN f-values by the population
+# median (a blown-up candidate would rank mid-field) and warns about every ±inf one on each `tell`
+# (and inf − inf = NaN in its flat-fitness and tolfun checks), so instead of +inf it gets this finite
+# penalty, kept above every finite value of its generation and graded so that a candidate that blew
+# up later ranks better (a direction out of an all-diverged start).
+PENALTY = 1e30
 EARLIER_STD = 0.3  # std multiplier of parameters settled by earlier curriculum stages
 VARIANCE_DROP = 0.25  # advance the curriculum when the mean variance falls below this fraction
 STAGE_SHARE = 0.1  # at most this fraction of the sample budget per early curriculum stage
@@ -29,10 +35,23 @@ STAGE_SHARE = 0.1  # at most this fraction of the sample budget per early curric
 
 @dataclass
 class Evaluation:
-    fitness: np.ndarray
+    fitness: np.ndarray  # eq. (4); +inf for diverged candidates
     kf_error: np.ndarray
     decoded: Decoded
     state: np.ndarray | None = None
+    survived: np.ndarray | None = None  # (P,) fraction of its own horizon simulated before diverging (1: stable)
+
+    @property
+    def diverged(self) -> np.ndarray:
+        return ~np.isfinite(self.fitness)
+
+    def for_cma(self) -> np.ndarray:
+        """Finite f-values for pycma: the fitness, or for a diverged candidate a penalty above every
+        finite value, smaller the longer it survived (see PENALTY)."""
+        finite = np.isfinite(self.fitness)
+        top = max(PENALTY, 10.0 * float(np.max(np.abs(self.fitness[finite]), initial=0.0)))
+        survived = self.survived if self.survived is not None else np.zeros(len(self.fitness))
+        return np.where(finite, self.fitness, top * (2.0 - survived))
 
 
 @dataclass
@@ -59,8 +78,10 @@ class AssistOptimizer:
         nstep = int(np.ceil(d.keyframe_times[:, upto].max() / self.p.dt_sim - 1e-9))
         ctrl, mocap, _ = self.p.controls(d, nstep)
         traj = self.engine.run(self.state0, ctrl, mocap, copy=False)
-        kf = self.p.keyframe_error(d, traj.state, upto)
-        return Evaluation(fitness=kf + self.p.regularizers(d, upto), kf_error=kf, decoded=d)
+        kf = self.p.keyframe_error(d, traj.state, upto, traj.diverged_at)
+        end = self.p.end_step(d, upto, nstep)
+        survived = np.where(np.isfinite(kf), 1.0, np.clip(traj.diverged_at / (end + 1.0), 0.0, 1.0))
+        return Evaluation(fitness=kf + self.p.regularizers(d, upto), kf_error=kf, decoded=d, survived=survived)
 
     def run(self, seed: int, on_generation=None, on_stage=None):
         """Optimize; returns (best x, its fitness, History)."""
@@ -89,7 +110,7 @@ class AssistOptimizer:
             while True:
                 X = np.asarray(es.ask())
                 ev = self.evaluate(X, upto)
-                fit = np.where(np.isfinite(ev.fitness), ev.fitness, 1e30)
+                fit = ev.for_cma()
                 es.tell(list(X), list(fit))
                 samples += len(X)
                 stage_samples += len(X)

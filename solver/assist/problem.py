@@ -43,6 +43,8 @@ class AssistSettings:
             raise InvalidInput(f"{path}.pieces", f"must be at least 2, got {self.pieces}")
         if self.population > 4096:
             raise InvalidInput(f"{path}.population", f"at most 4096, got {self.population}")
+        if self.pieces > 100:  # CMA-ES keeps a covariance over pieces × joints parameters
+            raise InvalidInput(f"{path}.pieces", f"at most 100, got {self.pieces}")
 
 
 @dataclass
@@ -132,13 +134,21 @@ class Problem:
         return int(np.ceil(d.keyframe_times[:, -1].max() / self.dt_sim - 1e-9))
 
     # -- eq. (4) -------------------------------------------------------------------------------------
-    def keyframe_error(self, d: Decoded, state: np.ndarray, upto: int) -> np.ndarray:
-        """Σ_k w_k ‖q̂^k − q_{t_k}‖² over keyframes 1..upto, each at the candidate's own time."""
+    def end_step(self, d: Decoded, upto: int, nstep: int) -> np.ndarray:
+        """(P,) the rollout step whose state is each candidate's pose at keyframe `upto`: its last
+        step that matters."""
+        return np.clip(np.round(d.keyframe_times[:, upto] / self.dt_sim).astype(int) - 1, 0, nstep - 1)
+
+    def keyframe_error(self, d: Decoded, state: np.ndarray, upto: int,
+                       diverged_at: np.ndarray | None = None) -> np.ndarray:
+        """Σ_k w_k ‖q̂^k − q_{t_k}‖² over keyframes 1..upto, each at the candidate's own time; +inf
+        for a candidate whose rollout diverged (`diverged_at`, from the rollout engine) at or before
+        its keyframe `upto` (a blow-up after its own end does not matter: its motion ends there)."""
         P = state.shape[0]
         qpos = state[..., self.qpos_slice][..., self.char_cols]  # (P, T, nq_char)
         err = np.zeros(P)
         for k in range(1, upto + 1):
-            step = np.clip(np.round(d.keyframe_times[:, k] / self.dt_sim).astype(int) - 1, 0, qpos.shape[1] - 1)
+            step = self.end_step(d, k, qpos.shape[1])
             q = qpos[np.arange(P), step]
             target = self.kfs.qpos[k]
             dpos = np.sum((q[:, :3] - target[:3]) ** 2, axis=1)
@@ -146,7 +156,12 @@ class Problem:
             dang = (2.0 * np.arccos(dot)) ** 2
             djoint = np.sum((q[:, 7:] - target[7:]) ** 2, axis=1)
             err += self.kfs.weights[k] * (dpos + dang + djoint)
-        return np.where(np.all(np.isfinite(qpos), axis=(1, 2)), err, np.inf)
+        bad = ~np.isfinite(err)
+        if diverged_at is not None:
+            bad |= (diverged_at >= 0) & (diverged_at <= self.end_step(d, upto, qpos.shape[1]))
+        else:
+            bad |= ~np.all(np.isfinite(qpos), axis=(1, 2))
+        return np.where(bad, np.inf, err)
 
     def regularizers(self, d: Decoded, upto: int) -> np.ndarray:
         """λ_β Σβ² + λ_Δθ Σ‖Δθ‖² + λ_Δt ΣΔt² over the parameters that act before keyframe `upto`."""

@@ -19,7 +19,11 @@ ProgressFn = Callable[[float, float], None]  # (fraction done, current cost)
 @dataclass
 class Solution:
     """One seed's outcome. `times`/`qpos` are per simulation step (t = 0 included); `arrays` holds
-    method-specific per-step or per-keyframe arrays for result.npz; `summary` extra result.json fields."""
+    method-specific per-step or per-keyframe arrays for result.npz; `summary` extra result.json fields.
+
+    `unstable_time` is set when the simulation of this solution diverged (MuJoCo warned and reset
+    it, or its state went non-finite): the time the diverging step started; `times`/`qpos` then end
+    there, with the last good state, and the solution is never a success."""
     times: np.ndarray
     qpos: np.ndarray
     success: bool
@@ -27,6 +31,8 @@ class Solution:
     keyframes_reached: list = field(default_factory=list)
     arrays: dict[str, np.ndarray] = field(default_factory=dict)
     summary: dict[str, Any] = field(default_factory=dict)
+    unstable_time: float | None = None
+    unstable_reason: str | None = None
 
 
 # Imported on first use only: a contact solve should not pay for importing pycma (and through it

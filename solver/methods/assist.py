@@ -18,8 +18,9 @@ from .. import schema
 from ..assist.keyframes import Keyframes, parse_pose_keyframes
 from ..assist.optimizer import AssistOptimizer
 from ..assist.problem import AssistSettings, Problem
+from ..errors import InvalidInput
 from ..model import BuiltModel, build_model
-from ..rollout import RolloutEngine, get_state
+from ..rollout import DIVERGED, RolloutEngine, get_state
 from ..scene import Pose
 from ..task import Task, build_scene
 from . import Solution
@@ -37,10 +38,25 @@ class Prepared:
     def engine_model(self):
         return self.built.model
 
+    def batch(self):
+        """(setting path, model, rollouts, steps) of the biggest batched rollout: a whole generation
+        over the longest motion the timing bounds allow."""
+        nstep = int(np.ceil(float(np.sum(self.keyframes.dt_max)) / self.built.model.opt.timestep)) + 1
+        return "settings.population", self.built.model, self.settings.population, nstep
+
 
 def prepare(task: Task) -> Prepared:
     settings = schema.from_dict(AssistSettings, task.settings, "settings")
     scene = build_scene(task.scene)
+    for body in scene.character.bodies:
+        for k, joint in enumerate(body.joints):
+            if joint.type != "hinge":  # keyframes, reference and PD targets are hinge angles
+                where = "scene.character"
+                if task.scene.desc is not None:  # the body's index as the task file lists it
+                    i = [b.name for b in task.scene.desc.character.bodies].index(body.name)
+                    where = f"scene.desc.character.bodies[{i}].joints[{k}].type"
+                raise InvalidInput(where, f"the assist method drives hinge joints only; '{joint.name}' is a "
+                                   f"{joint.type} joint")
     upright = scene.character.bodies[0].quat
     _, kfs = parse_pose_keyframes(task.keyframes, scene, upright)
     # The motion starts at the first keyframe, at rest.
@@ -61,21 +77,33 @@ def _initial_state(built: BuiltModel) -> np.ndarray:
     return get_state(built.model, data)
 
 
+def _finite(v: float):
+    """A result.json number: None where the motion it measures diverged (JSON has no inf)."""
+    return float(v) if np.isfinite(v) else None
+
+
 def _solution(opt: AssistOptimizer, problem: Problem, x: np.ndarray, upto: int, success: bool, cost: float,
               summary: dict | None = None) -> Solution:
-    """Simulate x up to keyframe `upto` (its own timing) and package the motion."""
+    """Simulate x up to keyframe `upto` (its own timing) and package the motion. If the replay
+    diverges, the motion stops at its last good state and the solution is unstable."""
     d = problem.decode(x[None])
     t_end = float(d.keyframe_times[0, upto])
     nstep = max(1, int(np.ceil(t_end / problem.dt_sim - 1e-9)))
     _, traj, beta = opt.simulate(x[None], nstep=nstep, keep=True)
-    qpos = traj.state[0][:, problem.qpos_slice]
-    times = np.concatenate([[0.0], traj.state[0][:, 0]])
+    bad = int(traj.diverged_at[0])
+    good = nstep if bad < 0 else bad
+    qpos = traj.state[0][:good, problem.qpos_slice]
+    times = np.concatenate([[float(opt.state0[0])], traj.state[0][:good, 0]])
     qpos = np.concatenate([opt.state0[problem.qpos_slice][None], qpos])
-    return Solution(times=times, qpos=qpos, success=success, cost=cost,
-                    keyframes_reached=[round(float(t), 6) for t in d.keyframe_times[0, :upto + 1]],
-                    arrays={"beta": np.concatenate([beta[0, :1], beta[0]]),
-                            "keyframe_times": d.keyframe_times[0, :upto + 1]},
-                    summary=summary or {})
+    unstable_time = float(times[-1]) if bad >= 0 else None
+    kf_times = d.keyframe_times[0, :upto + 1]
+    if unstable_time is not None:  # keyframes after the blow-up were never played
+        kf_times = kf_times[kf_times <= unstable_time + 1e-9]
+    return Solution(times=times, qpos=qpos, success=success and unstable_time is None, cost=cost,
+                    keyframes_reached=[round(float(t), 6) for t in kf_times],
+                    arrays={"beta": np.concatenate([beta[0, :1], beta[0, :good]]), "keyframe_times": kf_times},
+                    summary=summary or {}, unstable_time=unstable_time,
+                    unstable_reason=None if unstable_time is None else DIVERGED)
 
 
 def solve(prep: Prepared, seed: int, engine: RolloutEngine, progress=None) -> Solution:
@@ -98,17 +126,20 @@ def solve(prep: Prepared, seed: int, engine: RolloutEngine, progress=None) -> So
     best = opt.evaluate(x[None], K - 1)
     kf_error = float(best.kf_error[0])
     d, traj, beta = opt.simulate(x[None], beta_off=True, keep=True)
-    kf_no_assist = float(problem.keyframe_error(d, traj.state, K - 1)[0])
+    kf_no_assist = float(problem.keyframe_error(d, traj.state, K - 1, traj.diverged_at)[0])
     _, traj_on, beta_on = opt.simulate(x[None], keep=True)
     t_end = float(best.decoded.keyframe_times[0, -1])
     n_end = max(1, int(np.ceil(t_end / problem.dt_sim - 1e-9)))
+    if traj_on.diverged_at[0] >= 0:  # measure the help given up to the blow-up only
+        n_end = max(1, min(n_end, int(traj_on.diverged_at[0])))
     slices = prep.built.sensor_slices
     force = np.abs(np.concatenate([traj_on.sensordata[0, :n_end, slices[f"assist_{b}_force"]]
                                    for b in prep.built.assist_bodies], axis=1)).sum(axis=1)
     mass = float(prep.built.model.body_subtreemass[prep.built.model.body(prep.built.character_bodies[0]).id])
     final = f
     reach = next((i for i, b in enumerate(hist.best) if hist.stage[i] == K - 1 and b <= 1.1 * final), None)
-    summary = {"kf_error": kf_error, "kf_error_initial": kf_initial, "kf_error_no_assist": kf_no_assist,
+    summary = {"kf_error": _finite(kf_error), "kf_error_initial": _finite(kf_initial),
+               "kf_error_no_assist": _finite(kf_no_assist),
                "assist_mean_beta2": float(np.mean(beta_on[0, :n_end] ** 2)),
                # Help actually given: the summed assist force, in multiples of the character's weight.
                "assist_mean_force_bw": float(force.mean() / (mass * 9.81)),
@@ -117,5 +148,5 @@ def solve(prep: Prepared, seed: int, engine: RolloutEngine, progress=None) -> So
                "samples_to_1.1x": hist.samples[reach] if reach is not None else None,
                "wall_s_to_1.1x": round(hist.wall_s[reach], 3) if reach is not None else None,
                "optimizer_wall_s": round(time.perf_counter() - start, 3)}
-    success = bool(np.isfinite(kf_error) and kf_error <= SUCCESS_RATIO * kf_initial)
+    success = bool(np.isfinite(kf_error) and np.isfinite(kf_initial) and kf_error <= SUCCESS_RATIO * kf_initial)
     return _solution(opt, problem, x, K - 1, success, float(f), summary)

@@ -2,7 +2,8 @@
 
 The simplest method, and the solver-only demo: the humanoid dropped onto the armchair. Each seed
 perturbs the initial joint velocities a little, so seeds give alternative outcomes. The reported
-cost is the mean squared joint speed (how restless the motion is; lower is calmer).
+cost is the mean squared joint speed (how restless the motion is; lower is calmer). A scene that
+blows up (too stiff for its timestep) stops at the last good state and is reported unstable.
 """
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import numpy as np
 from .. import schema
 from ..errors import InvalidInput
 from ..model import BuiltModel, build_model
-from ..rollout import RolloutEngine, get_state, state_layout
+from ..rollout import DIVERGED, RolloutEngine, get_state, state_layout
 from ..task import Task, build_scene
 from . import Solution
 
@@ -69,21 +70,23 @@ def solve(prep: Prepared, seed: int, engine: RolloutEngine, progress=None) -> So
     chunk = max(1, int(round(prep.settings.chunk / m.opt.timestep)))
     layout = state_layout(m)
     qpos_rows, time_rows, cost_sum, done = [qpos0[None]], [np.zeros(1)], 0.0, 0
+    unstable_time = None
     while done < nstep_total:
         n = min(chunk, nstep_total - done)
         traj = engine.run(state, np.broadcast_to(ctrl_row, (1, n, m.nu)))
-        qpos_rows.append(traj.state[0, :, layout["qpos"]])
-        time_rows.append(traj.state[0, :, layout["time"]][:, 0])
-        qvel = traj.state[0, :, layout["qvel"]]
-        cost_sum += float(np.sum(qvel[:, 6:] ** 2))
-        state = traj.state[0, -1]
-        done += n
-        if not np.all(np.isfinite(state)):
+        bad = int(traj.diverged_at[0])
+        good = n if bad < 0 else bad  # steps of this chunk before the divergence
+        qpos_rows.append(traj.state[0, :good, layout["qpos"]])
+        time_rows.append(traj.state[0, :good, layout["time"]][:, 0])
+        cost_sum += float(np.sum(traj.state[0, :good, layout["qvel"]][:, 6:] ** 2))
+        done += good
+        if bad >= 0:  # stop at the last good state; never play on from MuJoCo's reset state
+            unstable_time = float(time_rows[-1][-1] if good else state[layout["time"]][0])
             break
+        state = traj.state[0, -1]
         if progress:
             progress(done / nstep_total, cost_sum / done)
     qpos = np.concatenate(qpos_rows)
     times = np.concatenate(time_rows)
-    stable = bool(np.all(np.isfinite(qpos)))
-    return Solution(times=times, qpos=qpos, success=stable, cost=cost_sum / max(done, 1),
-                    summary={} if stable else {"unstable_at_s": float(times[np.argmax(~np.isfinite(qpos).all(1))])})
+    return Solution(times=times, qpos=qpos, success=unstable_time is None, cost=cost_sum / max(done, 1),
+                    unstable_time=unstable_time, unstable_reason=None if unstable_time is None else DIVERGED)

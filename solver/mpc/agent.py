@@ -4,7 +4,10 @@ replans, and contact keyframes are checked off in order.
 Budget: `budget` planning iterations per control step (offline; deterministic per seed), or with
 `slowdown` Γ as many iterations as fit in control_dt / Γ of wall time (interactive preview). The
 run ends when the last keyframe is sustained (success) or a keyframe's time limit passes (failure,
-reported with the keyframe), or if the simulation diverges (`unstable`).
+reported with the keyframe), or if the agent's own simulation diverges: a MuJoCo warning (bad
+qpos/qvel/qacc, after which MuJoCo resets the data), time not advancing by one timestep, or a
+non-finite state. The run then stops; it is reported `unstable` with the time the diverging step
+started, and its trajectory ends with the last good state.
 """
 from __future__ import annotations
 
@@ -94,9 +97,23 @@ class AgentRun:
     reached: list
     success: bool
     failed_keyframe: int | None
-    unstable_at: float | None
+    unstable_at: float | None  # time the diverging step started (= the last recorded time)
+    unstable_reason: str | None
     iterations: int
     plan_wall_s: float
+
+
+def step_divergence(data: mujoco.MjData, t_before: float, dt: float, warnings_before: int) -> str | None:
+    """Why the step just taken from `t_before` diverged, or None. Cheap (a few µs): MuJoCo's warning
+    counters, the time advance (a reset sends time back to 0), finiteness of qpos and qvel."""
+    if int(data.warning.number.sum()) != warnings_before:
+        kinds = [mujoco.mjtWarning(i).name for i, n in enumerate(data.warning.number) if n]
+        return "MuJoCo warning " + ", ".join(kinds)
+    if not abs(data.time - t_before - dt) <= 1e-3 * dt:
+        return f"time went from {t_before:.6g} to {data.time:.6g} s"
+    if not (np.isfinite(data.qpos).all() and np.isfinite(data.qvel).all()):
+        return "non-finite state"
+    return None
 
 
 def run_agent(built: BuiltModel, plan: BuiltModel, keyframes: list[ContactKeyframe], settings: PlannerSettings,
@@ -114,7 +131,9 @@ def run_agent(built: BuiltModel, plan: BuiltModel, keyframes: list[ContactKeyfra
     times, qpos, ctrls, kf_idx, dist = [0.0], [data.qpos.copy()], [np.zeros(m.nu)], [0], []
     dist.append(pair_distance(m, data, tracker.current))
     ctl_t, ctl_states, ctl_sensors, ctl_ctrl, ctl_kf, won = [], [], [], [], [], []
-    unstable_at, plan_wall, iterations = None, 0.0, 0
+    unstable_at, unstable_reason, plan_wall, iterations = None, None, 0.0, 0
+    warnings0 = int(data.warning.number.sum())
+    last_cost = None  # the latest finite best cost, for progress reports (JSON carries no inf)
     while not tracker.done:
         if poll_keyframes is not None:
             new = poll_keyframes()
@@ -145,9 +164,11 @@ def run_agent(built: BuiltModel, plan: BuiltModel, keyframes: list[ContactKeyfra
         for _ in range(substeps):
             u = planner.action(data.time)
             data.ctrl[:planner.nu] = u
+            t_before = data.time
             mujoco.mj_step(m, data)
-            if not np.all(np.isfinite(data.qpos)) or not np.all(np.isfinite(data.qvel)):
-                unstable_at = float(data.time)
+            unstable_reason = step_divergence(data, t_before, m.opt.timestep, warnings0)
+            if unstable_reason is not None:
+                unstable_at = float(t_before)
                 break
             before = tracker.index
             d = pair_distance(m, data, tracker.current)
@@ -165,9 +186,11 @@ def run_agent(built: BuiltModel, plan: BuiltModel, keyframes: list[ContactKeyfra
         ctl_ctrl.append(u)
         if unstable_at is not None:
             break
-        if progress is not None:
+        if np.isfinite(info.best_cost):
+            last_cost = info.best_cost
+        if progress is not None and last_cost is not None:
             frac = (tracker.index + min(1.0, (data.time - tracker.start) / tracker.current.time_limit)) / len(tracker.keyframes)
-            progress(min(frac, 1.0), info.best_cost)
+            progress(min(frac, 1.0), last_cost)
         if data.time > horizon_total + 1.0:  # cannot happen with time limits; a guard against loops
             tracker.failed = True
     cost = _agent_costs(plan, objective, tracker.keyframes, ctl_states, ctl_sensors, ctl_ctrl, ctl_kf)
@@ -177,7 +200,7 @@ def run_agent(built: BuiltModel, plan: BuiltModel, keyframes: list[ContactKeyfra
                     control_times=np.asarray(ctl_t), cost_per_step=cost, partwise_won=np.asarray(won, dtype=np.uint8),
                     reached=tracker.reached, success=success,
                     failed_keyframe=tracker.index if tracker.failed else None, unstable_at=unstable_at,
-                    iterations=iterations, plan_wall_s=plan_wall)
+                    unstable_reason=unstable_reason, iterations=iterations, plan_wall_s=plan_wall)
 
 
 def _agent_costs(plan, objective, keyframes, states, sensors, ctrls, kf_index) -> np.ndarray:

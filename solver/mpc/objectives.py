@@ -48,11 +48,25 @@ class Costs:
     components: np.ndarray  # (nroll, ncomp)
     membership: np.ndarray  # (ncomp, ngroups) bool
     per_step: np.ndarray  # (nroll, nstep) weighted total per step
+    excluded: np.ndarray | None = None  # (nroll,) bool: rollouts that score +inf everywhere
+
+    def exclude(self, mask: np.ndarray) -> "Costs":
+        """Score the rollouts in `mask` (diverged ones) and any with a non-finite total +inf, in the
+        total and in every part, so no argmin can pick them. Components are left alone: an inf
+        component would make `part` sums of parts that do not see it wrong, and a part that sees no
+        component would still sum to 0; `part` applies the mask instead."""
+        mask = np.asarray(mask, dtype=bool) | ~np.isfinite(self.total)
+        self.excluded = mask
+        self.total = np.where(mask, np.inf, self.total)
+        return self
 
     def part(self, group_indices) -> np.ndarray:
         """Cost seen by a set of groups: every component any of them sees, counted once."""
         sees = self.membership[:, list(group_indices)].any(axis=1)
-        return self.components[:, sees].sum(axis=1)
+        seen = self.components[:, sees].sum(axis=1)
+        if self.excluded is not None:
+            seen = np.where(self.excluded | ~np.isfinite(seen), np.inf, seen)
+        return seen
 
     def group(self, g: int) -> np.ndarray:
         return self.part([g])

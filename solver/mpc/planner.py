@@ -71,9 +71,11 @@ class PlannerSettings:
 
 @dataclass
 class IterationInfo:
-    best_cost: float
+    best_cost: float  # +inf when every candidate diverged (the previous plan is then kept)
     partwise_won: bool
     best_index: int
+    costs: np.ndarray | None = None  # (N,) every candidate's total, +inf for diverged rollouts
+    diverged: np.ndarray | None = None  # (N,) bool
 
 
 class Planner:
@@ -126,20 +128,24 @@ class Planner:
         traj = self.engine.run(state, full, copy=False)
         feat = Features(self.plan, traj)
         costs = self.objective.evaluate(feat.as_dict(self.objective.bodies_for(kf)), feat.qvel, ctrl, kf)
-        total = np.where(np.isfinite(costs.total), costs.total, np.inf)
-        best = int(np.argmin(total))
+        # A rollout that blew up (MuJoCo reset or stopped it) ends in a calm reset pose that can
+        # look cheap: it scores +inf, so it can neither become the nominal nor lend a part.
+        costs.exclude(traj.diverged)
+        total = costs.total
+        best = int(np.argmin(total))  # all +inf: index 0, the previous nominal (shifted), is kept
         self.nominal = candidates[best].copy()
         self.knot_start = t
         self.composed = [self._compose(candidates, costs, p) for p in self.partitionings]
-        won = 1 <= best <= len(composed)
-        return IterationInfo(best_cost=float(total[best]), partwise_won=bool(won), best_index=best)
+        won = bool(np.isfinite(total[best])) and 1 <= best <= len(composed)
+        return IterationInfo(best_cost=float(total[best]), partwise_won=won, best_index=best, costs=total,
+                             diverged=traj.diverged)
 
     def _compose(self, candidates: np.ndarray, costs, partitioning) -> np.ndarray:
         """A candidate whose every part takes its knots from the rollout best for that part."""
         out = np.empty_like(candidates[0])
         for part in partitioning:
-            seen = costs.part(part)
-            r = int(np.argmin(np.where(np.isfinite(seen), seen, np.inf)))
+            seen = costs.part(part)  # +inf for excluded (diverged) rollouts
+            r = int(np.argmin(seen))
             cols = self.part_columns.get(tuple(part))
             if cols is None:
                 cols = np.isin(self.objective.act_group, part)

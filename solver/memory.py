@@ -1,0 +1,44 @@
+"""Refusing batches too big for this machine's memory, up front, with the estimate in the message —
+rather than letting a typo (a horizon of 350 s, a million rollouts) swap the machine to a halt or
+get the solver killed halfway through."""
+from __future__ import annotations
+
+import os
+
+import mujoco
+
+from .errors import InvalidInput
+
+WORKING_COPIES = 3  # the outputs, plus the features, costs and controls computed from them (a safe margin)
+
+
+def physical_memory() -> int:
+    """Bytes of RAM; 16 GiB where the platform will not say."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return 16 << 30
+
+
+def batch_bytes(model: mujoco.MjModel, nroll: int, nstep: int) -> int:
+    """Memory for one batched rollout of `nroll` × `nstep` steps: states, sensors and controls."""
+    nstate = mujoco.mj_stateSize(model, mujoco.mjtState.mjSTATE_FULLPHYSICS)
+    per_step = nstate + model.nsensordata + model.nu + 3 * model.nmocap
+    return int(nroll) * int(nstep) * per_step * 8 * WORKING_COPIES
+
+
+def _gb(n: float) -> str:
+    return f"{n / 1e9:.1f} GB"
+
+
+def check_batch(path: str, model: mujoco.MjModel, nroll: int, nstep: int, workers: int = 1,
+                limit: int | None = None) -> int:
+    """InvalidInput at `path` when `workers` batches of nroll × nstep need more than `limit` (half the
+    machine's memory by default); returns the estimate in bytes."""
+    need = batch_bytes(model, nroll, nstep) * max(1, workers)
+    limit = physical_memory() // 2 if limit is None else limit
+    if need > limit:
+        across = f" across {workers} worker processes" if workers > 1 else ""
+        raise InvalidInput(path, f"{nroll} rollout(s) × {nstep} steps need about {_gb(need)} of memory{across}; "
+                                 f"the limit is {_gb(limit)} (half of this machine's) — ask for fewer or shorter ones")
+    return need

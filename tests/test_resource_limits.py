@@ -1,0 +1,58 @@
+"""Requests too big for this machine's memory are refused up front, with the estimate in the message,
+before anything is written; the estimate covers what the rollout engine really allocates."""
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from solver.memory import physical_memory
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _run(args):
+    return subprocess.run([sys.executable, "-m", "solver", *map(str, args)], cwd=ROOT, capture_output=True,
+                          text=True, timeout=120)
+
+
+def test_out_of_memory_sized_requests_are_refused_with_the_estimate(tmp_path):
+    contact = json.loads((ROOT / "scenes/tasks/armchair_stand_sit_stand.json").read_text())
+    contact["settings"] = {"rollouts": 4096, "horizon": 15.0}
+    assist = json.loads((ROOT / "scenes/tasks/assist_box_jump_low.json").read_text())
+    assist["settings"] = {"population": 4096}
+    assist["keyframes"][-1]["time_range"] = [0.5, 500.0]
+    cases = [("assist", assist, "settings.population")]  # about 2,800 GB
+    if 26e9 > physical_memory() / 2:  # 4096 × 1000 steps: about 26 GB, refused on machines under 52 GB
+        cases.append(("contact", contact, "settings.rollouts"))
+    for name, doc, field in cases:
+        path = tmp_path / f"{name}.json"
+        path.write_text(json.dumps(doc))
+        for args in (["validate", path], ["run", path, "--out", tmp_path / f"out_{name}"]):
+            proc = _run(args)
+            assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+            line = proc.stderr.strip()
+            assert "\n" not in line and line.startswith(f"error: {field}: ") and " GB of memory" in line
+            assert "the limit is" in line
+        assert not (tmp_path / f"out_{name}").exists()
+
+
+def test_memory_estimate_covers_the_engines_buffers():
+    from solver.memory import WORKING_COPIES, batch_bytes, check_batch
+    from solver.methods import get_method
+    from solver.rollout import RolloutEngine, get_state
+    from solver.task import load_task
+    import mujoco
+    task = load_task(str(ROOT / "scenes/tasks/armchair_stand_sit_stand.json"))
+    prepared = get_method("contact").prepare(task)
+    path, model, nroll, nstep = prepared.batch()
+    assert (path, nroll, nstep) == ("settings.rollouts", 45, 24)
+    data = mujoco.MjData(model)
+    mujoco.mj_forward(model, data)
+    with RolloutEngine(model, 1) as engine:
+        ctrl = np.zeros((nroll, nstep, model.nu))
+        out = engine.run(get_state(model, data), ctrl)
+        allocated = out.state.nbytes + out.sensordata.nbytes + ctrl.nbytes
+    assert allocated <= batch_bytes(model, nroll, nstep) / WORKING_COPIES <= 1.2 * allocated
+    assert check_batch(path, model, nroll, nstep, workers=2) == 2 * batch_bytes(model, nroll, nstep)
