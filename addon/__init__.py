@@ -18,6 +18,16 @@ def _stop_solves(*_args):
     _JOBS.clear()
 
 
+def _after_load(*_args):
+    """A file saved during a solve says it is still solving; no solve survives a load, so say where
+    its solutions are instead (on disk, next to the file: Import Solutions brings them back)."""
+    import bpy
+    for scene in bpy.data.scenes:
+        if scene.physkey.running:
+            scene.physkey.running = False
+            scene.physkey.status = "the file was saved during a solve: Import… its folder from //physkey"
+
+
 def register():
     import atexit
 
@@ -32,6 +42,9 @@ def register():
     bpy.app.handlers.persistent(_stop_solves)  # survive file loads (it is what reacts to them)
     if _stop_solves not in bpy.app.handlers.load_pre:
         bpy.app.handlers.load_pre.append(_stop_solves)
+    bpy.app.handlers.persistent(_after_load)
+    if _after_load not in bpy.app.handlers.load_post:
+        bpy.app.handlers.load_post.append(_after_load)
     atexit.register(_stop_solves)
 
 
@@ -47,6 +60,8 @@ def unregister():
     atexit.unregister(_stop_solves)
     if _stop_solves in bpy.app.handlers.load_pre:
         bpy.app.handlers.load_pre.remove(_stop_solves)
+    if _after_load in bpy.app.handlers.load_post:
+        bpy.app.handlers.load_post.remove(_after_load)
     unregister_properties()
     for cls in reversed(_classes()):
         bpy.utils.unregister_class(cls)

@@ -141,10 +141,10 @@ class PHYSKEY_OT_send_keyframe(bpy.types.Operator):
     bl_label = "Send to Running Solve"
 
     def execute(self, context):
-        from .operators import _JOBS
+        from .operators import _JOBS, job_key
         from .taskio import contact_keyframe_dict
         props = context.scene.physkey
-        job = _JOBS.get(context.scene.name)
+        job = _JOBS.get(job_key(context.scene))
         if job is None or props.method != "contact":
             self.report({"ERROR"}, "no contact solve is running in this scene")
             return {"CANCELLED"}

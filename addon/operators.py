@@ -171,7 +171,13 @@ class PHYSKEY_OT_import_mjcf(bpy.types.Operator):
         return {"RUNNING_MODAL"}
 
 
-_JOBS: dict = {}  # scene name → the running SolveJob
+_JOBS: dict = {}  # job_key(scene) → the running SolveJob
+
+
+def job_key(scene) -> int:
+    """Which scene a running solve belongs to: its session id, so renaming the scene mid-solve
+    does not lose track of (and silently cancel) the solve."""
+    return scene.session_uid
 
 
 def _job_folder(context) -> str:
@@ -195,7 +201,8 @@ def handle_events(scene, job, events) -> str | None:
         kind = e.get("event")
         if kind == "progress":
             props.progress = min(1.0, float(e["fraction"]))
-            props.status = f"seed {e['seed']}: {100 * props.progress:.0f}%, cost {e['cost']:.4g}" + \
+            cost = "no stable motion yet" if e.get("cost") is None else f"cost {e['cost']:.4g}"
+            props.status = f"seed {e['seed']}: {100 * props.progress:.0f}%, {cost}" + \
                 PHYSKEY_OT_solve._eta(scene, job)
         elif kind in ("solution", "stage"):
             solutions.add_from_event(scene, e)
@@ -233,7 +240,7 @@ class PHYSKEY_OT_solve(bpy.types.Operator):
     def _start(self, context):
         from . import taskio
         scene = context.scene
-        if scene.name in _JOBS:
+        if job_key(scene) in _JOBS:
             raise ValueError("a solve is already running in this scene: cancel it first")
         desc = extract_scene(context, lambda msg: self.report({"WARNING"}, msg))
         task = taskio.task_from_scene(context, desc)
@@ -243,13 +250,13 @@ class PHYSKEY_OT_solve(bpy.types.Operator):
         scene.physkey.progress, scene.physkey.status, scene.physkey.running = 0.0, "starting", True
         from .job import SolveJob
         job = SolveJob(task, _job_folder(context), scene.physkey.num_seeds)
-        _JOBS[scene.name] = job
+        _JOBS[job_key(scene)] = job
         return job
 
     def _finish(self, context, job, error):
         scene = context.scene
         job.close()
-        _JOBS.pop(scene.name, None)
+        _JOBS.pop(job_key(scene), None)
         scene.physkey.running = False
         if error:
             self.report({"ERROR"}, error)
@@ -288,7 +295,7 @@ class PHYSKEY_OT_solve(bpy.types.Operator):
 
     def modal(self, context, event):
         job = self._job
-        if event.type == "ESC" or context.scene.name not in _JOBS:
+        if event.type == "ESC" or job_key(context.scene) not in _JOBS:
             job.cancel()
             context.scene.physkey.status = "cancelled"
         if event.type in ("TIMER", "ESC"):
@@ -310,7 +317,8 @@ class PHYSKEY_OT_cancel_solve(bpy.types.Operator):
     bl_label = "Cancel"
 
     def execute(self, context):
-        job = _JOBS.pop(context.scene.name, None)
+        job = _JOBS.pop(job_key(context.scene), None)
+        context.scene.physkey.running = False
         if job is None:
             self.report({"WARNING"}, "no solve is running")
             return {"CANCELLED"}

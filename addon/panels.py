@@ -4,6 +4,13 @@ from __future__ import annotations
 import bpy
 
 
+def _solve_running(context) -> bool:
+    """A solve runs in this scene while its job does; `physkey.running` is saved with the file and
+    would still say so in a file saved during a solve, leaving only a Cancel that has nothing to stop."""
+    from .operators import _JOBS, job_key
+    return job_key(context.scene) in _JOBS
+
+
 class _Sidebar:
     """Where every PhysKey panel lives: the PhysKey tab of the 3D viewport's sidebar."""
     bl_space_type = "VIEW_3D"
@@ -18,7 +25,8 @@ class PHYSKEY_PT_character(_Sidebar, bpy.types.Panel):
         layout = self.layout
         row = layout.row(align=True)
         row.operator("physkey.add_character", icon="ARMATURE_DATA")
-        row.operator("physkey.load_preset", icon="SCENE_DATA")
+        # A menu of the presets: the operator has no invoke, so a plain button would always load the first.
+        row.operator_menu_enum("physkey.load_preset", "preset", text="Load Scene Preset", icon="SCENE_DATA")
         obj = context.active_object
         if obj is None or obj.type != "ARMATURE":
             layout.label(text="Select an armature to see its physics", icon="INFO")
@@ -40,8 +48,8 @@ class PHYSKEY_PT_character(_Sidebar, bpy.types.Panel):
                 row = box.row(align=True)
                 row.prop(g, "type", text="")
                 row.prop(g, "size", index=0, text="r")
-                row.prop(g, "use_mass", text="", icon="WEIGHT" if g.use_mass else "MOD_FLUIDSIM")
-                row.prop(g, "mass" if g.use_mass else "density", text="")
+                row.prop(g, "use_mass", text="", icon="MOD_PHYSICS")
+                row.prop(g, "mass" if g.use_mass else "density", text="kg" if g.use_mass else "kg/m³")
         layout.operator("physkey.export_mjcf", icon="EXPORT")
 
 
@@ -58,12 +66,12 @@ class PHYSKEY_PT_colliders(_Sidebar, bpy.types.Panel):
         layout.prop(props, "collider", text="Collider")
         col = layout.column()
         col.enabled = props.collider
-        col.prop(props, "shape")
-        col.prop(props, "friction")
+        col.prop(props, "shape", text="Shape")
+        col.prop(props, "friction", text="Friction")
         col.prop(props, "dynamic", text="Free (can be pushed)")
         sub = col.row()
         sub.enabled = props.dynamic
-        sub.prop(props, "mass")
+        sub.prop(props, "mass", text="Mass (kg)")
 
 
 class PHYSKEY_UL_contact_keyframes(bpy.types.UIList):
@@ -90,14 +98,14 @@ class PHYSKEY_PT_contacts(_Sidebar, bpy.types.Panel):
         if 0 <= i < len(props.contact_keyframes):
             item = props.contact_keyframes[i]
             col = layout.column(align=True)
-            col.prop(item, "tolerance")
-            col.prop(item, "sustain")
-            col.prop(item, "time_limit")
+            col.prop(item, "tolerance", text="Tolerance (m)")
+            col.prop(item, "sustain", text="Sustain (s)")
+            col.prop(item, "time_limit", text="Time Limit (s)")
             row = layout.row(align=True)
             for style in ("standing", "seated", "lying"):
                 row.operator("physkey.contact_style", text=style.capitalize()).style = style
             layout.operator("physkey.add_pair", icon="CURSOR")
-            if props.running and props.method == "contact":
+            if props.method == "contact" and _solve_running(context):
                 layout.operator("physkey.send_keyframe", icon="EXPORT")
             for p in item.pairs:
                 layout.label(text=f"{p.body1} ↔ {p.body2}", icon="LINKED")
@@ -128,6 +136,10 @@ class PHYSKEY_PT_pose_keys(_Sidebar, bpy.types.Panel):
 class PHYSKEY_UL_solutions(bpy.types.UIList):
     def draw_item(self, context, layout, data, item, icon, active_data, active_propname, index):
         row = layout.row(align=True)
+        if item.unstable:  # blew up: say when, instead of a cost that means nothing
+            row.label(text=item.name, icon="CANCEL")
+            row.label(text=f"unstable at {item.unstable_time:.2f} s")
+            return
         row.label(text=item.name, icon="CHECKMARK" if item.success else "ERROR")
         row.label(text=f"cost {item.cost:.3g}")
         row.label(text=f"{item.duration:.2f} s")
@@ -154,7 +166,7 @@ class PHYSKEY_PT_solve(_Sidebar, bpy.types.Panel):
             col.prop(props, "assist_samples", text="Samples")
             col.prop(props, "assist_max_wall_s", text="Time limit (s)")
             col.prop(props, "assist_curriculum", text="Curriculum")
-        if props.running:
+        if _solve_running(context):
             row = layout.row()
             row.prop(props, "progress", text=props.status or "running")
             row.operator("physkey.cancel_solve", icon="CANCEL", text="")
@@ -163,7 +175,15 @@ class PHYSKEY_PT_solve(_Sidebar, bpy.types.Panel):
             if props.status:
                 layout.label(text=props.status)
         layout.template_list("PHYSKEY_UL_solutions", "", props, "solutions", props, "active_solution", rows=3)
-        layout.operator("physkey.keep_solution", icon="ACTION")
+        i = props.active_solution
+        unstable = 0 <= i < len(props.solutions) and props.solutions[i].unstable
+        if unstable:
+            layout.label(text=f"Blew up at {props.solutions[i].unstable_time:.2f} s: preview only", icon="ERROR")
+        row = layout.row()
+        keep = row.row()
+        keep.enabled = not unstable  # Keep refuses it anyway (solutions.keep), with the same reason
+        keep.operator("physkey.keep_solution", icon="ACTION")
+        row.operator("physkey.import_result", icon="IMPORT", text="Import…")
 
 
 classes = (PHYSKEY_PT_character, PHYSKEY_PT_colliders, PHYSKEY_UL_contact_keyframes, PHYSKEY_PT_contacts,

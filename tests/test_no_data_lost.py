@@ -83,7 +83,8 @@ def test_saving_the_blend_during_a_solve_is_safe(tmp_path):
     job_mod = addon(module, "job")
     task = taskio.task_from_scene(bpy.context, ops.extract_scene(bpy.context))
     job = job_mod.SolveJob(task, str(tmp_path / "job"), 3, workers=1)
-    ops._JOBS[scene.name] = job
+    ops._JOBS[ops.job_key(scene)] = job
+    scene.physkey.running = True  # as PHYSKEY_OT_solve leaves it
     saved, error, deadline = 0, None, time.time() + 120
     while time.time() < deadline:
         events = job.poll()
@@ -94,12 +95,14 @@ def test_saving_the_blend_during_a_solve_is_safe(tmp_path):
         if any(e.get("event") == "exit" for e in events):
             break
         time.sleep(0.02)
-    ops._JOBS.pop(scene.name, None)
+    ops._JOBS.pop(ops.job_key(scene), None)
     job.close()
     assert error is None and job.proc.returncode == 0
     assert len(scene.physkey.solutions) == 3 and saved == 3
     bpy.ops.wm.open_mainfile(filepath=str(tmp_path / "during_2.blend"))
-    assert bpy.context.scene.physkey.method == "simulate"  # the file saved mid-solve opens
+    props = bpy.context.scene.physkey
+    assert props.method == "simulate" and not props.running  # the file saved mid-solve opens ready to solve
+    assert "Import" in props.status
 
 
 def test_keep_never_overwrites_an_existing_action(tmp_path):
@@ -118,3 +121,31 @@ def test_keep_never_overwrites_an_existing_action(tmp_path):
     kept = bpy.context.active_object.animation_data.action
     assert kept.name != name and bpy.data.actions[name] == theirs
     assert theirs["note"] == "the animator's" and len(theirs.layers) == 0 and len(kept.layers) == 1
+
+
+def test_results_are_written_atomically(tmp_path):
+    """Killing the solver at any moment leaves only whole files: result.json parses and lists only
+    seeds whose result.npz loads."""
+    import numpy as np
+    root = Path(__file__).resolve().parents[1]
+    doc = json.loads((root / "scenes/tasks/drop_onto_armchair.json").read_text())
+    doc["settings"]["duration"] = 1.0
+    task = tmp_path / "task.json"
+    task.write_text(json.dumps(doc))
+    checked = 0
+    for k, delay in enumerate((0.45, 0.6, 0.75, 0.9, 1.1, 1.4)):
+        out = tmp_path / f"out{k}"
+        proc = subprocess.Popen([sys.executable, "-m", "solver", "run", str(task), "--out", str(out),
+                                 "--num-seeds", "40", "--workers", "0"], cwd=root,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(delay)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        if not (out / "result.json").exists():
+            continue
+        index = json.loads((out / "result.json").read_text())
+        for entry in index["solutions"]:
+            with np.load(out / entry["npz"], allow_pickle=False) as z:
+                assert z["frame_qpos"].shape[1] == 28
+            checked += 1
+    assert checked > 0

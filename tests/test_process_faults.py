@@ -90,3 +90,37 @@ def test_killed_solver_leaves_no_worker_running(tmp_path):
     while any(_alive(p) for p in pids) and time.time() < deadline:
         time.sleep(0.1)
     assert not any(_alive(p) for p in pids)
+
+
+QUITTING_BLENDER = """
+import json, sys
+import bpy
+bpy.ops.preferences.addon_enable(module="{module}")
+bpy.ops.wm.read_homefile(use_empty=True)
+bpy.ops.physkey.load_preset(preset="armchair_stand_sit_stand")
+import importlib
+ops = importlib.import_module("{module}.addon.operators")
+taskio = importlib.import_module("{module}.addon.taskio")
+job_mod = importlib.import_module("{module}.addon.job")
+task = taskio.task_from_scene(bpy.context, ops.extract_scene(bpy.context))
+job = job_mod.SolveJob(task, sys.argv[-1], 2, workers=2)
+ops._JOBS[ops.job_key(bpy.context.scene)] = job
+while not any(e.get("event") == "progress" for e in job.poll()):
+    pass
+print(job.proc.pid, flush=True)
+sys.exit(0)  # quit Blender with the solve running
+"""
+
+
+def test_quitting_blender_during_a_solve_ends_the_solver(tmp_path):
+    from blender_env import MODULE, _STATE, installed_extension
+    installed_extension()
+    env = dict(os.environ, BLENDER_USER_RESOURCES=_STATE["user_folder"])
+    proc = subprocess.run([sys.executable, "-c", QUITTING_BLENDER.format(module=MODULE), str(tmp_path / "job")],
+                          env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    solver_pid = int(proc.stdout.strip().splitlines()[-1])
+    deadline = time.time() + 10
+    while _alive(solver_pid) and time.time() < deadline:
+        time.sleep(0.1)
+    assert not _alive(solver_pid)

@@ -68,7 +68,8 @@ def test_second_solve_is_refused_and_file_load_stops_a_running_solve(tmp_path):
     ctx = bpy.context
     task = taskio.task_from_scene(ctx, ops.extract_scene(ctx))
     job = job_mod.SolveJob(task, str(tmp_path / "job"), 1)
-    ops._JOBS[ctx.scene.name] = job
+    ops._JOBS[ops.job_key(ctx.scene)] = job
+    ctx.scene.name = "renamed mid-solve"  # the solve still belongs to the scene
     with pytest.raises(RuntimeError, match="already running"):
         bpy.ops.physkey.solve(wait=True)
     bpy.ops.wm.read_homefile(use_empty=True)  # loading a file stops the solver process
@@ -123,7 +124,7 @@ def test_cancel_and_a_killed_solver(tmp_path):
     task = taskio.task_from_scene(bpy.context, ops.extract_scene(bpy.context))
     # Cancel: the process is gone.
     job = job_mod.SolveJob(task, str(tmp_path / "a"), 1)
-    ops._JOBS[scene.name] = job
+    ops._JOBS[ops.job_key(scene)] = job
     assert bpy.ops.physkey.cancel_solve() == {"FINISHED"}
     job.proc.wait(timeout=10)
     assert job.proc.poll() is not None and not ops._JOBS
@@ -176,7 +177,7 @@ def test_keyframe_sent_to_a_running_contact_solve(tmp_path):
     taskio = addon(module, "taskio")
     job_mod = addon(module, "job")
     job = job_mod.SolveJob(taskio.task_from_scene(bpy.context, ops.extract_scene(bpy.context)), str(tmp_path), 1)
-    ops._JOBS[scene.name] = job
+    ops._JOBS[ops.job_key(scene)] = job
     try:
         scene.physkey.active_contact_keyframe = 5
         assert bpy.ops.physkey.send_keyframe() == {"FINISHED"}
@@ -186,7 +187,7 @@ def test_keyframe_sent_to_a_running_contact_solve(tmp_path):
             time.sleep(0.05)
         assert seen
     finally:
-        ops._JOBS.pop(scene.name, None)
+        ops._JOBS.pop(ops.job_key(scene), None)
         job.close()
 
 

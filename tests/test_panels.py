@@ -1,0 +1,195 @@
+"""The sidebar panels' draw code, run in realistic scenes through a strict recording layout
+(tests/layout_recorder.py): every prop, operator, icon, list and layout call is checked against
+Blender's own data, and what each panel shows is checked as a text outline."""
+import inspect
+import textwrap
+
+import pytest
+
+from blender_env import installed_extension
+from layout_recorder import (STATES, Layout, LayoutError, Session, draw_panel, physkey_lists, physkey_panels)
+
+PANELS = ("PHYSKEY_PT_character", "PHYSKEY_PT_colliders", "PHYSKEY_PT_contacts", "PHYSKEY_PT_pose_keys",
+          "PHYSKEY_PT_solve")
+_DRAWN: dict = {}  # state → {panel idname: outline lines (None: hidden by poll)}, lists drawn
+
+
+def _draw_state(state):
+    if state not in _DRAWN:
+        bpy, module = installed_extension()
+        panels = physkey_panels(bpy, module.__name__)
+        with STATES[state](bpy, module):
+            drawn, lists = {}, set()
+            for cls in panels:
+                lines, session = draw_panel(bpy, cls)
+                drawn[cls.bl_idname] = lines
+                lists |= session.lists_drawn
+        _DRAWN[state] = drawn, lists
+    return _DRAWN[state]
+
+
+def _text(state, panel):
+    lines = _draw_state(state)[0][panel]
+    assert lines is not None, f"{panel} hidden in state {state}"
+    return "\n".join(lines)
+
+
+def test_every_physkey_panel_and_list_is_found():
+    bpy, module = installed_extension()
+    assert tuple(c.bl_idname for c in physkey_panels(bpy, module.__name__)) == PANELS
+    assert {c.__name__ for c in physkey_lists(bpy, module.__name__)} == {
+        "PHYSKEY_UL_contact_keyframes", "PHYSKEY_UL_pose_keys", "PHYSKEY_UL_solutions"}
+
+
+@pytest.mark.parametrize("state", list(STATES))
+def test_panels_draw_only_what_blender_has(state):
+    drawn, _ = _draw_state(state)  # raises LayoutError on a missing prop, operator, icon, list, …
+    assert set(drawn) == set(PANELS)
+
+
+def test_every_panel_and_list_item_is_drawn_somewhere():
+    bpy, module = installed_extension()
+    shown, lists = set(), set()
+    for state in STATES:
+        drawn, drawn_lists = _draw_state(state)
+        shown |= {p for p, lines in drawn.items() if lines}
+        lists |= drawn_lists
+    assert shown == set(PANELS)
+    assert lists == {c.__name__ for c in physkey_lists(bpy, module.__name__)}
+
+
+def test_character_panel():
+    empty = _text("empty", "PHYSKEY_PT_character")
+    assert "operator physkey.add_character 'Add Physics Character' [ARMATURE_DATA]" in empty
+    assert "physkey.load_preset" in empty
+    assert "label 'Select an armature to see its physics' [INFO]" in empty
+    assert "label 'Select a bone' [INFO]" in _text("character", "PHYSKEY_PT_character")
+    bone = _text("character_bone", "PHYSKEY_PT_character")
+    assert "label 'foot_right' [BONE_DATA]" in bone
+    assert bone.count("prop PHYSKEY_PG_joint.range_min") == 2 and bone.count("prop PHYSKEY_PG_joint.strength") == 2
+    assert "prop PHYSKEY_PG_geom.mass" in bone and "prop PHYSKEY_PG_geom.density" in bone  # one of each
+    assert "operator physkey.export_mjcf" in bone and "operator physkey.autofill_rig" in bone
+
+
+def test_colliders_panel():
+    assert "label 'Select a mesh to make it a collider' [INFO]" in _text("preset", "PHYSKEY_PT_colliders")
+    seat = _text("preset_collider", "PHYSKEY_PT_colliders")
+    for line in ("prop PHYSKEY_PG_object.collider 'Collider' = True", "prop PHYSKEY_PG_object.shape",
+                 "prop PHYSKEY_PG_object.friction", "prop PHYSKEY_PG_object.dynamic 'Free (can be pushed)' = False",
+                 "prop PHYSKEY_PG_object.mass"):
+        assert line in seat, line
+
+
+def test_contact_keyframes_panel_lists_the_presets_keyframes():
+    bpy, module = installed_extension()
+    text = _text("preset", "PHYSKEY_PT_contacts")
+    assert "list PHYSKEY_UL_contact_keyframes PHYSKEY_PG_scene.contact_keyframes: 6 items, active 0" in text
+    for name in ("sit_leanforward1", "armchair0", "sit_leanforward2", "sit2stand", "stand"):
+        assert f"prop PHYSKEY_PG_contact_keyframe.name '' = '{name}'" in text
+    assert "item 0 (active)" in text
+    for action, icon in (("ADD", "ADD"), ("REMOVE", "REMOVE"), ("DUPLICATE", "DUPLICATE"), ("UP", "TRIA_UP"),
+                         ("DOWN", "TRIA_DOWN"), ("REVERSE", "ARROW_LEFTRIGHT")):
+        assert f"operator physkey.contact_keyframe_edit '' [{icon}] {{action='{action}'}}" in text
+    assert "operator physkey.contact_style 'Seated' {style='seated'}" in text
+    assert "operator physkey.add_pair 'Add Pair' [CURSOR]" in text
+    assert "label 'pelvis ↔ chair' [LINKED]" in text
+    assert "send_keyframe" not in text  # only while a contact solve runs
+    assert "send_keyframe" in _text("running", "PHYSKEY_PT_contacts")
+    assert "0 items" in _text("empty", "PHYSKEY_PT_contacts")
+
+
+def test_pose_keyframes_panel_lists_the_keyed_poses():
+    text = _text("assist", "PHYSKEY_PT_pose_keys")
+    assert "operator physkey.sync_pose_keys 'Read Keyed Poses' [FILE_REFRESH]" in text
+    assert "list PHYSKEY_UL_pose_keys PHYSKEY_PG_scene.pose_keys: 5 items" in text
+    assert text.count("[KEYFRAME]") == 5 and text.count("prop PHYSKEY_PG_pose_key.weight 'w'") == 5
+    assert text.count("prop PHYSKEY_PG_pose_key.free 'free' = True") == 4
+    assert text.count("prop PHYSKEY_PG_pose_key.range_min") == 4  # only the free ones show their range
+
+
+def test_solve_panel_idle_running_and_with_solutions():
+    idle = _text("preset", "PHYSKEY_PT_solve")
+    assert "operator physkey.solve 'Solve' [PLAY]" in idle and "cancel_solve" not in idle
+    assert "prop PHYSKEY_PG_scene.method '' = 'contact'" in idle and "mpc_rollouts" in idle
+    assert "assist_population" in _text("assist", "PHYSKEY_PT_solve")
+    running = _text("running", "PHYSKEY_PT_solve")
+    assert "operator physkey.cancel_solve '' [CANCEL]" in running and "physkey.solve " not in running
+    assert "prop PHYSKEY_PG_scene.progress 'seed 0: 40%, cost 12.5' = 0.4" in running
+    sols = _text("solutions", "PHYSKEY_PT_solve")
+    assert "list PHYSKEY_UL_solutions PHYSKEY_PG_scene.solutions: 2 items, active 0" in sols
+    assert "label 'seed 1' [CHECKMARK]" in sols and "label 'seed 0' [CHECKMARK]" in sols
+    assert "label 'β² 0.013'" in sols  # only the assisted solution shows β²
+    assert "label 'done: 2 solution(s)" in sols
+    assert "operator physkey.keep_solution 'Keep' [ACTION]" in sols and "enabled=False" not in sols
+    unstable = _text("unstable_solution", "PHYSKEY_PT_solve")
+    assert "label 'unstable at 0.31 s'" in unstable and unstable.count("[CANCEL]") == 1
+    assert "label 'Blew up at 0.31 s: preview only' [ERROR]" in unstable
+    assert "row enabled=False\n    operator physkey.keep_solution 'Keep' [ACTION]" in unstable
+    assert "operator physkey.import_result 'Import…' [IMPORT]" in unstable
+
+
+def test_a_file_saved_during_a_solve_opens_ready_to_solve():
+    """`running` is saved with the scene; with no solve process, the panels offer Solve, not Cancel."""
+    text = _text("saved_while_running", "PHYSKEY_PT_solve")
+    assert "operator physkey.solve 'Solve' [PLAY]" in text and "cancel_solve" not in text
+    assert "send_keyframe" not in _text("saved_while_running", "PHYSKEY_PT_contacts")
+
+
+def test_the_recorder_rejects_what_blender_would_not_draw():
+    bpy, module = installed_extension()
+    bpy.ops.wm.read_homefile(use_empty=True)
+    p = bpy.context.scene.physkey
+    bad = {
+        "prop name": lambda l: l.prop(p, "num_seed"),
+        "prop index": lambda l: l.prop(p, "num_seeds", index=0),
+        "prop text": lambda l: l.prop(p, "method", text=3),
+        "prop_enum value": lambda l: l.prop_enum(p, "method", "walk"),
+        "icon": lambda l: l.label(text="x", icon="WEIGHT"),
+        "operator": lambda l: l.operator("physkey.solv"),
+        "operator property": lambda l: setattr(l.operator("physkey.contact_keyframe_edit"), "actoin", "ADD"),
+        "operator enum value": lambda l: setattr(l.operator("physkey.contact_keyframe_edit"), "action", "LEFT"),
+        "operator int": lambda l: setattr(l.operator("physkey.keep_solution"), "index", "first"),
+        "dynamic choice never set": lambda l: l.operator("physkey.load_preset"),
+        "operator_menu_enum": lambda l: l.operator_menu_enum("physkey.load_preset", "presets"),
+        "list class": lambda l: l.template_list("PHYSKEY_UL_nope", "", p, "contact_keyframes", p,
+                                                "active_contact_keyframe"),
+        "list collection": lambda l: l.template_list("PHYSKEY_UL_contact_keyframes", "", p, "contact_keyframe", p,
+                                                     "active_contact_keyframe"),
+        "list active index": lambda l: l.template_list("PHYSKEY_UL_contact_keyframes", "", p, "contact_keyframes",
+                                                       p, "method"),
+        "layout keyword": lambda l: l.row(aligned=True),
+        "layout method": lambda l: l.colum(),
+        "layout attribute": lambda l: setattr(l.row(), "enable", False),
+        "layout attribute type": lambda l: setattr(l, "scale_y", "big"),
+        "menu": lambda l: l.menu("PHYSKEY_MT_nope"),
+        "missing argument": lambda l: l.prop(p),
+        "bare identifier as label": lambda l: l.prop(p, "mpc_rollouts"),
+    }
+    for what, draw in bad.items():
+        session = Session(bpy, bpy.context, what)
+        with pytest.raises(LayoutError):
+            draw(Layout(session))
+            session.finish()
+            pytest.fail(f"accepted: {what}")
+
+
+@pytest.mark.parametrize("panel, old, new", [
+    ("PHYSKEY_PT_solve", '"num_seeds"', '"num_seed"'),
+    ("PHYSKEY_PT_solve", '"physkey.keep_solution"', '"physkey.keep"'),
+    ("PHYSKEY_PT_contacts", 'icon="CURSOR"', 'icon="CURSORS"'),
+    ("PHYSKEY_PT_contacts", '"active_contact_keyframe"', '"active_keyframe"'),
+    ("PHYSKEY_PT_character", '"range_max"', '"range_maximum"'),
+])
+def test_a_mistake_in_a_panel_fails(panel, old, new):
+    """A copy of a real panel's draw with one name wrong is caught in the state where it draws."""
+    bpy, module = installed_extension()
+    cls = getattr(bpy.types, panel)
+    source = textwrap.dedent(inspect.getsource(cls.draw))
+    assert old in source
+    namespace = dict(vars(inspect.getmodule(cls)))
+    exec(compile(source.replace(old, new), "<broken draw>", "exec"), namespace)
+    broken = type("Broken", (), {"draw": namespace["draw"], "bl_idname": panel, "bl_label": cls.bl_label})
+    with STATES["character_bone" if panel == "PHYSKEY_PT_character" else "preset"](bpy, module):
+        draw_panel(bpy, cls)  # the real one draws
+        with pytest.raises(LayoutError):
+            draw_panel(bpy, broken)
