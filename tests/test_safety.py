@@ -71,7 +71,10 @@ def test_solver_writes_only_inside_out(tmp_path):
     doc = json.loads((ROOT / "scenes/tasks/drop_onto_armchair.json").read_text())
     doc["settings"]["duration"] = 0.5
     (tasks / "task.json").write_text(json.dumps(doc))
-    unstable = doc | {"name": "unstable", "settings": {"duration": 0.5, "mode": "passive", "perturb": 1e6}}
+    from solver import schema
+    from test_divergence import stiff_scene  # a knee spring that blows up at 0.14 s: MuJoCo warns
+    unstable = doc | {"name": "unstable", "scene": {"desc": schema.to_dict(stiff_scene())},
+                      "settings": {"duration": 0.5, "mode": "passive", "perturb": 0.0}}
     (tasks / "unstable.json").write_text(json.dumps(unstable))
     before = _snapshot(cwd, home, tmp, tasks)
     env = dict(os.environ, HOME=str(home), TMPDIR=str(tmp), PYTHONPATH=str(ROOT))
@@ -81,6 +84,7 @@ def test_solver_writes_only_inside_out(tmp_path):
         proc = subprocess.run([sys.executable, "-m", "solver", *args], cwd=cwd, env=env, capture_output=True,
                               text=True, timeout=120)
         assert proc.returncode in (0, 1), proc.stderr
+    assert json.loads((tmp_path / "out2" / "result.json").read_text())["solutions"][0]["status"] == "unstable"
     assert _snapshot(cwd, home, tmp, tasks) == before
     assert not (cwd / "MUJOCO_LOG.TXT").exists()
 
