@@ -11,6 +11,10 @@ def _solve_running(context) -> bool:
     return job_key(context.scene) in _JOBS
 
 
+_SIZE_LABELS = {"capsule": ("r", "½ len"), "cylinder": ("r", "½ len"), "sphere": ("r",),
+                "box": ("½ x", "½ y", "½ z")}  # what each geom type's size numbers mean (MuJoCo's)
+
+
 class _Sidebar:
     """Where every PhysKey panel lives: the PhysKey tab of the 3D viewport's sidebar."""
     bl_space_type = "VIEW_3D"
@@ -47,7 +51,8 @@ class PHYSKEY_PT_character(_Sidebar, bpy.types.Panel):
             for g in bone.physkey.geoms:
                 row = box.row(align=True)
                 row.prop(g, "type", text="")
-                row.prop(g, "size", index=0, text="r")
+                for index, label in enumerate(_SIZE_LABELS.get(g.type, ())):
+                    row.prop(g, "size", index=index, text=label)
                 row.prop(g, "use_mass", text="", icon="MOD_PHYSICS")
                 row.prop(g, "mass" if g.use_mass else "density", text="kg" if g.use_mass else "kg/m³")
         layout.operator("physkey.export_mjcf", icon="EXPORT")
