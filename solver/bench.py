@@ -76,15 +76,68 @@ def _task_path(task_name: str) -> str:
                         f"{task_name}.json")
 
 
-def _floor_seconds_per_iteration(model, state0, nroll: int, nstep: int, repeats: int = 5) -> float:
-    """Wall time of nroll × nstep steps of `mj_step` looping in C on one thread (the physics floor)."""
-    data = mujoco.MjData(model)
+def _floor_seconds_per_iteration(model, state0, nroll: int, nstep: int, repeats: int = 5, nthread: int = 1,
+                                 ctrl=None) -> float:
+    """Wall time of nroll × nstep steps of `mj_step` looping in C (the physics floor), the rollouts
+    split over `nthread` Python threads (mj_step releases the GIL), so the floor gets the same cores
+    as the batch and the machine's real thread scaling rather than an assumed perfect one. `ctrl`:
+    the constant control to step with (e.g. the batch's mean)."""
+    import threading
+
+    datas = [mujoco.MjData(model) for _ in range(nthread)]
+    shares = [len(part) for part in np.array_split(np.arange(nroll), nthread)]
+
+    def work(data, n):
+        for _r in range(n):
+            mujoco.mj_setState(model, data, state0, mujoco.mjtState.mjSTATE_FULLPHYSICS)
+            if ctrl is not None:
+                data.ctrl[:] = ctrl
+            mujoco.mj_step(model, data, nstep=nstep)
+
     best = []
     for _ in range(repeats):
+        threads = [threading.Thread(target=work, args=(d, n)) for d, n in zip(datas, shares)]
         t0 = time.perf_counter()
-        for _r in range(nroll):
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        best.append(time.perf_counter() - t0)
+    return float(np.median(best))
+
+
+def _floor_of_batch(model, state0, ctrl, mocap_pos=None, nthread: int = 1, hold: int = 10, repeats: int = 3,
+                    final_state=None) -> float:
+    """Wall time of the physics floor of one batch: each rollout stepped by `mj_step` in C through its
+    own controls (and mocap targets), held for `hold` steps at a time so that Python costs < 1% of the
+    steps, the rollouts split over `nthread` threads (mj_step releases the GIL). The states visited
+    are the batch's own, so contacts and assist springs cost what they cost in the batch.
+    `final_state` (nroll, nstate), if given, receives each rollout's last state (for tests)."""
+    import threading
+
+    nroll, nstep = ctrl.shape[:2]
+    datas = [mujoco.MjData(model) for _ in range(nthread)]
+    parts = np.array_split(np.arange(nroll), nthread)
+
+    def work(data, rows):
+        for r in rows:
             mujoco.mj_setState(model, data, state0, mujoco.mjtState.mjSTATE_FULLPHYSICS)
-            mujoco.mj_step(model, data, nstep=nstep)
+            for t in range(0, nstep, hold):
+                data.ctrl[:] = ctrl[r, t]
+                if mocap_pos is not None:
+                    data.mocap_pos[:] = mocap_pos[r, t]
+                mujoco.mj_step(model, data, nstep=min(hold, nstep - t))
+            if final_state is not None:
+                mujoco.mj_getState(model, data, final_state[r], mujoco.mjtState.mjSTATE_FULLPHYSICS)
+
+    best = []
+    for _ in range(repeats):
+        threads = [threading.Thread(target=work, args=(d, rows)) for d, rows in zip(datas, parts)]
+        t0 = time.perf_counter()
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
         best.append(time.perf_counter() - t0)
     return float(np.median(best))
 
@@ -138,8 +191,9 @@ def bench_mpc(task_name: str, trials: int, rollouts: int, planner: str, budget: 
         data.qpos[:] = q
         data.qvel[:] = 0.0
         mujoco.mj_forward(plan.model, data)
-        floors.append(_floor_seconds_per_iteration(plan.model, get_state(plan.model, data), rollouts, nstep, 3))
-    floor = float(np.mean(floors)) / nthread
+        floors.append(_floor_seconds_per_iteration(plan.model, get_state(plan.model, data), rollouts, nstep, 3,
+                                                   nthread))
+    floor = float(np.mean(floors))
     sim_time = sum(e["duration_s"] for e in entries)
     return {"benchmark": "mpc", "task": task.name, "planner": planner, "rollouts": rollouts,
             "budget": prepared.settings.budget, "slowdown": prepared.settings.slowdown, "trials": trials,
@@ -220,7 +274,8 @@ def bench_assist(task_name: str, seeds: int, modes=("time", "global", "none"), s
             opt.evaluate(X, K - 1)
             gen_t.append(time.perf_counter() - t0)
     nstep = int(np.ceil(problem.decode(X).keyframe_times[:, -1].max() / problem.dt_sim - 1e-9))
-    floor = _floor_seconds_per_iteration(prep.built.model, opt.state0, len(X), nstep) / cores
+    ctrl, mocap, _ = problem.controls(problem.decode(X), nstep)
+    floor = _floor_of_batch(prep.built.model, opt.state0, ctrl, mocap, cores)
     report.update({"generation_ms": round(1e3 * float(np.median(gen_t)), 2), "floor_generation_ms": round(1e3 * floor, 2),
                    "generation_vs_floor": round(float(np.median(gen_t)) / floor, 3), "population": len(X),
                    "steps_per_rollout": nstep, "threads": cores})

@@ -204,3 +204,24 @@ def test_short_real_optimization_halves_the_keyframe_error(tmp_path):
     arrays = np.load(tmp_path / "o" / sol["npz"], allow_pickle=False)
     assert arrays["beta"].shape == arrays["times"].shape
     assert np.all((arrays["beta"] >= 0) & (arrays["beta"] <= 1))
+
+
+def test_generation_floor_steps_the_same_batch(prepared):
+    """The assist benchmark's physics floor steps each rollout through its own controls: with the
+    controls changed every step it ends exactly where the rollout engine's batch ends."""
+    from solver.assist.optimizer import AssistOptimizer
+    from solver.assist.problem import Problem
+    from solver.bench import _floor_of_batch
+    from solver.methods import assist as assist_method
+    from solver.rollout import RolloutEngine
+    problem = Problem(prepared.built, prepared.keyframes, prepared.settings)
+    X = np.random.default_rng(3).normal(0.0, 0.3, (6, problem.ndim))
+    d = problem.decode(X)
+    nstep = 120
+    ctrl, mocap, _ = problem.controls(d, nstep)
+    with RolloutEngine(prepared.built.model, 2) as engine:
+        opt = AssistOptimizer(problem, engine, assist_method._initial_state(prepared.built))
+        out = engine.run(opt.state0, ctrl, mocap, copy=True)
+    final = np.empty((6, out.state.shape[2]))
+    assert _floor_of_batch(prepared.built.model, opt.state0, ctrl, mocap, 2, hold=1, repeats=1, final_state=final) > 0
+    np.testing.assert_allclose(final, out.state[:, -1], atol=1e-9)
