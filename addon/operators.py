@@ -215,7 +215,9 @@ def handle_events(scene, job, events) -> str | None:
                 error = e["message"]
             props.status = e["message"]
         elif kind == "done":
-            props.status = f"done: {e['solutions']} solution(s) in {e['wall_s']:.1f} s"
+            unstable = sum(1 for s in props.solutions if s.unstable and s.stage < 0)
+            props.status = f"done: {e['solutions']} solution(s)" + (f", {unstable} unstable" if unstable else "") + \
+                f" in {e['wall_s']:.1f} s"
         elif kind == "exit" and e["returncode"] not in (0, None) and error is None:
             error = f"the solver stopped (exit {e['returncode']}): {job.stderr_tail(3) or 'see ' + job.log_path}"
     return error

@@ -336,6 +336,7 @@ def test_keep_refuses_an_unstable_solution_and_adds_no_action():
     assert bpy.ops.physkey.solve(wait=True) == {"FINISHED"}
     item = scene.physkey.solutions[0]
     assert item.unstable and not item.success and 0.05 < item.unstable_time < 0.5
+    assert scene.physkey.status.startswith("done: 1 solution(s), 1 unstable")
     before = sorted(a.name for a in bpy.data.actions)
     with pytest.raises(RuntimeError, match=rf"unstable: its simulation blew up at {item.unstable_time:.3f} s"):
         bpy.ops.physkey.keep_solution(index=0)
