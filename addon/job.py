@@ -35,7 +35,7 @@ class SolveJob:
         paths = [EXTENSION_DIR, _site_packages(), env.get("PYTHONPATH", "")]
         env["PYTHONPATH"] = os.pathsep.join(p for p in paths if p)
         cmd = [sys.executable, "-m", "solver", "run", self.task_path, "--out", self.out, "--jsonl",
-               "--num-seeds", str(num_seeds)]
+               "--exit-with-stdin", "--num-seeds", str(num_seeds)]  # a crashed Blender leaves nothing running
         if workers is not None:
             cmd += ["--workers", str(workers)]
         self.log_path = os.path.join(folder, "solver.log")

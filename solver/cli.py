@@ -99,6 +99,17 @@ def _check_out_dir(out: str) -> None:
         raise InvalidInput("--out", f"'{parent}' is a file, so '{out}' cannot be created")
 
 
+EXIT_PARENT_GONE = 3
+
+
+def _parent_gone() -> None:
+    """Stdin closed under --exit-with-stdin: whoever started the run (Blender) is gone, so end it now;
+    the workers follow (their own stdin closes). Finished solutions are already on disk."""
+    sys.stderr.write("stdin closed: the process that started this run is gone; stopping\n")
+    sys.stderr.flush()
+    os._exit(EXIT_PARENT_GONE)
+
+
 def cmd_run(args, emit: Events) -> int:
     from .fileio import write_text_atomic
     from .methods import get_method
@@ -124,9 +135,12 @@ def cmd_run(args, emit: Events) -> int:
     emit({"event": "start", "task": task.name, "method": task.method, "seeds": task.seeds,
           "out": os.path.abspath(args.out), "model": os.path.abspath(os.path.join(args.out, "model.xml"))})
     start = time.perf_counter()
+    on_eof = _parent_gone if args.exit_with_stdin else None
     if args.jsonl and getattr(get_method(task.method), "ACCEPTS_APPENDED_KEYFRAMES", False):
         from .mpc.feed import start_stdin_reader
-        start_stdin_reader(sys.stdin, args.out, prepared.built.scene, emit)
+        start_stdin_reader(sys.stdin, args.out, prepared.built.scene, emit, on_eof)
+    elif on_eof is not None:
+        threading.Thread(target=lambda: (sys.stdin.read(), on_eof()), name="physkey-parent-watch", daemon=True).start()
 
     def on_solution(entry):
         index.add(entry)
@@ -207,6 +221,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--num-seeds", type=int, default=None)
     r.add_argument("--workers", type=int, default=None, help="worker processes (0 = inline)")
     r.add_argument("--jsonl", action="store_true", help="print one JSON event per line")
+    r.add_argument("--exit-with-stdin", action="store_true",
+                   help="stop when stdin closes (the parent is gone): for callers like Blender that hold a pipe")
     e = sub.add_parser("export-mjcf", help="write the task's model as MJCF")
     e.add_argument("task")
     e.add_argument("--out", required=True)

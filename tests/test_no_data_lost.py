@@ -20,12 +20,25 @@ CRASHING_BLENDER = textwrap.dedent("""
     bpy.ops.wm.read_homefile(use_empty=True)
     bpy.ops.physkey.load_preset(preset="drop_onto_armchair")
     scene = bpy.context.scene
-    scene.physkey.settings_json = json.dumps({{"duration": 6.0}})
+    scene.physkey.settings_json = json.dumps({{"duration": 300.0}})  # seconds of simulation per seed
     scene.physkey.num_seeds = 4
     bpy.ops.wm.save_as_mainfile(filepath=sys.argv[-1])
     print("saved", flush=True)
     bpy.ops.physkey.solve(wait=True)
 """)
+
+
+def _solver_processes(folder: Path) -> list:
+    """Live processes whose command line mentions `folder` (the solver and its workers)."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        try:
+            cmd = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            if str(folder) in cmd and "solver" in cmd and (proc / "stat").read_text().split()[2] != "Z":
+                found.append(int(proc.name))
+        except (OSError, ValueError, IndexError):
+            continue
+    return found
 
 
 def _npz_files(folder: Path):
@@ -44,7 +57,10 @@ def test_solutions_survive_a_blender_crash_and_import_result_brings_them_back(tm
         time.sleep(0.02)
     proc.send_signal(signal.SIGKILL)  # Blender crashes after its first solution arrived
     proc.wait(timeout=30)
-    time.sleep(1.5)  # the orphaned solver may still finish its seeds: they land on disk too
+    deadline = time.time() + 10  # its solver sees its stdin close and stops: nothing left running
+    while _solver_processes(tmp_path) and time.time() < deadline:
+        time.sleep(0.1)
+    assert not _solver_processes(tmp_path)
     assert _npz_files(tmp_path), proc.stderr.read()[-2000:]
     folder = _npz_files(tmp_path)[0].parents[2]  # the job folder: //physkey/<scene>-<time>-xxxx
     bpy.ops.wm.open_mainfile(filepath=str(blend))

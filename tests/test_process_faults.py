@@ -124,3 +124,27 @@ def test_quitting_blender_during_a_solve_ends_the_solver(tmp_path):
     while _alive(solver_pid) and time.time() < deadline:
         time.sleep(0.1)
     assert not _alive(solver_pid)
+
+
+def test_solver_stops_when_the_process_that_started_it_is_gone(tmp_path):
+    """With --exit-with-stdin (what Blender passes), the end of stdin — its parent crashed — ends the
+    run and its workers at once; the solutions already finished stay on disk."""
+    task = _slow_assist_task(tmp_path, wall_s=30.0)
+    proc = subprocess.Popen([sys.executable, "-m", "solver", "run", str(task), "--out", str(tmp_path / "out"),
+                             "--jsonl", "--exit-with-stdin", "--num-seeds", "2", "--workers", "2"],
+                            cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    pids = set()
+    for line in proc.stdout:
+        e = json.loads(line)
+        if e["event"] == "seed_start":
+            pids.add(e["pid"])
+        if len(pids) == 2 and e["event"] == "progress":
+            break
+    started = time.time()
+    proc.stdin.close()  # the parent is gone
+    assert proc.wait(timeout=10) == 3 and time.time() - started < 5
+    assert "the process that started this run is gone" in proc.stderr.read()
+    deadline = time.time() + 10
+    while any(_alive(p) for p in pids) and time.time() < deadline:
+        time.sleep(0.1)
+    assert not any(_alive(p) for p in pids)

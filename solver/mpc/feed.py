@@ -53,8 +53,9 @@ class KeyframeFeed:
         return parse_keyframes(items, "append_keyframes")
 
 
-def start_stdin_reader(stream, out_dir: str, scene: SceneDesc, emit) -> threading.Thread:
-    """Forward valid keyframe lines from `stream` to the run's file; report each as an event."""
+def start_stdin_reader(stream, out_dir: str, scene: SceneDesc, emit, on_eof=None) -> threading.Thread:
+    """Forward valid keyframe lines from `stream` to the run's file; report each as an event.
+    `on_eof` is called when the stream ends (see the CLI's --exit-with-stdin)."""
     path = os.path.join(out_dir, FILE_NAME)
 
     def loop():
@@ -71,6 +72,8 @@ def start_stdin_reader(stream, out_dir: str, scene: SceneDesc, emit) -> threadin
                 f.flush()
                 os.fsync(f.fileno())
             emit({"event": "keyframes_appended", "count": len(items)})
+        if on_eof is not None:
+            on_eof()
 
     thread = threading.Thread(target=loop, name="physkey-stdin", daemon=True)
     thread.start()
