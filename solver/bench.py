@@ -76,34 +76,11 @@ def _task_path(task_name: str) -> str:
                         f"{task_name}.json")
 
 
-def _floor_seconds_per_iteration(model, state0, nroll: int, nstep: int, repeats: int = 5, nthread: int = 1,
-                                 ctrl=None) -> float:
-    """Wall time of nroll × nstep steps of `mj_step` looping in C (the physics floor), the rollouts
-    split over `nthread` Python threads (mj_step releases the GIL), so the floor gets the same cores
-    as the batch and the machine's real thread scaling rather than an assumed perfect one. `ctrl`:
-    the constant control to step with (e.g. the batch's mean)."""
-    import threading
-
-    datas = [mujoco.MjData(model) for _ in range(nthread)]
-    shares = [len(part) for part in np.array_split(np.arange(nroll), nthread)]
-
-    def work(data, n):
-        for _r in range(n):
-            mujoco.mj_setState(model, data, state0, mujoco.mjtState.mjSTATE_FULLPHYSICS)
-            if ctrl is not None:
-                data.ctrl[:] = ctrl
-            mujoco.mj_step(model, data, nstep=nstep)
-
-    best = []
-    for _ in range(repeats):
-        threads = [threading.Thread(target=work, args=(d, n)) for d, n in zip(datas, shares)]
-        t0 = time.perf_counter()
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        best.append(time.perf_counter() - t0)
-    return float(np.median(best))
+def _floor_seconds_per_iteration(model, state0, nroll: int, nstep: int, repeats: int = 5, nthread: int = 1) -> float:
+    """Wall time of nroll × nstep steps of `mj_step` looping in C from `state0` with zero control (the
+    physics floor of a planning iteration), on `nthread` threads."""
+    ctrl = np.broadcast_to(np.zeros(model.nu), (nroll, nstep, model.nu))
+    return _floor_of_batch(model, state0, ctrl, None, nthread, hold=nstep, repeats=repeats)
 
 
 def _floor_of_batch(model, state0, ctrl, mocap_pos=None, nthread: int = 1, hold: int = 10, repeats: int = 3,
