@@ -7,7 +7,8 @@ import textwrap
 import pytest
 
 from blender_env import installed_extension
-from layout_recorder import (STATES, Layout, LayoutError, Session, draw_panel, physkey_lists, physkey_panels)
+from layout_recorder import Layout, LayoutError, Session, draw_panel, physkey_lists, physkey_panels
+from panel_states import STATES
 
 PANELS = ("PHYSKEY_PT_character", "PHYSKEY_PT_colliders", "PHYSKEY_PT_contacts", "PHYSKEY_PT_pose_keys",
           "PHYSKEY_PT_solve")

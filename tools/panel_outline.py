@@ -8,7 +8,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from blender_env import installed_extension  # noqa: E402
-from layout_recorder import STATES, outline_text  # noqa: E402
+from layout_recorder import outline_text  # noqa: E402
+from panel_states import STATES  # noqa: E402
 
 
 def main(states: list[str]) -> None:

@@ -1,0 +1,116 @@
+"""The scene states the panel tests draw PhysKey's sidebar in (`STATES`: name → context manager that
+sets the scene up and tears it down): empty, a character, a bone selected, presets, solutions, an
+unstable solution, a solve running, a file saved during a solve. Used by tests/test_panels.py and
+tools/panel_outline.py."""
+from __future__ import annotations
+
+import contextlib
+import types
+
+
+def _fresh(bpy, preset=None):
+    bpy.ops.wm.read_homefile(use_empty=True)
+    if preset is not None:
+        assert bpy.ops.physkey.load_preset(preset=preset) == {"FINISHED"}
+    return bpy.context.active_object
+
+
+@contextlib.contextmanager
+def _empty(bpy, module):
+    _fresh(bpy)
+    yield
+
+
+@contextlib.contextmanager
+def _character(bpy, module):
+    _fresh(bpy)
+    assert bpy.ops.physkey.add_character() == {"FINISHED"}
+    yield
+
+
+@contextlib.contextmanager
+def _character_bone(bpy, module):
+    _fresh(bpy)
+    bpy.ops.physkey.add_character()
+    arm = bpy.context.active_object
+    arm.data.bones.active = arm.data.bones["foot_right"]  # two joints, two shapes
+    arm.data.bones["foot_right"].physkey.geoms[1].use_mass = True  # one by mass, one by density
+    yield
+
+
+@contextlib.contextmanager
+def _preset(bpy, module):
+    arm = _fresh(bpy, "armchair_stand_sit_stand")
+    arm.data.bones.active = arm.data.bones["pelvis"]
+    yield
+
+
+@contextlib.contextmanager
+def _preset_collider(bpy, module):
+    _fresh(bpy, "armchair_stand_sit_stand")
+    seat = bpy.data.objects["seat"]
+    bpy.context.view_layer.objects.active = seat
+    yield
+
+
+@contextlib.contextmanager
+def _assist(bpy, module):
+    _fresh(bpy, "assist_box_jump_low")  # five keyed poses: the first at a fixed time, four free
+    yield
+
+
+def _solve_two_seeds(bpy):
+    import json
+    _fresh(bpy, "drop_onto_armchair")
+    props = bpy.context.scene.physkey
+    props.settings_json = json.dumps({"duration": 0.5})
+    props.num_seeds = 2
+    assert bpy.ops.physkey.solve(wait=True) == {"FINISHED"}
+    return props
+
+
+@contextlib.contextmanager
+def _solutions(bpy, module):
+    props = _solve_two_seeds(bpy)
+    props.active_solution = 0  # previewed
+    props.solutions[1].assist = 0.0125  # as an assisted solution reports it: the β² column
+    yield
+
+
+@contextlib.contextmanager
+def _unstable_solution(bpy, module):
+    props = _solve_two_seeds(bpy)
+    props.active_solution = 1
+    props.solutions[1].unstable, props.solutions[1].unstable_time = True, 0.31  # as a blown-up one arrives
+    yield
+
+
+@contextlib.contextmanager
+def _running(bpy, module):
+    """A contact solve in progress, the way PHYSKEY_OT_solve leaves the scene (a stand-in job)."""
+    import importlib
+    _fresh(bpy, "armchair_stand_sit_stand")
+    ops = importlib.import_module(f"{module.__name__}.addon.operators")
+    scene = bpy.context.scene
+    scene.physkey.progress, scene.physkey.status, scene.physkey.running = 0.4, "seed 0: 40%, cost 12.5", True
+    ops._JOBS[ops.job_key(scene)] = types.SimpleNamespace(close=lambda: None, cancel=lambda: None)
+    try:
+        yield
+    finally:
+        ops._JOBS.pop(ops.job_key(scene), None)
+        scene.physkey.running = False
+
+
+@contextlib.contextmanager
+def _saved_while_running(bpy, module):
+    """A file saved during a solve: `running` is stored with the scene, but no solve runs."""
+    _fresh(bpy, "armchair_stand_sit_stand")
+    props = bpy.context.scene.physkey
+    props.progress, props.status, props.running = 0.4, "seed 0: 40%, cost 12.5", True
+    yield
+
+
+STATES = {"empty": _empty, "character": _character, "character_bone": _character_bone, "preset": _preset,
+          "preset_collider": _preset_collider, "assist": _assist, "solutions": _solutions,
+          "unstable_solution": _unstable_solution, "running": _running,
+          "saved_while_running": _saved_while_running}
