@@ -21,6 +21,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import solver.rollout as rollout  # noqa: E402
+from solver.mujoco_log import route_warnings  # noqa: E402
 from solver.assist.optimizer import AssistOptimizer  # noqa: E402
 from solver.assist.problem import Problem  # noqa: E402
 from solver.methods import assist, contact  # noqa: E402
@@ -93,7 +94,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--threads", type=int, default=2)
     args = ap.parse_args(argv)
-    rollout.quiet_mujoco_warnings()
+    route_warnings()
     print(json.dumps({"planner": planner_cost(args.threads), "assist": assist_cost(args.threads)}, indent=1))
     return 0
 

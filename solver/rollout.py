@@ -19,6 +19,8 @@ import mujoco
 import mujoco.rollout
 import numpy as np
 
+from .mujoco_log import route_warnings
+
 FULLPHYSICS = int(mujoco.mjtState.mjSTATE_FULLPHYSICS)
 CTRL = int(mujoco.mjtState.mjSTATE_CTRL)
 MOCAP_POS = int(mujoco.mjtState.mjSTATE_MOCAP_POS)
@@ -105,7 +107,7 @@ class RolloutEngine:
         self.nstate = mujoco.mj_stateSize(model, FULLPHYSICS)
         self.time_index = state_layout(model)["time"].start
         self._models: list = []
-        quiet_mujoco_warnings()
+        route_warnings()  # MuJoCo warnings off MUJOCO_LOG.TXT; blow-ups are found from the states
         self._out: Trajectories | None = None
 
     # -- lifecycle ---------------------------------------------------------------------------
@@ -172,13 +174,6 @@ class RolloutEngine:
             return Trajectories(out.state.copy(), out.sensordata.copy(), diverged_at)
         out.diverged_at = diverged_at
         return out
-
-
-def quiet_mujoco_warnings() -> None:
-    """MuJoCo's warnings off MUJOCO_LOG.TXT and out of the way (see `mujoco_log`): blow-ups are
-    detected from the states (`find_divergence`) and `MjData.warning`, whatever the handler."""
-    from .mujoco_log import route_warnings
-    route_warnings()
 
 
 def reference_rollout(model: mujoco.MjModel, initial_state: np.ndarray, ctrl: np.ndarray,

@@ -27,11 +27,10 @@ from solver.mpc.keyframes import parse_keyframes
 from solver.mpc.objectives import Objective
 from solver.mpc.planner import Planner, PlannerSettings
 from solver.result import write_solution
-from solver.rollout import FULLPHYSICS, RolloutEngine, find_divergence, get_state, quiet_mujoco_warnings, state_layout
+from solver.rollout import FULLPHYSICS, RolloutEngine, find_divergence, get_state, state_layout
 from solver.task import SceneRef, build_scene, task_from_dict
 
 ROOT = Path(__file__).resolve().parents[1]
-quiet_mujoco_warnings()  # the reference loops below blow up on purpose: no MUJOCO_LOG.TXT in the checkout
 STIFF_KNEE = 1e4  # N·m/rad on knee_right: explicit spring, unstable at 5 ms; blows up at 0.14 s
 
 
