@@ -99,14 +99,12 @@ def _check_out_dir(out: str) -> None:
         raise InvalidInput("--out", f"'{parent}' is a file, so '{out}' cannot be created")
 
 
-EXIT_PARENT_GONE = 3
-
-
 def _parent_gone() -> None:
     """Stdin closed under --exit-with-stdin: whoever started the run (Blender) is gone, so end it now;
     the workers follow (their own stdin closes). Finished solutions are already on disk."""
     sys.stderr.write("stdin closed: the process that started this run is gone; stopping\n")
     sys.stderr.flush()
+    from .worker import EXIT_PARENT_GONE  # the same code a worker exits with when its parent is gone
     os._exit(EXIT_PARENT_GONE)
 
 
