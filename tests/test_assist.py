@@ -225,3 +225,45 @@ def test_generation_floor_steps_the_same_batch(prepared):
     final = np.empty((6, out.state.shape[2]))
     assert _floor_of_batch(prepared.built.model, opt.state0, ctrl, mocap, 2, hold=1, repeats=1, final_state=final) > 0
     np.testing.assert_allclose(final, out.state[:, -1], atol=1e-9)
+
+
+def test_servos_and_springs_read_the_reference_kv_over_kp_ahead(prepared):
+    """Each servo's target at time t is the reference at t + (kv + joint damping)/kp, each spring's
+    target the reference keypoints at t + kv/kp (checked against the interpolated pose and forward
+    kinematics), and with it full assist follows the reference at least twice as closely as without."""
+    m = prepared.built.model
+    p = Problem(prepared.built, prepared.keyframes, prepared.settings)
+    d = p.decode(np.zeros((1, p.ndim)))
+    nstep = p.nstep_for(d)
+    ctrl, mocap, _ = p.controls(d, nstep)
+    data = mujoco.MjData(m)
+    ids = [m.body(b).id for b in prepared.built.assist_bodies]
+    kfs = prepared.keyframes
+    for step in (10, 57, 140, nstep - 1):
+        for a in range(p.nu):
+            joint = int(m.actuator_trnid[a, 0])
+            lead = (-m.actuator_biasprm[a, 2] + m.dof_damping[m.jnt_dofadr[joint]]) / m.actuator_gainprm[a, 0]
+            t = min(step * p.dt_sim + lead, d.keyframe_times[0, -1])
+            k = min(int(np.searchsorted(d.keyframe_times[0], t, side="right")) - 1, len(kfs.qpos) - 2)
+            s = (t - d.keyframe_times[0, k]) / (d.keyframe_times[0, k + 1] - d.keyframe_times[0, k])
+            want = interpolate_pose(kfs, k, s)[7 + p.joint_col[a]]
+            assert ctrl[0, step, a] == pytest.approx(np.clip(want, p.lo[a], p.hi[a]), abs=1e-6)
+        t = min(step * p.dt_sim + 40.0 / 400.0, d.keyframe_times[0, -1])
+        k = min(int(np.searchsorted(d.keyframe_times[0], t, side="right")) - 1, len(kfs.qpos) - 2)
+        s = (t - d.keyframe_times[0, k]) / (d.keyframe_times[0, k + 1] - d.keyframe_times[0, k])
+        data.qpos[:] = prepared.built.initial_qpos()
+        data.qpos[p.reference.char_qpos] = interpolate_pose(kfs, k, s)
+        mujoco.mj_kinematics(m, data)
+        np.testing.assert_allclose(mocap[0, step], data.xipos[ids], atol=2e-3)  # keypoints: a 48-phase grid
+
+    from solver.assist.optimizer import AssistOptimizer
+    errors = {}
+    for lead in (True, False):
+        settings = AssistSettings(reference_lead=lead)
+        problem = Problem(prepared.built, prepared.keyframes, settings)
+        x = np.zeros((1, problem.ndim))
+        x[:, settings.pieces * problem.nu:settings.pieces * problem.nu + problem.n_beta] = 1.0
+        with RolloutEngine(m, 2) as engine:
+            opt = AssistOptimizer(problem, engine, assist._initial_state(prepared.built))
+            errors[lead] = float(opt.evaluate(x, len(kfs.qpos) - 1).kf_error[0])
+    assert errors[True] < 0.5 * errors[False], errors

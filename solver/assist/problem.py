@@ -34,6 +34,9 @@ class AssistSettings:
     theta_scale: float = field(default=1.0, metadata={"positive": True})  # radians per unit of x
     assist_kp_per_kg: float = field(default=400.0, metadata={"nonneg": True})
     assist_kv_per_kg: float = field(default=40.0, metadata={"nonneg": True})
+    # Servos and assist springs damp towards the reference's velocity (targets read kv/kp ahead)
+    # instead of towards rest, so they track the reference without lag.
+    reference_lead: bool = True
 
     def check(self, path):
         from ..errors import InvalidInput
@@ -74,10 +77,26 @@ class Problem:
         self.t_max = float(kfs.dt_max.sum())
         self.knot_times = np.linspace(0.0, self.t_max, settings.pieces)
         self.reference = Reference(built, kfs, built.assist_bodies)
+        self.joint_lead, self.assist_lead = self._leads() if settings.reference_lead else (np.zeros(self.nu), 0.0)
         lay = state_layout(m)
         self.qpos_slice = lay["qpos"]
         root = int(m.jnt_qposadr[m.joint("root").id])
         self.char_cols = np.arange(root, root + kfs.qpos.shape[1])
+
+    def _leads(self) -> tuple[np.ndarray, float]:
+        """How far ahead (s) each servo and the assist springs read the reference.
+
+        A servo's force kp(θ* − θ) − kv·θ̇ follows a target moving at speed v with a lag of v·kv/kp; with
+        θ* = θ_ref(t + kv/kp) it is kp(θ_ref − θ) + kv(θ̇_ref − θ̇) wherever the reference is linear in
+        time (between keyframes), i.e. damping relative to the reference instead of to rest. kv counts
+        the joint's own damping; the assist springs likewise use kv/kp per kg."""
+        m = self.built.model
+        kp = m.actuator_gainprm[:self.nu, 0]
+        kv = -m.actuator_biasprm[:self.nu, 2]
+        damping = m.dof_damping[m.jnt_dofadr[m.actuator_trnid[:self.nu, 0]]]
+        joint = np.round((kv + damping) / np.maximum(kp, 1e-9), 9)  # equal gains, equal lead
+        assist = self.s.assist_kv_per_kg / self.s.assist_kp_per_kg if self.s.assist_kp_per_kg > 0 else 0.0
+        return joint, assist
 
     # -- parameters ------------------------------------------------------------------------------
     def decode(self, x: np.ndarray) -> Decoded:
@@ -117,8 +136,11 @@ class Problem:
     def controls(self, d: Decoded, nstep: int, beta_off: bool = False):
         """Per-step ctrl (PD targets then β for every assist channel) and mocap targets."""
         times = np.arange(nstep) * self.dt_sim  # control of step i acts from t = i·dt
-        k, phase = self.reference.locate(d.keyframe_times, times)
-        ref = self.reference.joint_angles(k, phase)[..., self.joint_col]  # (P, T, nu)
+        ref = np.empty((d.keyframe_times.shape[0], nstep, self.nu))  # (P, T, nu)
+        for lead in np.unique(self.joint_lead):  # servos with equal gains read the reference equally far ahead
+            cols = self.joint_lead == lead
+            k, phase = self.reference.locate(d.keyframe_times, times + lead)
+            ref[..., cols] = self.reference.joint_angles(k, phase)[..., self.joint_col[cols]]
         tc = np.clip(times, 0.0, self.t_max)  # piecewise-linear residual between the shared knots
         i0 = np.clip(np.searchsorted(self.knot_times, tc, side="right") - 1, 0, len(self.knot_times) - 2)
         w = ((tc - self.knot_times[i0]) / (self.knot_times[i0 + 1] - self.knot_times[i0]))[None, :, None]
@@ -127,6 +149,7 @@ class Problem:
         beta = np.zeros((len(targets), nstep)) if beta_off else self.beta_per_step(d.beta, times)
         nassist = len(self.built.assist_bodies)
         ctrl = np.concatenate([targets, np.repeat(beta[..., None], nassist, axis=2)], axis=2)
+        k, phase = self.reference.locate(d.keyframe_times, times + self.assist_lead)
         mocap = self.reference.keypoint_targets(k, phase)
         return ctrl, mocap, beta
 
