@@ -30,7 +30,7 @@ class AssistSettings:
     curriculum: bool = True
     samples: int = field(default=12000, metadata={"positive": True})  # budget of rollouts per seed (max_wall_s caps it)
     max_wall_s: float = field(default=60.0, metadata={"positive": True})
-    sigma0: float = field(default=0.3, metadata={"positive": True})
+    sigma0: float = field(default=0.15, metadata={"positive": True})  # the residual only corrects; the lead removes the lag
     theta_scale: float = field(default=1.0, metadata={"positive": True})  # radians per unit of x
     assist_kp_per_kg: float = field(default=400.0, metadata={"nonneg": True})
     assist_kv_per_kg: float = field(default=40.0, metadata={"nonneg": True})
