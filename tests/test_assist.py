@@ -162,6 +162,8 @@ ASSIST_CASES = [
     ("negative_lambda", lambda t: t["settings"].update(lambda_beta=-1.0), "settings.lambda_beta"),
     ("no_root_orientation", lambda t: t["keyframes"][1].pop("root_rot_deg"), "keyframes[1].root_quat"),
     ("no_timing", lambda t: t["keyframes"][1].pop("time_range"), "keyframes[1].time"),
+    ("anneal_above_one", lambda t: t["settings"].update(lambda_beta_start=2.0), "settings.lambda_beta_start"),
+    ("anneal_zero", lambda t: t["settings"].update(lambda_beta_start=0.0), "settings.lambda_beta_start"),
 ]
 
 
@@ -267,3 +269,32 @@ def test_servos_and_springs_read_the_reference_kv_over_kp_ahead(prepared):
             opt = AssistOptimizer(problem, engine, assist._initial_state(prepared.built))
             errors[lead] = float(opt.evaluate(x, len(kfs.qpos) - 1).kf_error[0])
     assert errors[True] < 0.5 * errors[False], errors
+
+
+def test_annealed_assist_price_rises_to_lambda_beta_and_the_best_is_scored_at_full_price(prepared):
+    """With lambda_beta_start < 1 the final stage scores its first generation with λ_β × start, raises
+    the factor monotonically to 1, and the solution returned is the best under the full λ_β."""
+    from solver.assist.optimizer import ANNEAL_SHARE, AssistOptimizer
+    settings = AssistSettings(samples=16 * 30, population=16, curriculum=False, lambda_beta_start=0.01,
+                              lambda_beta=10.0, max_wall_s=600)
+    problem = Problem(prepared.built, prepared.keyframes, settings)
+    scales = []
+
+    class Recording(AssistOptimizer):
+        def evaluate(self, X, upto, beta_scale=1.0):
+            scales.append(beta_scale)
+            return super().evaluate(X, upto, beta_scale)
+
+    K = len(prepared.keyframes.qpos)
+    with RolloutEngine(prepared.built.model, 2) as engine:
+        opt = Recording(problem, engine, assist._initial_state(prepared.built))
+        x, f, hist, samples = opt.run(seed=0)
+        scales_run = list(scales)
+        check = AssistOptimizer(problem, engine, opt.state0).evaluate(x[None], K - 1)
+    assert scales_run[0] == pytest.approx(0.01)
+    assert all(b >= a for a, b in zip(scales_run, scales_run[1:]))
+    ramp = sum(s < 1.0 for s in scales_run)
+    assert ramp == pytest.approx(ANNEAL_SHARE * len(scales_run), abs=2)
+    assert hist.beta_scale == scales_run and scales_run[-1] == 1.0
+    assert f == pytest.approx(float(check.fitness[0]), rel=1e-9)
+    assert f == min(b for b, s in zip(hist.best, hist.beta_scale) if s == 1.0)

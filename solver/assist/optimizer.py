@@ -4,7 +4,9 @@ The whole population is one batched rollout. With the curriculum, stage s optimi
 keyframe s; it ends when CMA's mean variance falls below ¼ of its initial value (or its share of the
 sample budget is spent: at most 10% per early stage), and the next stage starts from the best solution with reduced variance on
 the parameters that act before the previous stage's end. Each stage's best motion is reported as a
-playable partial solution.
+playable partial solution. With `lambda_beta_start` < 1 the final stage starts with a cheaper assist
+and raises λ_β to its value over ANNEAL_SHARE of its budget: the assisted motion is found first, then
+the assist is priced out of it, which keeps the keyframe error low at a high λ_β.
 """
 from __future__ import annotations
 
@@ -31,6 +33,7 @@ PENALTY = 1e30
 EARLIER_STD = 0.3  # std multiplier of parameters settled by earlier curriculum stages
 VARIANCE_DROP = 0.25  # advance the curriculum when the mean variance falls below this fraction
 STAGE_SHARE = 0.1  # at most this fraction of the sample budget per early curriculum stage
+ANNEAL_SHARE = 0.6  # share of the final stage over which λ_β rises to its value (lambda_beta_start < 1)
 
 
 @dataclass
@@ -60,6 +63,7 @@ class History:
     wall_s: list = field(default_factory=list)
     best: list = field(default_factory=list)
     stage: list = field(default_factory=list)
+    beta_scale: list = field(default_factory=list)  # the λ_β factor each generation was scored with
 
 
 class AssistOptimizer:
@@ -73,7 +77,7 @@ class AssistOptimizer:
         traj = self.engine.run(self.state0, ctrl, mocap, copy=keep)
         return d, traj, beta
 
-    def evaluate(self, X: np.ndarray, upto: int) -> Evaluation:
+    def evaluate(self, X: np.ndarray, upto: int, beta_scale: float = 1.0) -> Evaluation:
         d = self.p.decode(X)
         nstep = int(np.ceil(d.keyframe_times[:, upto].max() / self.p.dt_sim - 1e-9))
         ctrl, mocap, _ = self.p.controls(d, nstep)
@@ -81,7 +85,7 @@ class AssistOptimizer:
         kf = self.p.keyframe_error(d, traj.state, upto, traj.diverged_at)
         end = self.p.end_step(d, upto, nstep)
         survived = np.where(np.isfinite(kf), 1.0, np.clip(traj.diverged_at / (end + 1.0), 0.0, 1.0))
-        return Evaluation(fitness=kf + self.p.regularizers(d, upto), kf_error=kf, decoded=d, survived=survived)
+        return Evaluation(fitness=kf + self.p.regularizers(d, upto, beta_scale), kf_error=kf, decoded=d, survived=survived)
 
     def run(self, seed: int, on_generation=None, on_stage=None):
         """Optimize; returns (best x, its fitness, History)."""
@@ -107,9 +111,16 @@ class AssistOptimizer:
             # STAGE_SHARE of the budget; the full-horizon stage gets the rest.
             stage_budget = s.samples * STAGE_SHARE if not final else s.samples - samples
             stage_samples, f_best = 0, np.inf
+            stage_wall0, scale = time.perf_counter() - start, 1.0
             while True:
+                if final and s.lambda_beta_start < 1.0:
+                    done = max(stage_samples / max(stage_budget, 1.0),
+                               (time.perf_counter() - start - stage_wall0) / max(s.max_wall_s - stage_wall0, 1e-9))
+                    new = s.lambda_beta_start ** max(0.0, 1.0 - done / ANNEAL_SHARE)
+                    if new != scale:  # the objective changed: bests under the old one no longer compare
+                        scale, f_best = new, np.inf
                 X = np.asarray(es.ask())
-                ev = self.evaluate(X, upto)
+                ev = self.evaluate(X, upto, scale)
                 fit = ev.for_cma()
                 es.tell(list(X), list(fit))
                 samples += len(X)
@@ -122,6 +133,7 @@ class AssistOptimizer:
                 hist.wall_s.append(wall)
                 hist.best.append(f_best)
                 hist.stage.append(upto)
+                hist.beta_scale.append(scale)
                 if on_generation:
                     on_generation(samples, f_best, upto)
                 out_of_budget = samples + s.population > s.samples or wall > s.max_wall_s
@@ -130,7 +142,7 @@ class AssistOptimizer:
                 if not final and (float(np.mean(es.stds ** 2)) < VARIANCE_DROP * var0
                                   or stage_samples >= stage_budget or out_of_budget):
                     break
-                if final and es.stop():
+                if final and es.stop() and scale == 1.0:
                     break
             prev_end = float(p.decode(x_best).keyframe_times[0, upto])
             if on_stage:

@@ -37,6 +37,9 @@ class AssistSettings:
     # Servos and assist springs damp towards the reference's velocity (targets read kv/kp ahead)
     # instead of towards rest, so they track the reference without lag.
     reference_lead: bool = True
+    # The final stage starts with λ_β × this and raises it geometrically to λ_β over the first
+    # ANNEAL_SHARE of its budget: assist first finds the motion, then is priced out (1 = off).
+    lambda_beta_start: float = field(default=1.0, metadata={"positive": True})
 
     def check(self, path):
         from ..errors import InvalidInput
@@ -46,6 +49,8 @@ class AssistSettings:
             raise InvalidInput(f"{path}.pieces", f"must be at least 2, got {self.pieces}")
         if self.population > 4096:
             raise InvalidInput(f"{path}.population", f"at most 4096, got {self.population}")
+        if self.lambda_beta_start > 1.0:
+            raise InvalidInput(f"{path}.lambda_beta_start", f"must be in (0, 1], got {self.lambda_beta_start}")
         if self.pieces > 100:  # CMA-ES keeps a covariance over pieces × joints parameters
             raise InvalidInput(f"{path}.pieces", f"at most 100, got {self.pieces}")
 
@@ -186,7 +191,7 @@ class Problem:
             bad |= ~np.all(np.isfinite(qpos), axis=(1, 2))
         return np.where(bad, np.inf, err)
 
-    def regularizers(self, d: Decoded, upto: int) -> np.ndarray:
+    def regularizers(self, d: Decoded, upto: int, beta_scale: float = 1.0) -> np.ndarray:
         """λ_β Σβ² + λ_Δθ Σ‖Δθ‖² + λ_Δt ΣΔt² over the parameters that act before keyframe `upto`."""
         t_end = d.keyframe_times[:, upto][:, None]
         knot_on = self.knot_times[None, :] <= t_end  # (P, n_a)
@@ -197,4 +202,4 @@ class Problem:
         else:
             assist = np.sum(d.beta ** 2, axis=1)
         timing = np.sum(d.dt[:, :upto] ** 2, axis=1)
-        return self.s.lambda_beta * assist + self.s.lambda_dtheta * internal + self.s.lambda_dt * timing
+        return beta_scale * self.s.lambda_beta * assist + self.s.lambda_dtheta * internal + self.s.lambda_dt * timing

@@ -137,7 +137,8 @@ def solve(prep: Prepared, seed: int, engine: RolloutEngine, progress=None) -> So
                                    for b in prep.built.assist_bodies], axis=1)).sum(axis=1)
     mass = float(prep.built.model.body_subtreemass[prep.built.model.body(prep.built.character_bodies[0]).id])
     final = f
-    reach = next((i for i, b in enumerate(hist.best) if hist.stage[i] == K - 1 and b <= 1.1 * final), None)
+    reach = next((i for i, b in enumerate(hist.best)  # scored as the final cost was (full λ_β, last stage)
+                  if hist.stage[i] == K - 1 and hist.beta_scale[i] == 1.0 and b <= 1.1 * final), None)
     summary = {"kf_error": _finite(kf_error), "kf_error_initial": _finite(kf_initial),
                "kf_error_no_assist": _finite(kf_no_assist),
                "assist_mean_beta2": float(np.mean(beta_on[0, :n_end] ** 2)),
