@@ -156,7 +156,9 @@ def run_agent(built: BuiltModel, plan: BuiltModel, keyframes: list[ContactKeyfra
             elapsed = time.perf_counter() - t0
             if settings.slowdown is None and n_iter >= settings.budget:
                 break
-            if settings.slowdown is not None and elapsed >= control_dt / settings.slowdown:
+            # Γ: the agent advances at Γ × real time, so plan while another iteration (as long as the
+            # last ones took) still fits in control_dt / Γ; at least one.
+            if settings.slowdown is not None and elapsed * (n_iter + 1) / n_iter > control_dt / settings.slowdown:
                 break
         plan_wall += time.perf_counter() - t0
         iterations += n_iter
