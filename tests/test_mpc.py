@@ -229,3 +229,34 @@ def test_bench_mpc_reports_table_2_measures(tmp_path):
     assert 0 <= r["success_rate"] <= 1 and r["partwise_win_fraction"] == 0.0
     assert r["iteration_ms"] > 0 and r["floor_iteration_ms"] > 0 and r["overhead_vs_floor"] > 0.5
     assert r["realtime_factor"] > 0
+
+
+def test_slowdown_plans_only_the_iterations_that_fit(tmp_path):
+    """With Γ the planner iterates while another iteration still fits in control_dt / Γ of wall time
+    (at least once): a budget of 1.5 iterations gives one per control step, 3.5 about three."""
+    import dataclasses
+    from solver.methods import contact
+    from solver.mpc.agent import run_agent
+    from solver.task import task_from_dict
+    doc = json.loads((ROOT / "scenes" / "tasks" / "reach_hand_targets.json").read_text())
+    doc["keyframes"] = doc["keyframes"][:1]
+    doc["keyframes"][0]["time_limit"] = 0.3  # 20 control steps, then the keyframe fails
+    prep = contact.prepare(task_from_dict(doc))
+    control_dt = prep.settings.planning_timestep
+    substeps = round(control_dt / prep.built.model.opt.timestep)
+
+    def control_steps(run):
+        return -(-(len(run.times) - 1) // substeps)
+
+    with RolloutEngine(prep.plan.model, 1) as engine:
+        fixed = run_agent(prep.built, prep.plan, prep.keyframes, prep.settings, 0, engine)
+        assert fixed.iterations == control_steps(fixed)  # budget 1
+        iteration_s = fixed.plan_wall_s / fixed.iterations
+        per_step = {}
+        for fits in (1.5, 3.5):
+            settings = dataclasses.replace(prep.settings, slowdown=control_dt / (fits * iteration_s))
+            run = run_agent(prep.built, prep.plan, prep.keyframes, settings, 0, engine)
+            per_step[fits] = run.iterations / control_steps(run)
+    # Planning until the budget is *passed* would make 2 and 4 per step; iteration times vary a little.
+    assert per_step[1.5] <= 1.25, per_step
+    assert 2.0 <= per_step[3.5] <= 3.5, per_step
