@@ -141,11 +141,16 @@ class Problem:
     def controls(self, d: Decoded, nstep: int, beta_off: bool = False):
         """Per-step ctrl (PD targets then β for every assist channel) and mocap targets."""
         times = np.arange(nstep) * self.dt_sim  # control of step i acts from t = i·dt
+        located = {}  # lead → (interval, phase): servos with equal gains, and springs with the same lead, share one lookup
+
+        def locate(lead):
+            if lead not in located:
+                located[lead] = self.reference.locate(d.keyframe_times, times + lead)
+            return located[lead]
         ref = np.empty((d.keyframe_times.shape[0], nstep, self.nu))  # (P, T, nu)
-        for lead in np.unique(self.joint_lead):  # servos with equal gains read the reference equally far ahead
+        for lead in np.unique(self.joint_lead):
             cols = self.joint_lead == lead
-            k, phase = self.reference.locate(d.keyframe_times, times + lead)
-            ref[..., cols] = self.reference.joint_angles(k, phase)[..., self.joint_col[cols]]
+            ref[..., cols] = self.reference.joint_angles(*locate(float(lead)))[..., self.joint_col[cols]]
         tc = np.clip(times, 0.0, self.t_max)  # piecewise-linear residual between the shared knots
         i0 = np.clip(np.searchsorted(self.knot_times, tc, side="right") - 1, 0, len(self.knot_times) - 2)
         w = ((tc - self.knot_times[i0]) / (self.knot_times[i0 + 1] - self.knot_times[i0]))[None, :, None]
@@ -154,8 +159,7 @@ class Problem:
         beta = np.zeros((len(targets), nstep)) if beta_off else self.beta_per_step(d.beta, times)
         nassist = len(self.built.assist_bodies)
         ctrl = np.concatenate([targets, np.repeat(beta[..., None], nassist, axis=2)], axis=2)
-        k, phase = self.reference.locate(d.keyframe_times, times + self.assist_lead)
-        mocap = self.reference.keypoint_targets(k, phase)
+        mocap = self.reference.keypoint_targets(*locate(float(self.assist_lead)))
         return ctrl, mocap, beta
 
     def nstep_for(self, d: Decoded) -> int:
