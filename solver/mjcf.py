@@ -87,7 +87,7 @@ def _add_joint(body, j: Joint):
     joint.solimp_limit = LIMIT_SOLIMP
 
 
-def _add_actuator(spec, a: Actuator, joint: Joint, actuation: str):
+def _add_actuator(spec, a: Actuator, joint: Joint, actuation: str, target_margin: float = 0.0):
     act = spec.add_actuator()
     act.name = a.joint
     act.target = a.joint
@@ -100,7 +100,7 @@ def _add_actuator(spec, a: Actuator, joint: Joint, actuation: str):
     else:
         act.set_to_position(kp=a.kp, kv=a.kv)
         act.ctrllimited = mujoco.mjtLimited.mjLIMITED_TRUE
-        act.ctrlrange = joint.range
+        act.ctrlrange = [joint.range[0] - target_margin, joint.range[1] + target_margin]
         act.forcelimited = mujoco.mjtLimited.mjLIMITED_TRUE
         act.forcerange = [-a.gear, a.gear]
 
@@ -125,16 +125,18 @@ def mujoco_errors(what: str = "scene"):
         raise InvalidInput(what, f"MuJoCo cannot compile it: {detail}") from None
 
 
-def scene_to_spec(scene: SceneDesc, actuation: str = "motor") -> mujoco.MjSpec:
+def scene_to_spec(scene: SceneDesc, actuation: str = "motor", target_margin: float = 0.0) -> mujoco.MjSpec:
     """Build the MuJoCo model of `scene`. `actuation` is "motor" (torques, ctrl in [-1, 1]) or
-    "position" (PD servos whose ctrl is the joint target in radians)."""
+    "position" (PD servos whose ctrl is the joint target in radians, within the joint's range widened
+    by `target_margin` on each side: a target past the limit lets the servo push at full force all
+    the way to it, as an explosive extension needs; the force range still caps the torque)."""
     if actuation not in ("motor", "position"):
         raise InvalidInput("actuation", f"must be motor or position, got {actuation!r}")
     with mujoco_errors():
-        return _build_spec(scene, actuation)
+        return _build_spec(scene, actuation, target_margin)
 
 
-def _build_spec(scene: SceneDesc, actuation: str) -> mujoco.MjSpec:
+def _build_spec(scene: SceneDesc, actuation: str, target_margin: float = 0.0) -> mujoco.MjSpec:
     spec = mujoco.MjSpec()
     spec.modelname = scene.name
     spec.compiler.degree = False  # every angle in a SceneDesc is in radians
@@ -191,7 +193,7 @@ def _build_spec(scene: SceneDesc, actuation: str) -> mujoco.MjSpec:
         ex = spec.add_exclude()
         ex.bodyname1, ex.bodyname2 = b1, b2
     for a in scene.character.actuators:
-        _add_actuator(spec, a, joints[a.joint], actuation)
+        _add_actuator(spec, a, joints[a.joint], actuation, target_margin)
     return spec
 
 

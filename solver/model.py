@@ -97,9 +97,11 @@ def _add_assist(spec: mujoco.MjSpec, model: mujoco.MjModel, bodies: list[str], k
 
 
 def build_model(scene: SceneDesc, actuation: str = "motor", assist_bodies: list[str] | None = None,
-                assist_kp_per_kg: float = 400.0, assist_kv_per_kg: float = 40.0) -> BuiltModel:
-    """Compile `scene` for solving. `assist_bodies` (character body names) get assist channels."""
-    spec = scene_to_spec(scene, actuation)
+                assist_kp_per_kg: float = 400.0, assist_kv_per_kg: float = 40.0,
+                target_margin: float = 0.0) -> BuiltModel:
+    """Compile `scene` for solving. `assist_bodies` (character body names) get assist channels;
+    `target_margin` widens position servos' target range past the joint limits (`scene_to_spec`)."""
+    spec = scene_to_spec(scene, actuation, target_margin)
     bodies = [b.name for b in scene.character.bodies]
     with mujoco_errors():  # the scene's own names may clash with the sensors' and assist channels'
         _add_sensors(spec, bodies, [b.name for b in scene.environment.bodies])

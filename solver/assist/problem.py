@@ -32,6 +32,10 @@ class AssistSettings:
     max_wall_s: float = field(default=60.0, metadata={"positive": True})
     sigma0: float = field(default=0.15, metadata={"positive": True})  # the residual only corrects; the lead removes the lag
     theta_scale: float = field(default=1.0, metadata={"positive": True})  # radians per unit of x
+    # PD targets may lie this far (radians) past a joint's limits, as the paper's Δθ ∈ [−π, π] allows:
+    # clamped at the limit, a servo brakes an extension before the joint gets there (its damping
+    # outweighs its spring) and the character cannot jump.
+    target_margin: float = field(default=3.141592653589793, metadata={"nonneg": True})
     assist_kp_per_kg: float = field(default=400.0, metadata={"nonneg": True})
     assist_kv_per_kg: float = field(default=40.0, metadata={"nonneg": True})
     # Servos and assist springs damp towards the reference's velocity (targets read kv/kp ahead)

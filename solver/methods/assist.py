@@ -66,7 +66,8 @@ def prepare(task: Task) -> Prepared:
     scene.initial_pose = Pose(root_pos=[float(v) for v in first[:3]], root_quat=[float(v) for v in first[3:7]],
                               joints={n: float(v) for n, v in zip(hinges, first[7:])})
     built = build_model(scene, actuation="position", assist_bodies=[b.name for b in scene.character.bodies],
-                        assist_kp_per_kg=settings.assist_kp_per_kg, assist_kv_per_kg=settings.assist_kv_per_kg)
+                        assist_kp_per_kg=settings.assist_kp_per_kg, assist_kv_per_kg=settings.assist_kv_per_kg,
+                        target_margin=settings.target_margin)
     return Prepared(task, settings, kfs, built)
 
 
@@ -80,6 +81,26 @@ def _initial_state(built: BuiltModel) -> np.ndarray:
 def _finite(v: float):
     """A result.json number: None where the motion it measures diverged (JSON has no inf)."""
     return float(v) if np.isfinite(v) else None
+
+
+def _end_contacts(built: BuiltModel, state: np.ndarray) -> list[str]:
+    """What the character rests on in `state`: "character body/what it touches" for every contact
+    between the character and the environment ("floor" for the ground plane), sorted. It says where
+    a replay ended, e.g. whether a jump replayed without assist stands on its box."""
+    m = built.model
+    data = mujoco.MjData(m)
+    mujoco.mj_setState(m, data, state, mujoco.mjtState.mjSTATE_FULLPHYSICS)
+    mujoco.mj_forward(m, data)
+    character = {m.body(b).id for b in built.character_bodies}
+    pairs = set()
+    for c in data.contact[:data.ncon]:
+        b1, b2 = int(m.geom_bodyid[c.geom1]), int(m.geom_bodyid[c.geom2])
+        if (b1 in character) == (b2 in character):
+            continue
+        mine, other, other_geom = (b1, b2, c.geom2) if b1 in character else (b2, b1, c.geom1)
+        what = m.body(other).name if other else (m.geom(other_geom).name or "floor")
+        pairs.add(f"{m.body(mine).name}/{what}")
+    return sorted(pairs)
 
 
 def _solution(opt: AssistOptimizer, problem: Problem, x: np.ndarray, upto: int, success: bool, cost: float,
@@ -127,6 +148,8 @@ def solve(prep: Prepared, seed: int, engine: RolloutEngine, progress=None) -> So
     kf_error = float(best.kf_error[0])
     d, traj, beta = opt.simulate(x[None], beta_off=True, keep=True)
     kf_no_assist = float(problem.keyframe_error(d, traj.state, K - 1, traj.diverged_at)[0])
+    n_off = int(problem.end_step(d, K - 1, traj.state.shape[1])[0])
+    end_contacts = None if 0 <= traj.diverged_at[0] <= n_off else _end_contacts(prep.built, traj.state[0, n_off])
     _, traj_on, beta_on = opt.simulate(x[None], keep=True)
     t_end = float(best.decoded.keyframe_times[0, -1])
     n_end = max(1, int(np.ceil(t_end / problem.dt_sim - 1e-9)))
@@ -141,6 +164,7 @@ def solve(prep: Prepared, seed: int, engine: RolloutEngine, progress=None) -> So
                   if hist.stage[i] == K - 1 and hist.beta_scale[i] == 1.0 and b <= 1.1 * final), None)
     summary = {"kf_error": _finite(kf_error), "kf_error_initial": _finite(kf_initial),
                "kf_error_no_assist": _finite(kf_no_assist),
+               "no_assist_end_contacts": end_contacts,  # where the replay without assist ends up
                "assist_mean_beta2": float(np.mean(beta_on[0, :n_end] ** 2)),
                # Help actually given: the summed assist force, in multiples of the character's weight.
                "assist_mean_force_bw": float(force.mean() / (mass * 9.81)),
