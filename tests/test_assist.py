@@ -203,7 +203,8 @@ def test_short_real_optimization_halves_the_keyframe_error(tmp_path):
     sol = json.loads((tmp_path / "o" / "result.json").read_text())["solutions"][0]
     assert sol["kf_error"] < 0.5 * sol["kf_error_initial"], sol
     assert sol["samples"] >= 960 and len(sol["keyframe_times"]) == 5
-    assert all("/" in pair for pair in sol["no_assist_end_contacts"])
+    assert len(sol["no_assist_contacts"]) == 5 and sol["no_assist_contacts"][0] == ["foot_left/floor", "foot_right/floor"]
+    assert all("/" in pair for pairs in sol["no_assist_contacts"] for pair in pairs)
     arrays = np.load(tmp_path / "o" / sol["npz"], allow_pickle=False)
     assert arrays["beta"].shape == arrays["times"].shape
     assert np.all((arrays["beta"] >= 0) & (arrays["beta"] <= 1))
@@ -341,7 +342,7 @@ def test_servo_targets_past_the_joint_limits_let_the_legs_push_all_the_way():
     assert free > 1.15 * clipped, (free, clipped)
 
 
-def test_end_contacts_say_what_the_character_stands_on(prepared):
+def test_contacts_say_what_the_character_stands_on(prepared):
     """The start pose stands on the floor; the last keyframe's pose, dropped 1 mm onto the box, on the
     platform; lifted 0.5 m it touches nothing."""
     m, data = prepared.built.model, mujoco.MjData(prepared.built.model)
@@ -353,7 +354,7 @@ def test_end_contacts_say_what_the_character_stands_on(prepared):
         data.qpos[root:root + len(pose)] = pose
         data.qpos[root + 2] += dz
         mujoco.mj_forward(m, data)
-        return assist._end_contacts(prepared.built, get_state(m, data))
+        return assist._contacts(prepared.built, get_state(m, data))
     assert contacts(kfs.qpos[0], -0.001) == ["foot_left/floor", "foot_right/floor"]
     assert contacts(kfs.qpos[-1], -0.001) == ["foot_left/platform", "foot_right/platform"]
     assert contacts(kfs.qpos[-1], 0.5) == []

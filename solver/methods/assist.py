@@ -83,10 +83,10 @@ def _finite(v: float):
     return float(v) if np.isfinite(v) else None
 
 
-def _end_contacts(built: BuiltModel, state: np.ndarray) -> list[str]:
-    """What the character rests on in `state`: "character body/what it touches" for every contact
+def _contacts(built: BuiltModel, state: np.ndarray) -> list[str]:
+    """What the character touches in `state`: "character body/what it touches" for every contact
     between the character and the environment ("floor" for the ground plane), sorted. It says where
-    a replay ended, e.g. whether a jump replayed without assist stands on its box."""
+    a replay is at a keyframe, e.g. whether a jump replayed without assist lands on its box."""
     m = built.model
     data = mujoco.MjData(m)
     mujoco.mj_setState(m, data, state, mujoco.mjtState.mjSTATE_FULLPHYSICS)
@@ -148,8 +148,11 @@ def solve(prep: Prepared, seed: int, engine: RolloutEngine, progress=None) -> So
     kf_error = float(best.kf_error[0])
     d, traj, beta = opt.simulate(x[None], beta_off=True, keep=True)
     kf_no_assist = float(problem.keyframe_error(d, traj.state, K - 1, traj.diverged_at)[0])
-    n_off = int(problem.end_step(d, K - 1, traj.state.shape[1])[0])
-    end_contacts = None if 0 <= traj.diverged_at[0] <= n_off else _end_contacts(prep.built, traj.state[0, n_off])
+    bad_off = int(traj.diverged_at[0]) if traj.diverged_at[0] >= 0 else traj.state.shape[1]
+    contacts_off = [_contacts(prep.built, opt.state0)]
+    for k in range(1, K):
+        n_k = int(problem.end_step(d, k, traj.state.shape[1])[0])
+        contacts_off.append(None if n_k >= bad_off else _contacts(prep.built, traj.state[0, n_k]))
     _, traj_on, beta_on = opt.simulate(x[None], keep=True)
     t_end = float(best.decoded.keyframe_times[0, -1])
     n_end = max(1, int(np.ceil(t_end / problem.dt_sim - 1e-9)))
@@ -164,7 +167,7 @@ def solve(prep: Prepared, seed: int, engine: RolloutEngine, progress=None) -> So
                   if hist.stage[i] == K - 1 and hist.beta_scale[i] == 1.0 and b <= 1.1 * final), None)
     summary = {"kf_error": _finite(kf_error), "kf_error_initial": _finite(kf_initial),
                "kf_error_no_assist": _finite(kf_no_assist),
-               "no_assist_end_contacts": end_contacts,  # where the replay without assist ends up
+               "no_assist_contacts": contacts_off,  # per keyframe: what the replay without assist touches
                "assist_mean_beta2": float(np.mean(beta_on[0, :n_end] ** 2)),
                # Help actually given: the summed assist force, in multiples of the character's weight.
                "assist_mean_force_bw": float(force.mean() / (mass * 9.81)),
