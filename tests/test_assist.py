@@ -302,15 +302,24 @@ def test_annealed_assist_price_rises_to_lambda_beta_and_the_best_is_scored_at_fu
     assert f == min(b for b, s in zip(hist.best, hist.beta_scale) if s == 1.0)
 
 
+def _posed(prep, pose, dz: float = 0.0) -> mujoco.MjData:
+    """Data at the model's initial state with the character in keyframe `pose` (root raised by dz),
+    kinematics and contacts computed."""
+    m, data = prep.built.model, mujoco.MjData(prep.built.model)
+    root = m.jnt_qposadr[m.joint("root").id]
+    data.qpos[:] = prep.built.initial_qpos()
+    data.qpos[root:root + len(pose)] = pose
+    data.qpos[root + 2] += dz
+    mujoco.mj_forward(m, data)
+    return data
+
+
 def _crouch_push_peak_speed(target_margin: float) -> float:
     """Peak upward speed of the centre of mass when, from the low jump's crouch held at rest, the
     hip and knee servos get the most extended target they accept (no assist)."""
     prep = assist.prepare(task_from_dict(low_jump_task(target_margin=target_margin)))
-    m, data = prep.built.model, mujoco.MjData(prep.built.model)
-    kfs, nu = prep.keyframes, prep.built.nu_character
-    root = m.jnt_qposadr[m.joint("root").id]
-    data.qpos[:] = prep.built.initial_qpos()
-    data.qpos[root:root + kfs.qpos.shape[1]] = kfs.qpos[kfs.names.index("crouch")]
+    m, kfs, nu = prep.built.model, prep.keyframes, prep.built.nu_character
+    data = _posed(prep, kfs.qpos[kfs.names.index("crouch")])
     data.ctrl[:nu] = [data.qpos[m.jnt_qposadr[m.actuator_trnid[a, 0]]] for a in range(nu)]
     for _ in range(200):  # settle into the crouch
         mujoco.mj_step(m, data)
@@ -345,16 +354,10 @@ def test_servo_targets_past_the_joint_limits_let_the_legs_push_all_the_way():
 def test_contacts_say_what_the_character_stands_on(prepared):
     """The start pose stands on the floor; the last keyframe's pose, dropped 1 mm onto the box, on the
     platform; lifted 0.5 m it touches nothing."""
-    m, data = prepared.built.model, mujoco.MjData(prepared.built.model)
-    kfs = prepared.keyframes
-    root = m.jnt_qposadr[m.joint("root").id]
+    m, kfs = prepared.built.model, prepared.keyframes
 
-    def contacts(pose, dz=0.0):
-        data.qpos[:] = prepared.built.initial_qpos()
-        data.qpos[root:root + len(pose)] = pose
-        data.qpos[root + 2] += dz
-        mujoco.mj_forward(m, data)
-        return assist._contacts(prepared.built, get_state(m, data))
+    def contacts(pose, dz):
+        return assist._contacts(prepared.built, get_state(m, _posed(prepared, pose, dz)))
     assert contacts(kfs.qpos[0], -0.001) == ["foot_left/floor", "foot_right/floor"]
     assert contacts(kfs.qpos[-1], -0.001) == ["foot_left/platform", "foot_right/platform"]
     assert contacts(kfs.qpos[-1], 0.5) == []

@@ -37,6 +37,27 @@ def _alive(pid: int) -> bool:
         return True
 
 
+def _worker_pids_once_running(proc, workers: int) -> set[int]:
+    """Read a --jsonl run's events until `workers` seed workers have started and one reports
+    progress; their pids."""
+    pids = set()
+    for line in proc.stdout:
+        e = json.loads(line)
+        if e["event"] == "seed_start":
+            pids.add(e["pid"])
+        if len(pids) == workers and e["event"] == "progress":
+            break
+    return pids
+
+
+def _gone_within(pids, seconds: float) -> bool:
+    """Whether every process in `pids` has ended within `seconds`."""
+    deadline = time.time() + seconds
+    while any(_alive(p) for p in pids) and time.time() < deadline:
+        time.sleep(0.1)
+    return not any(_alive(p) for p in pids)
+
+
 def _events_killing(proc, victim_seed: int, times: int):
     """Read the solver's events; SIGKILL the worker solving `victim_seed` once it has made progress,
     up to `times` times."""
@@ -77,19 +98,10 @@ def test_worker_killed_twice_loses_only_that_seed(tmp_path):
 
 def test_killed_solver_leaves_no_worker_running(tmp_path):
     proc = _start(_slow_assist_task(tmp_path, wall_s=30.0), tmp_path / "out", seeds=2, workers=2)
-    pids = set()
-    for line in proc.stdout:
-        e = json.loads(line)
-        if e["event"] == "seed_start":
-            pids.add(e["pid"])
-        if len(pids) == 2 and e["event"] == "progress":
-            break
+    pids = _worker_pids_once_running(proc, 2)
     proc.kill()  # what Blender's Cancel does
     proc.wait(timeout=10)
-    deadline = time.time() + 10
-    while any(_alive(p) for p in pids) and time.time() < deadline:
-        time.sleep(0.1)
-    assert not any(_alive(p) for p in pids)
+    assert _gone_within(pids, 10)
 
 
 QUITTING_BLENDER = """
@@ -120,10 +132,7 @@ def test_quitting_blender_during_a_solve_ends_the_solver(tmp_path):
                           env=env, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-2000:]
     solver_pid = int(proc.stdout.strip().splitlines()[-1])
-    deadline = time.time() + 10
-    while _alive(solver_pid) and time.time() < deadline:
-        time.sleep(0.1)
-    assert not _alive(solver_pid)
+    assert _gone_within([solver_pid], 10)
 
 
 def test_solver_stops_when_the_process_that_started_it_is_gone(tmp_path):
@@ -133,18 +142,9 @@ def test_solver_stops_when_the_process_that_started_it_is_gone(tmp_path):
     proc = subprocess.Popen([sys.executable, "-m", "solver", "run", str(task), "--out", str(tmp_path / "out"),
                              "--jsonl", "--exit-with-stdin", "--num-seeds", "2", "--workers", "2"],
                             cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    pids = set()
-    for line in proc.stdout:
-        e = json.loads(line)
-        if e["event"] == "seed_start":
-            pids.add(e["pid"])
-        if len(pids) == 2 and e["event"] == "progress":
-            break
+    pids = _worker_pids_once_running(proc, 2)
     started = time.time()
     proc.stdin.close()  # the parent is gone
     assert proc.wait(timeout=10) == 3 and time.time() - started < 5
     assert "the process that started this run is gone" in proc.stderr.read()
-    deadline = time.time() + 10
-    while any(_alive(p) for p in pids) and time.time() < deadline:
-        time.sleep(0.1)
-    assert not any(_alive(p) for p in pids)
+    assert _gone_within(pids, 10)
