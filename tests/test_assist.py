@@ -361,3 +361,27 @@ def test_contacts_say_what_the_character_stands_on(prepared):
     assert contacts(kfs.qpos[0], -0.001) == ["foot_left/floor", "foot_right/floor"]
     assert contacts(kfs.qpos[-1], -0.001) == ["foot_left/platform", "foot_right/platform"]
     assert contacts(kfs.qpos[-1], 0.5) == []
+
+
+@pytest.mark.parametrize("diagonal", [True, False])
+def test_every_stage_searches_with_the_covariance_the_settings_ask_for(prepared, diagonal):
+    """`cma_diagonal` (default on) makes every curriculum stage's pycma strategy separable: its
+    covariance stays a diagonal (pycma keeps a full matrix C only for the full strategy)."""
+    from solver.assist.optimizer import AssistOptimizer
+    assert AssistSettings().cma_diagonal is True
+    settings = AssistSettings(samples=8 * 6, population=8, cma_diagonal=diagonal, max_wall_s=600)
+    problem = Problem(prepared.built, prepared.keyframes, settings)
+    made = []
+
+    class Recording(AssistOptimizer):
+        def strategy(self, x0, stds, seed):
+            made.append(super().strategy(x0, stds, seed))
+            return made[-1]
+
+    with RolloutEngine(prepared.built.model, 2) as engine:
+        Recording(problem, engine, assist._initial_state(prepared.built)).run(seed=0)
+    assert len(made) >= 2  # the curriculum's stages
+    for es in made:
+        assert es.countiter >= 1
+        assert bool(es.opts["CMA_diagonal"]) is diagonal
+        assert (np.ndim(es.C) == 2) is not diagonal

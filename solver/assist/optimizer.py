@@ -87,6 +87,13 @@ class AssistOptimizer:
         survived = np.where(np.isfinite(kf), 1.0, np.clip(traj.diverged_at / (end + 1.0), 0.0, 1.0))
         return Evaluation(fitness=kf + self.p.regularizers(d, upto, beta_scale), kf_error=kf, decoded=d, survived=survived)
 
+    def strategy(self, x0: np.ndarray, stds: np.ndarray, seed: int) -> cma.CMAEvolutionStrategy:
+        """A pycma strategy around x0 with per-parameter initial stds (× sigma0), full or separable."""
+        s = self.p.s
+        return cma.CMAEvolutionStrategy(x0, s.sigma0, {
+            "popsize": s.population, "seed": seed, "verbose": -9, "CMA_stds": list(stds),
+            "CMA_diagonal": bool(s.cma_diagonal), "tolfun": 1e-9, "tolx": 1e-9})
+
     def run(self, seed: int, on_generation=None, on_stage=None):
         """Optimize; returns (best x, its fitness, History)."""
         s, p = self.p.s, self.p
@@ -103,9 +110,7 @@ class AssistOptimizer:
             stds = np.ones(p.ndim)
             if si > 0:
                 stds[param_time < prev_end] = EARLIER_STD
-            opts = {"popsize": s.population, "seed": int(seed) * 1009 + si + 1, "verbose": -9,
-                    "CMA_stds": list(stds), "tolfun": 1e-9, "tolx": 1e-9}
-            es = cma.CMAEvolutionStrategy(x_best, s.sigma0, opts)
+            es = self.strategy(x_best, stds, int(seed) * 1009 + si + 1)
             var0 = float(np.mean(es.stds ** 2))
             # Early stages are short and only set the final stage up: each may take at most
             # STAGE_SHARE of the budget; the full-horizon stage gets the rest.
