@@ -12,10 +12,8 @@ def _classes():
 def _stop_solves(*_args):
     """Kill running solver processes (on file load, add-on disable and exit): nothing is left
     running behind the animator's back; solutions already on disk stay there."""
-    from .operators import _JOBS
-    for job in list(_JOBS.values()):
-        job.close()
-    _JOBS.clear()
+    from .session import close_all_jobs
+    close_all_jobs()
 
 
 def _after_load(*_args):
@@ -33,12 +31,12 @@ def register():
 
     import bpy
 
+    from .draw import register as register_draw
     from .properties import register_properties
     for cls in _classes():
         bpy.utils.register_class(cls)
     register_properties()
-    from . import draw
-    draw.register()
+    register_draw()
     bpy.app.handlers.persistent(_stop_solves)  # survive file loads (it is what reacts to them)
     if _stop_solves not in bpy.app.handlers.load_pre:
         bpy.app.handlers.load_pre.append(_stop_solves)
@@ -53,10 +51,10 @@ def unregister():
 
     import bpy
 
+    from .draw import unregister as unregister_draw
     from .properties import unregister_properties
     _stop_solves()
-    from . import draw
-    draw.unregister()
+    unregister_draw()
     atexit.unregister(_stop_solves)
     if _stop_solves in bpy.app.handlers.load_pre:
         bpy.app.handlers.load_pre.remove(_stop_solves)

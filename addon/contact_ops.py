@@ -8,9 +8,11 @@ import numpy as np
 from bpy.props import EnumProperty, IntProperty
 from mathutils import Vector
 
-STYLE_ITEMS = [("standing", "Standing", "Balance first: COM over the feet, head up"),
-               ("seated", "Seated", "MuJoCo MPC's defaults: upright torso, knees over feet"),
-               ("lying", "Lying", "No posture terms")]
+from ..solver.objective_terms import STYLES, style_weights
+from .session import active_character, job_for
+from .taskio import contact_keyframe_dict
+
+STYLE_ITEMS = [(name, name.capitalize(), description) for name, (description, _weights) in STYLES.items()]
 
 
 def _list(context):
@@ -18,8 +20,7 @@ def _list(context):
 
 
 def _apply_style(item, style: str) -> None:
-    from ..solver.mpc.keyframes import STYLE_PRESETS, TERM_NAMES
-    item.weights = [STYLE_PRESETS[style][t] for t in TERM_NAMES]
+    item.weights = style_weights(style)
 
 
 def _copy(src, dst) -> None:
@@ -104,13 +105,12 @@ class PHYSKEY_OT_add_pair(bpy.types.Operator):
     keyframe: IntProperty(default=-1, description="Contact keyframe (-1: the selected one)")
 
     def execute(self, context):
-        from .operators import _active_character
         props, items = context.scene.physkey, _list(context)
         i = self.keyframe if self.keyframe >= 0 else props.active_contact_keyframe
         if not (0 <= i < len(items)):
             self.report({"ERROR"}, "no contact keyframe selected: add one first")
             return {"CANCELLED"}
-        arm = _active_character(context)
+        arm = active_character(context)
         bone = arm.data.bones.active if arm is not None else None
         if bone is None:
             self.report({"ERROR"}, "no active bone: select a bone of the character")
@@ -141,10 +141,8 @@ class PHYSKEY_OT_send_keyframe(bpy.types.Operator):
     bl_label = "Send to Running Solve"
 
     def execute(self, context):
-        from .operators import _JOBS, job_key
-        from .taskio import contact_keyframe_dict
         props = context.scene.physkey
-        job = _JOBS.get(job_key(context.scene))
+        job = job_for(context.scene)
         if job is None or props.method != "contact":
             self.report({"ERROR"}, "no contact solve is running in this scene")
             return {"CANCELLED"}

@@ -5,6 +5,8 @@ from __future__ import annotations
 import bpy
 from mathutils import Vector
 
+from .session import active_character
+
 COLORS = [(0.95, 0.3, 0.3, 1.0), (0.3, 0.8, 0.35, 1.0), (0.3, 0.55, 0.95, 1.0), (0.95, 0.8, 0.25, 1.0),
           (0.8, 0.4, 0.9, 1.0)]
 _handles: list = []
@@ -24,12 +26,11 @@ def _point(context, arm, body: str, pos) -> Vector | None:
 
 def pair_segments(context) -> list:
     """(point on the character, point on the target, colour) of each pair of the selected keyframe."""
-    from .operators import _active_character
     props = context.scene.physkey
     i = props.active_contact_keyframe
     if not (0 <= i < len(props.contact_keyframes)):
         return []
-    arm = _active_character(context)
+    arm = active_character(context)
     out = []
     for k, pair in enumerate(props.contact_keyframes[i].pairs):
         p, q = _point(context, arm, pair.body1, pair.pos1), _point(context, arm, pair.body2, pair.pos2)

@@ -7,41 +7,9 @@ import os
 import bpy
 from bpy.props import EnumProperty, StringProperty
 
-from . import colliders, rig, shapes
-
-
-def _active_character(context):
-    obj = context.active_object
-    if obj is not None and obj.type == "ARMATURE":
-        return obj
-    found = [o for o in context.scene.objects if o.type == "ARMATURE" and o.physkey.is_character]
-    return found[0] if len(found) == 1 else None
-
-
-def extract_scene(context, warn=None):
-    """The current scene as a SceneDesc: the active (or only) PhysKey character, a floor and every
-    object marked as a collider."""
-    from ..solver.scene import SCHEMA_VERSION, Environment, Pose, SceneDesc, check_references
-    obj = _active_character(context)
-    if obj is None:
-        raise ValueError("no armature selected: select the character's armature")
-    character = rig.read_character(obj)
-    root = character.bodies[0]
-    bodies = colliders.collider_bodies(context.scene, warn or (lambda msg: None))
-    scene = SceneDesc(schema_version=SCHEMA_VERSION, name=context.scene.name or "scene", character=character,
-                      environment=Environment(floor=True, bodies=bodies),
-                      initial_pose=Pose(root_pos=root.pos, root_quat=root.quat))
-    check_references(scene)
-    # The motion starts from the pose the rig shows now, not from its rest pose.
-    from ..solver.mjcf import compile_spec, scene_to_spec
-    model = compile_spec(scene_to_spec(scene))
-    q = rig.qpos_from_pose(obj, model)
-    a = int(model.jnt_qposadr[model.joint("root").id])
-    scene.initial_pose = Pose(root_pos=[float(v) for v in q[a:a + 3]], root_quat=[float(v) for v in q[a + 3:a + 7]],
-                              joints={model.joint(j).name: float(q[model.jnt_qposadr[j]]) for j in range(model.njnt)
-                                      if model.jnt_type[j] == 3 and model.joint(j).name in
-                                      {jt.name for b in character.bodies for jt in b.joints}})
-    return scene
+from .rig import build_armature
+from .session import active_character, add_job, job_for, job_folder, pop_job
+from .shapes import add_bone_shapes, character_material
 
 
 class PHYSKEY_OT_add_character(bpy.types.Operator):
@@ -62,8 +30,8 @@ class PHYSKEY_OT_add_character(bpy.types.Operator):
             return {"CANCELLED"}
         if context.mode != "OBJECT":
             bpy.ops.object.mode_set(mode="OBJECT")
-        obj = rig.build_armature(context, character, "humanoid")
-        shapes.add_bone_shapes(context, obj, shapes.character_material())
+        obj = build_armature(context, character, "humanoid")
+        add_bone_shapes(context, obj, character_material())
         for o in context.selected_objects:
             o.select_set(False)
         obj.select_set(True)
@@ -83,6 +51,7 @@ class PHYSKEY_OT_export_mjcf(bpy.types.Operator):
         from ..solver.errors import InvalidInput
         from ..solver.fileio import write_text_atomic
         from ..solver.mjcf import scene_to_xml
+        from .taskio import extract_scene
         path = bpy.path.abspath(self.filepath)
         if not path:
             self.report({"ERROR"}, "no file path given")
@@ -112,9 +81,9 @@ class PHYSKEY_OT_autofill_rig(bpy.types.Operator):
     bl_options = {"REGISTER", "UNDO"}
 
     def execute(self, context):
-        from . import autofill
+        from .autofill import autofill
         try:
-            notes = autofill.autofill(context.active_object)
+            notes = autofill(context.active_object)
         except ValueError as e:
             self.report({"ERROR"}, str(e))
             return {"CANCELLED"}
@@ -123,8 +92,8 @@ class PHYSKEY_OT_autofill_rig(bpy.types.Operator):
 
 
 def _preset_items(self, context):
-    from . import presets
-    return [(n, n.replace("_", " ").capitalize(), "") for n in presets.preset_names()]
+    from .presets import preset_names
+    return [(n, n.replace("_", " ").capitalize(), "") for n in preset_names()]
 
 
 class PHYSKEY_OT_load_preset(bpy.types.Operator):
@@ -136,9 +105,9 @@ class PHYSKEY_OT_load_preset(bpy.types.Operator):
     preset: EnumProperty(name="Preset", items=_preset_items)
 
     def execute(self, context):
-        from . import presets
+        from .presets import load
         try:
-            obj = presets.load(context, self.preset)
+            obj = load(context, self.preset)
         except ValueError as e:
             self.report({"ERROR"}, str(e))
             return {"CANCELLED"}
@@ -155,11 +124,10 @@ class PHYSKEY_OT_import_mjcf(bpy.types.Operator):
     filepath: StringProperty(subtype="FILE_PATH")
 
     def execute(self, context):
-        from . import presets
         from ..solver.errors import InvalidInput
+        from .presets import import_mjcf
         try:
-            obj = presets.import_mjcf(context, bpy.path.abspath(self.filepath),
-                                      lambda msg: self.report({"WARNING"}, msg))
+            obj = import_mjcf(context, bpy.path.abspath(self.filepath), lambda msg: self.report({"WARNING"}, msg))
         except (ValueError, InvalidInput) as e:
             self.report({"ERROR"}, str(e))
             return {"CANCELLED"}
@@ -171,30 +139,9 @@ class PHYSKEY_OT_import_mjcf(bpy.types.Operator):
         return {"RUNNING_MODAL"}
 
 
-_JOBS: dict = {}  # job_key(scene) → the running SolveJob
-
-
-def job_key(scene) -> int:
-    """Which scene a running solve belongs to: its session id, so renaming the scene mid-solve
-    does not lose track of (and silently cancel) the solve."""
-    return scene.session_uid
-
-
-def _job_folder(context) -> str:
-    import tempfile
-    import time
-    stamp = time.strftime("%Y%m%d-%H%M%S")
-    name = bpy.path.clean_name(context.scene.name or "scene")
-    if bpy.data.filepath:
-        base = bpy.path.abspath("//physkey")
-        os.makedirs(base, exist_ok=True)
-        return tempfile.mkdtemp(prefix=f"{name}-{stamp}-", dir=base)
-    return tempfile.mkdtemp(prefix=f"physkey-{name}-{stamp}-")
-
-
 def handle_events(scene, job, events) -> str | None:
     """Apply solver events to the scene; returns an error message when the solve failed."""
-    from . import solutions
+    from .solutions import add_from_event
     props = scene.physkey
     error = None
     for e in events:
@@ -205,7 +152,7 @@ def handle_events(scene, job, events) -> str | None:
             props.status = f"seed {e['seed']}: {100 * props.progress:.0f}%, {cost}" + \
                 PHYSKEY_OT_solve._eta(scene, job)
         elif kind in ("solution", "stage"):
-            solutions.add_from_event(scene, e)
+            add_from_event(scene, e)
         elif kind == "seed_failed":
             props.status = f"seed {e['seed']} failed: {e['message']}"
         elif kind == "seed_retry":
@@ -240,25 +187,25 @@ class PHYSKEY_OT_solve(bpy.types.Operator):
         return f", about {left:.0f} s left"
 
     def _start(self, context):
-        from . import taskio
+        from .taskio import extract_scene, task_from_scene
         scene = context.scene
-        if job_key(scene) in _JOBS:
+        if job_for(scene) is not None:
             raise ValueError("a solve is already running in this scene: cancel it first")
         desc = extract_scene(context, lambda msg: self.report({"WARNING"}, msg))
-        task = taskio.task_from_scene(context, desc)
+        task = task_from_scene(context, desc)
         if scene.physkey.method != "simulate" and not task["keyframes"]:
             raise ValueError("no keyframes: add contact keyframes or key poses first")
         scene.physkey.solutions.clear()
         scene.physkey.progress, scene.physkey.status, scene.physkey.running = 0.0, "starting", True
         from .job import SolveJob
-        job = SolveJob(task, _job_folder(context), scene.physkey.num_seeds)
-        _JOBS[job_key(scene)] = job
+        job = SolveJob(task, job_folder(scene), scene.physkey.num_seeds)
+        add_job(scene, job)
         return job
 
     def _finish(self, context, job, error):
         scene = context.scene
         job.close()
-        _JOBS.pop(job_key(scene), None)
+        pop_job(scene)
         scene.physkey.running = False
         if error:
             self.report({"ERROR"}, error)
@@ -297,7 +244,7 @@ class PHYSKEY_OT_solve(bpy.types.Operator):
 
     def modal(self, context, event):
         job = self._job
-        if event.type == "ESC" or job_key(context.scene) not in _JOBS:
+        if event.type == "ESC" or job_for(context.scene) is None:
             job.cancel()
             context.scene.physkey.status = "cancelled"
         if event.type in ("TIMER", "ESC"):
@@ -319,7 +266,7 @@ class PHYSKEY_OT_cancel_solve(bpy.types.Operator):
     bl_label = "Cancel"
 
     def execute(self, context):
-        job = _JOBS.pop(job_key(context.scene), None)
+        job = pop_job(context.scene)
         context.scene.physkey.running = False
         if job is None:
             self.report({"WARNING"}, "no solve is running")
@@ -338,14 +285,14 @@ class PHYSKEY_OT_keep_solution(bpy.types.Operator):
     index: bpy.props.IntProperty(default=-1, description="Solution to keep (-1: the selected one)")
 
     def execute(self, context):
-        from . import solutions
+        from .solutions import keep
         props = context.scene.physkey
         index = self.index if self.index >= 0 else props.active_solution
         if index < 0 or index >= len(props.solutions):
             self.report({"ERROR"}, "no solution selected")
             return {"CANCELLED"}
         try:
-            action = solutions.keep(context, index)
+            action = keep(context, index)
         except ValueError as e:
             self.report({"ERROR"}, str(e))
             return {"CANCELLED"}
@@ -362,17 +309,18 @@ class PHYSKEY_OT_import_result(bpy.types.Operator):
     directory: bpy.props.StringProperty(subtype="DIR_PATH", description="A solve's folder (with result.json)")
 
     def execute(self, context):
-        from . import recover, solutions
+        from .recover import events_from_folder
+        from .solutions import add_from_event
         scene = context.scene
         try:
-            events = recover.events_from_folder(bpy.path.abspath(self.directory))
+            events = events_from_folder(bpy.path.abspath(self.directory))
         except ValueError as e:
             self.report({"ERROR"}, str(e))
             return {"CANCELLED"}
         listed = {(s.result_path, s.stage) for s in scene.physkey.solutions}
         new = [e for e in events if (e["result_path"], e.get("stage", -1)) not in listed]
         for e in new:
-            solutions.add_from_event(scene, e)
+            add_from_event(scene, e)
         self.report({"INFO"}, f"{len(new)} solution(s) imported from {self.directory}"
                     + (f" ({len(events) - len(new)} already listed)" if len(new) < len(events) else ""))
         return {"FINISHED"}
@@ -389,12 +337,12 @@ class PHYSKEY_OT_sync_pose_keys(bpy.types.Operator):
     bl_options = {"REGISTER", "UNDO"}
 
     def execute(self, context):
-        from . import taskio
-        obj = _active_character(context)
+        from .taskio import sync_pose_keys
+        obj = active_character(context)
         if obj is None:
             self.report({"ERROR"}, "no armature selected: select the character's armature")
             return {"CANCELLED"}
-        taskio.sync_pose_keys(context.scene, obj)
+        sync_pose_keys(context.scene, obj)
         self.report({"INFO"}, f"{len(context.scene.physkey.pose_keys)} keyed pose(s)")
         return {"FINISHED"}
 

@@ -3,12 +3,13 @@ from __future__ import annotations
 
 import bpy
 
+from .session import job_for
+
 
 def _solve_running(context) -> bool:
     """A solve runs in this scene while its job does; `physkey.running` is saved with the file and
     would still say so in a file saved during a solve, leaving only a Cancel that has nothing to stop."""
-    from .operators import _JOBS, job_key
-    return job_key(context.scene) in _JOBS
+    return job_for(context.scene) is not None
 
 
 _SIZE_LABELS = {"capsule": ("r", "½ len"), "cylinder": ("r", "½ len"), "sphere": ("r",),
@@ -164,7 +165,7 @@ class PHYSKEY_PT_solve(_Sidebar, bpy.types.Panel):
         if props.method == "contact":
             col.prop(props, "mpc_rollouts", text="Rollouts")
             col.prop(props, "mpc_budget", text="Quality (iterations/step)")
-            col.prop(props, "mpc_partwise", text="Partwise planning")
+            col.prop(props, "mpc_planner", text="Planner")
         elif props.method == "assist":
             col.prop(props, "assist_population", text="Population")
             col.prop(props, "assist_lambda_beta", text="Assist penalty λβ")

@@ -10,13 +10,15 @@ import os
 import bpy
 from mathutils import Matrix, Quaternion, Vector
 
-from . import rig, shapes, taskio
-
-TASKS_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "scenes", "tasks")
+from ..solver.paths import task_names, task_path
+from .rig import build_armature, pose_from_qpos
+from .shapes import add_bone_shapes, character_material, shape_mesh
+from .taskio import key_pose_keyframes, settings_to_scene, store_contact_keyframes
 
 
 def preset_names() -> list[str]:
-    return sorted(f[:-5] for f in os.listdir(TASKS_DIR) if f.endswith(".json"))
+    """The scene presets: the tasks of `scenes/tasks`, by name."""
+    return task_names()
 
 
 def _matrix(pos, quat) -> Matrix:
@@ -51,7 +53,7 @@ def build_furniture(context, environment) -> list:
                 bm.to_mesh(mesh)
                 bm.free()
             else:
-                mesh = shapes.shape_mesh(g.name, g.type, g.size + [0.0] * (3 - len(g.size)))
+                mesh = shape_mesh(g.name, g.type, g.size + [0.0] * (3 - len(g.size)))
             mesh.materials.append(material)
             child = bpy.data.objects.new(g.name, mesh)
             context.collection.objects.link(child)
@@ -73,10 +75,10 @@ def build_scene_objects(context, scene):
     if context.mode != "OBJECT":
         bpy.ops.object.mode_set(mode="OBJECT")
     build_furniture(context, scene.environment)
-    obj = rig.build_armature(context, scene.character, scene.character.name)
-    shapes.add_bone_shapes(context, obj, shapes.character_material())
+    obj = build_armature(context, scene.character, scene.character.name)
+    add_bone_shapes(context, obj, character_material())
     model = compile_spec(scene_to_spec(scene))
-    rig.pose_from_qpos(obj, model, initial_qpos(scene, model))
+    pose_from_qpos(obj, model, initial_qpos(scene, model))
     return obj, model
 
 
@@ -90,29 +92,28 @@ def _select_only(context, obj) -> None:
 def load(context, name: str):
     """Build preset `name`; returns the character's armature object."""
     from ..solver.task import build_scene, load_task
-    if name not in preset_names():
-        raise ValueError(f"no preset '{name}' (have: {', '.join(preset_names())})")
-    task = load_task(os.path.join(TASKS_DIR, f"{name}.json"))
-    prepared = None
-    if task.method == "assist":
-        from ..solver.methods.assist import prepare
-        prepared = prepare(task)
-        scene = prepared.built.scene  # starts at its first pose keyframe
-    else:
-        scene = build_scene(task.scene)
+    names = preset_names()
+    if name not in names:
+        raise ValueError(f"no preset '{name}' (have: {', '.join(names)})")
+    task = load_task(task_path(name))
+    scene = build_scene(task.scene)
+    pose_kfs = None
+    if task.method == "assist":  # pose it at its first pose keyframe, where the assist method starts
+        from ..solver.pose_keyframes import resolve, scene_at_first_pose
+        _, pose_kfs = resolve(task.keyframes, scene)
+        scene = scene_at_first_pose(scene, pose_kfs)
     obj, model = build_scene_objects(context, scene)
     props = context.scene.physkey
     props.preset, props.method = name, task.method
-    taskio.settings_to_scene(props, task.method, task.settings)
+    settings_to_scene(props, task.method, task.settings)
     props.contact_keyframes.clear()
     props.pose_keys.clear()
     if task.method == "contact":
-        from ..solver.mpc.keyframes import parse_keyframes
-        taskio.store_contact_keyframes(context.scene, parse_keyframes(task.keyframes))
-    elif prepared is not None:
+        from ..solver.contact_keyframes import parse_keyframes
+        store_contact_keyframes(context.scene, parse_keyframes(task.keyframes))
+    elif pose_kfs is not None:
         fps = context.scene.render.fps / context.scene.render.fps_base
-        taskio.key_pose_keyframes(context, obj, model, prepared.keyframes, task.keyframes, fps,
-                                  context.scene.frame_start)
+        key_pose_keyframes(context, obj, model, pose_kfs, task.keyframes, fps, context.scene.frame_start)
     _select_only(context, obj)
     return obj
 

@@ -6,6 +6,11 @@ import bpy
 from bpy.props import (BoolProperty, CollectionProperty, EnumProperty, FloatProperty, FloatVectorProperty,
                        PointerProperty, StringProperty)
 
+from ..solver.objective_terms import TERM_NAMES
+from ..solver.registry import METHODS, PLANNERS
+from ..solver.settings import AssistSettings, PlannerSettings
+from .setting_props import setting_property
+
 GROUP_ITEMS = [("core", "Core", "Spine and root"), ("right_leg", "Right leg", ""), ("left_leg", "Left leg", ""),
                ("right_arm", "Right arm", ""), ("left_arm", "Left arm", "")]
 GEOM_ITEMS = [("capsule", "Capsule", ""), ("sphere", "Sphere", ""), ("box", "Box", ""),
@@ -75,7 +80,9 @@ class PHYSKEY_PG_pair(bpy.types.PropertyGroup):
     pos2: FloatVectorProperty(size=3, subtype="TRANSLATION", description="Point in that frame")
 
 
-N_TERMS = 13  # the objective terms of solver.mpc.keyframes.TERM_NAMES, in that order
+N_TERMS = len(TERM_NAMES)  # the objective terms of solver.objective_terms.TERM_NAMES, in that order
+METHOD_ITEMS = [(name, e.label, e.description) for name, e in METHODS.items()]
+PLANNER_ITEMS = [(name, e.label, e.description) for name, e in PLANNERS.items()]
 
 
 class PHYSKEY_PG_contact_keyframe(bpy.types.PropertyGroup):
@@ -113,27 +120,26 @@ class PHYSKEY_PG_solution(bpy.types.PropertyGroup):
 
 
 def _preview_selected(self, context):
-    from . import solutions
-    solutions.preview(context, self.active_solution)
+    from .solutions import preview
+    preview(context, self.active_solution)
 
 
 class PHYSKEY_PG_scene(bpy.types.PropertyGroup):
     preset: StringProperty(default="", description="The preset this scene was built from")
-    method: EnumProperty(items=[("contact", "Contact keyframes", "PartwiseMPC"),
-                                ("assist", "Assisted keyframes", "CMA-ES with assist forces"),
-                                ("simulate", "Simulate", "Play the scene forward")], default="contact")
+    method: EnumProperty(items=METHOD_ITEMS, default="contact")
     settings_json: StringProperty(default="{}", description="Further method settings as JSON (override the fields)")
+    # The methods' settings on the panel (taskio.FIELDS): default, bounds and description are the
+    # solver's (solver.settings).
     # Contact keyframes (PartwiseMPC)
-    mpc_rollouts: bpy.props.IntProperty(default=45, min=7, max=4096, description="Rollouts per planning iteration (N)")
-    mpc_budget: bpy.props.IntProperty(default=1, min=1, max=100,
-                                      description="Planning iterations per 0.015 s control step (quality vs speed)")
-    mpc_partwise: BoolProperty(default=True, description="Recombine body-part plans (PartwiseMPC); off: plain sampling")
+    mpc_rollouts: setting_property(PlannerSettings, "rollouts")
+    mpc_budget: setting_property(PlannerSettings, "budget")
+    mpc_planner: setting_property(PlannerSettings, "planner", items=PLANNER_ITEMS)
     # Assisted keyframes (CMA-ES)
-    assist_population: bpy.props.IntProperty(default=48, min=4, max=4096)
-    assist_lambda_beta: FloatProperty(default=1.0, min=0.0, description="Penalty on assist forces (λ_β)")
-    assist_samples: bpy.props.IntProperty(default=12000, min=48, description="Rollout budget per alternative")
-    assist_max_wall_s: FloatProperty(default=60.0, min=1.0, description="Time budget per alternative (s)")
-    assist_curriculum: BoolProperty(default=True, description="Show early keyframes first (horizon curriculum)")
+    assist_population: setting_property(AssistSettings, "population")
+    assist_lambda_beta: setting_property(AssistSettings, "lambda_beta")
+    assist_samples: setting_property(AssistSettings, "samples")
+    assist_max_wall_s: setting_property(AssistSettings, "max_wall_s")
+    assist_curriculum: setting_property(AssistSettings, "curriculum")
     contact_keyframes: CollectionProperty(type=PHYSKEY_PG_contact_keyframe)
     active_contact_keyframe: bpy.props.IntProperty(default=0)
     pose_keys: CollectionProperty(type=PHYSKEY_PG_pose_key)

@@ -11,7 +11,8 @@ import os
 import bpy
 import numpy as np
 
-from . import bake
+from .bake import add_markers, assign, bake_action, bake_free_bodies
+from .session import active_character
 
 PREVIEW_ACTION = "PhysKey Preview"
 
@@ -59,8 +60,7 @@ def _load(item):
 
 
 def _character(context):
-    from .operators import _active_character
-    obj = _active_character(context)
+    obj = active_character(context)
     if obj is None:
         raise ValueError("no character in the scene to show the solution on")
     return obj
@@ -97,9 +97,9 @@ def _preview(context, index: int) -> None:
     old = bpy.data.actions.get(PREVIEW_ACTION)
     if old is not None:
         bpy.data.actions.remove(old)
-    action, slot = bake.bake_action(obj, model, arrays["frame_times"], arrays["frame_qpos"], PREVIEW_ACTION,
+    action, slot = bake_action(obj, model, arrays["frame_times"], arrays["frame_qpos"], PREVIEW_ACTION,
                                     scene.frame_start, scene.render.fps / scene.render.fps_base)
-    bake.assign(obj, action, slot)
+    assign(obj, action, slot)
 
 
 def end_preview(context) -> None:
@@ -130,11 +130,11 @@ def keep(context, index: int):
             and not obj.physkey.animator_action:
         obj.animation_data.action.use_fake_user = True
     end_preview(context)
-    action, slot = bake.bake_action(obj, model, arrays["frame_times"], arrays["frame_qpos"], name,
+    action, slot = bake_action(obj, model, arrays["frame_times"], arrays["frame_qpos"], name,
                                     scene.frame_start, fps, extra=_curves(arrays))
     action.use_fake_user = True
-    bake.assign(obj, action, slot)
-    bake.bake_free_bodies(scene, model, arrays["frame_times"], arrays["frame_qpos"], action.name,
+    assign(obj, action, slot)
+    bake_free_bodies(scene, model, arrays["frame_times"], arrays["frame_qpos"], action.name,
                           scene.frame_start, fps)
-    bake.add_markers(scene, json.loads(item.reached_json), scene.frame_start, fps, f"{action.name} kf")
+    add_markers(scene, json.loads(item.reached_json), scene.frame_start, fps, f"{action.name} kf")
     return action

@@ -1,14 +1,45 @@
 """The task in the Blender scene ↔ the solver's task: contact keyframes live in
 `scene.physkey.contact_keyframes`; pose keyframes are the keyed frames of the character's action,
-with their weight and timing in `scene.physkey.pose_keys`. `task_from_scene` is what a solve sends."""
+with their weight and timing in `scene.physkey.pose_keys`; the character and the colliders are
+`extract_scene`'s. `task_from_scene` is what a solve sends."""
 from __future__ import annotations
 
 import json
 
 import bpy
 
-from ..solver.mpc.keyframes import TERM_NAMES
-from . import rig
+from ..solver.objective_terms import TERM_NAMES
+from .colliders import collider_bodies
+from .rig import pose_from_qpos, qpos_from_pose, read_character
+from .session import active_character
+
+
+def extract_scene(context, warn=None):
+    """The current scene as a SceneDesc: the active (or only) PhysKey character, a floor and every
+    object marked as a collider."""
+    from ..solver.scene import SCHEMA_VERSION, Environment, Pose, SceneDesc, check_references
+    obj = active_character(context)
+    if obj is None:
+        raise ValueError("no armature selected: select the character's armature")
+    character = read_character(obj)
+    root = character.bodies[0]
+    bodies = collider_bodies(context.scene, warn or (lambda msg: None))
+    scene = SceneDesc(schema_version=SCHEMA_VERSION, name=context.scene.name or "scene", character=character,
+                      environment=Environment(floor=True, bodies=bodies),
+                      initial_pose=Pose(root_pos=root.pos, root_quat=root.quat))
+    check_references(scene)
+    # The motion starts from the pose the rig shows now, not from its rest pose.
+    import mujoco
+
+    from ..solver.mjcf import compile_spec, scene_to_spec
+    model = compile_spec(scene_to_spec(scene))
+    q = qpos_from_pose(obj, model)
+    a = int(model.jnt_qposadr[model.joint("root").id])
+    scene.initial_pose = Pose(root_pos=[float(v) for v in q[a:a + 3]], root_quat=[float(v) for v in q[a + 3:a + 7]],
+                              joints={model.joint(j).name: float(q[model.jnt_qposadr[j]]) for j in range(model.njnt)
+                                      if model.jnt_type[j] == mujoco.mjtJoint.mjJNT_HINGE and model.joint(j).name in
+                                      {jt.name for b in character.bodies for jt in b.joints}})
+    return scene
 
 
 def store_contact_keyframes(scene, keyframes) -> None:
@@ -40,7 +71,7 @@ def key_pose_keyframes(context, obj, model, kfs, items, fps: float, frame_start:
         frame = frame_start + int(round(t * fps))
         qpos = model.qpos0.copy()
         qpos[root:root + kfs.qpos.shape[1]] = kfs.qpos[k]
-        rig.pose_from_qpos(obj, model, qpos)
+        pose_from_qpos(obj, model, qpos)
         for pb in obj.pose.bones:
             pb.keyframe_insert("rotation_quaternion", frame=frame)
             if pb.bone.parent is None:
@@ -53,7 +84,9 @@ def key_pose_keyframes(context, obj, model, kfs, items, fps: float, frame_start:
     scene.frame_set(frame_start)
 
 
-FIELDS = {"contact": {"mpc_rollouts": "rollouts", "mpc_budget": "budget"},
+# The panel's fields of each method: scene property → settings key (properties.py takes each
+# property's default, bounds and description from the solver's settings field of that key).
+FIELDS = {"contact": {"mpc_rollouts": "rollouts", "mpc_budget": "budget", "mpc_planner": "planner"},
           "assist": {"assist_population": "population", "assist_lambda_beta": "lambda_beta",
                      "assist_samples": "samples", "assist_max_wall_s": "max_wall_s",
                      "assist_curriculum": "curriculum"}}
@@ -62,20 +95,21 @@ FIELDS = {"contact": {"mpc_rollouts": "rollouts", "mpc_budget": "budget"},
 def settings_from_scene(props) -> dict:
     """The method's settings: the panel's fields, then anything in `settings_json` on top."""
     out = {key: getattr(props, field) for field, key in FIELDS.get(props.method, {}).items()}
-    if props.method == "contact":
-        out["planner"] = "partwise" if props.mpc_partwise else "baseline"
     out.update(json.loads(props.settings_json or "{}"))
     return out
 
 
 def settings_to_scene(props, method: str, settings: dict) -> None:
-    """Fill the panel's fields from a task's settings; the rest stays as JSON."""
+    """Fill the panel's fields from a task's settings; the rest (and a value a field cannot hold,
+    e.g. a planner the menu does not list) stays as JSON, which overrides the fields."""
     rest = dict(settings)
     for field, key in FIELDS.get(method, {}).items():
         if key in rest:
-            setattr(props, field, rest.pop(key))
-    if method == "contact" and "planner" in rest:
-        props.mpc_partwise = rest.pop("planner") == "partwise"
+            try:
+                setattr(props, field, rest[key])
+            except (TypeError, ValueError):
+                continue
+            del rest[key]
     props.settings_json = json.dumps(rest)
 
 
@@ -101,27 +135,27 @@ def task_from_scene(context, scene_desc) -> dict:
     if props.method == "contact":
         task["keyframes"] = [contact_keyframe_dict(item) for item in props.contact_keyframes]
     elif props.method == "assist":
-        from .operators import _active_character
-        sync_pose_keys(scene, _active_character(context))
+        sync_pose_keys(scene, active_character(context))
         task["keyframes"] = pose_keyframes_from_action(context, scene_desc)
     return task
 
 
 def pose_keyframes_from_action(context, scene_desc) -> list[dict]:
+    import mujoco
+
     from ..solver.mjcf import compile_spec, scene_to_spec
-    from .operators import _active_character
     scene = context.scene
-    obj = _active_character(context)
+    obj = active_character(context)
     model = compile_spec(scene_to_spec(scene_desc))
     fps = scene.render.fps / scene.render.fps_base
     keys = sorted(scene.physkey.pose_keys, key=lambda k: k.frame)
     root = int(model.jnt_qposadr[model.joint("root").id])
-    hinges = [model.joint(j).name for j in range(model.njnt) if model.jnt_type[j] == 3]
+    hinges = [model.joint(j).name for j in range(model.njnt) if model.jnt_type[j] == mujoco.mjtJoint.mjJNT_HINGE]
     out, current = [], scene.frame_current
     try:
         for i, key in enumerate(keys):
             scene.frame_set(key.frame)
-            q = rig.qpos_from_pose(obj, model)
+            q = qpos_from_pose(obj, model)
             item = {"name": f"frame_{key.frame}", "root_pos": [float(v) for v in q[root:root + 3]],
                     "root_quat": [float(v) for v in q[root + 3:root + 7]], "weight": key.weight,
                     "joints": {n: float(q[model.jnt_qposadr[model.joint(n).id]]) for n in hinges}}

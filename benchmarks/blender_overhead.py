@@ -19,14 +19,13 @@ sys.path.insert(0, ROOT)
 def main() -> None:
     from blender_env import addon, installed_extension
     bpy, module = installed_extension()
-    ops = addon(module, "operators")
     taskio = addon(module, "taskio")
     bpy.ops.wm.read_homefile(use_empty=True)
     bpy.ops.physkey.load_preset(preset="armchair_stand_sit_stand")
     scene = bpy.context.scene
     scene.physkey.num_seeds = 1
     t0 = time.perf_counter()
-    taskio.task_from_scene(bpy.context, ops.extract_scene(bpy.context))
+    taskio.task_from_scene(bpy.context, taskio.extract_scene(bpy.context))
     extract = time.perf_counter() - t0
     t0 = time.perf_counter()
     bpy.ops.physkey.solve(wait=True)

@@ -15,6 +15,7 @@ import numpy as np
 
 from . import splines
 from .model import build_model
+from .paths import task_path
 from .rollout import RolloutEngine, get_state
 from .task import SceneRef, build_scene
 
@@ -72,8 +73,7 @@ def _task_path(task_name: str) -> str:
     """A task file given by path, or by name from scenes/tasks."""
     if os.path.exists(task_name):
         return task_name
-    return os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "scenes", "tasks",
-                        f"{task_name}.json")
+    return task_path(task_name)
 
 
 def _floor_seconds_per_iteration(model, state0, nroll: int, nstep: int, repeats: int = 5, nthread: int = 1) -> float:
@@ -182,6 +182,9 @@ def bench_mpc(task_name: str, trials: int, rollouts: int, planner: str, budget: 
             "mean_cost_per_step": round(float(np.mean([e["cost"] for e in entries])), 4) if entries else None,
             "partwise_win_fraction": round(float(np.mean([e["partwise_win_fraction"] for e in entries])), 4)
             if entries else None,
+            # Where each iteration's best candidate came from (mpc.planner.ORIGINS), averaged over trials.
+            "won_by": {k: round(float(np.mean([e["won_by"][k] for e in entries])), 4) for k in entries[0]["won_by"]}
+            if entries else None,
             "failed_keyframes": [e["failed_keyframe"] for e in entries if not e["success"]],
             "iteration_ms": round(1e3 * it_wall, 3), "floor_iteration_ms": round(1e3 * floor, 3),
             "overhead_vs_floor": round(it_wall / floor, 3), "threads_per_trial": nthread, "workers": workers,
@@ -203,7 +206,7 @@ def bench_assist(task_name: str, seeds: int, modes=("time", "global", "none"), s
     from . import schema
     from .assist.optimizer import AssistOptimizer
     from .assist.problem import Problem
-    from .methods import assist as assist_method
+    from .methods.assist import ASSIST, initial_state
     from .pool import run_seeds
     from .rollout import RolloutEngine
     from .task import load_task
@@ -238,10 +241,10 @@ def bench_assist(task_name: str, seeds: int, modes=("time", "global", "none"), s
             "successes": sum(bool(e.get("success")) for e in ok), "errors": [e["error"] for e in entries if "error" in e],
             "bench_wall_s": round(time.perf_counter() - start, 1)}
     # One generation against its physics floor, on all cores, time-indexed mode.
-    prep = assist_method.prepare(task)
+    prep = ASSIST.prepare(task)
     problem = Problem(prep.built, prep.keyframes, prep.settings)
     with RolloutEngine(prep.built.model, cores) as engine:
-        opt = AssistOptimizer(problem, engine, assist_method._initial_state(prep.built))
+        opt = AssistOptimizer(problem, engine, initial_state(prep.built))
         X = np.random.default_rng(0).normal(0.0, prep.settings.sigma0, (prep.settings.population, problem.ndim))
         K = len(prep.keyframes.qpos)
         opt.evaluate(X, K - 1)

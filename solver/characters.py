@@ -11,9 +11,9 @@ import os
 
 from . import schema
 from .errors import InvalidInput
+from .paths import CHARACTERS_DIR
 from .scene import Character
 
-SCENES_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "scenes")
 # Total mass (kg) and the geoms each variant thickens.
 VARIANTS = {
     "default": (None, ()),
@@ -27,7 +27,7 @@ VARIANTS = {
 
 @functools.lru_cache(maxsize=None)
 def _load(name: str) -> Character:
-    path = os.path.join(SCENES_DIR, "characters", f"{name}.json")
+    path = os.path.join(CHARACTERS_DIR, f"{name}.json")
     if not os.path.exists(path):
         raise InvalidInput("scene.character", f"no built-in character '{name}' (have: humanoid)")
     with open(path, encoding="utf-8") as f:

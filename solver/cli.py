@@ -16,6 +16,7 @@ import traceback
 
 from . import schema
 from .errors import InvalidInput
+from .registry import PLANNERS, check_name
 
 EXIT_OK, EXIT_INTERNAL, EXIT_INVALID = 0, 1, 2
 
@@ -75,9 +76,9 @@ def _prepare(task_path: str, num_seeds=None):
 def _check_memory(prepared, workers: int) -> None:
     """Refuse, before anything runs, a batch (rollouts × steps × workers) beyond half the machine's memory."""
     from .memory import check_batch
-    if hasattr(prepared, "batch"):
-        path, model, nroll, nstep = prepared.batch()
-        check_batch(path, model, nroll, nstep, workers)
+    batch = prepared.batch()
+    if batch is not None:
+        check_batch(batch.setting, batch.model, batch.rollouts, batch.steps, workers)
 
 
 def cmd_validate(args) -> int:
@@ -134,9 +135,12 @@ def cmd_run(args, emit: Events) -> int:
           "out": os.path.abspath(args.out), "model": os.path.abspath(os.path.join(args.out, "model.xml"))})
     start = time.perf_counter()
     on_eof = _parent_gone if args.exit_with_stdin else None
-    if args.jsonl and getattr(get_method(task.method), "ACCEPTS_APPENDED_KEYFRAMES", False):
-        from .mpc.feed import start_stdin_reader
-        start_stdin_reader(sys.stdin, args.out, prepared.built.scene, emit, on_eof)
+    method = get_method(task.method)
+    if args.jsonl and method.capabilities.appended_keyframes:
+        from .feed import start_stdin_reader
+        scene = prepared.built.scene
+        start_stdin_reader(sys.stdin, args.out, lambda items, path: method.check_appended(items, scene, path),
+                           emit, on_eof)
     elif on_eof is not None:
         threading.Thread(target=lambda: (sys.stdin.read(), on_eof()), name="physkey-parent-watch", daemon=True).start()
 
@@ -198,6 +202,7 @@ def cmd_bench(args) -> int:
     else:
         if not args.task:
             raise InvalidInput("--task", "bench mpc needs --task NAME (a contact task in scenes/tasks)")
+        check_name("planner", PLANNERS, args.planner, "--planner")
         report = bench_mpc(args.task, args.trials, args.rollouts, args.planner, args.budget, args.slowdown,
                            args.workers)
     if args.json:
@@ -235,7 +240,8 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--task", help="mpc: contact task name or file")
     b.add_argument("--trials", type=int, default=4, help="mpc: seeds to run")
     b.add_argument("--rollouts", type=int, default=45, help="mpc: N")
-    b.add_argument("--planner", choices=["partwise", "baseline"], default="partwise")
+    b.add_argument("--planner", default="partwise",
+                   help=f"mpc: a registered planner ({', '.join(PLANNERS)})")
     b.add_argument("--budget", type=int, default=None, help="mpc: planning iterations per control step")
     b.add_argument("--slowdown", type=float, default=None, help="mpc: Γ (wall-clock budget) instead of --budget")
     b.add_argument("--workers", type=int, default=None, help="mpc/assist: worker processes")

@@ -13,8 +13,8 @@ import math
 import os
 
 from . import schema
-from .characters import SCENES_DIR
 from .errors import InvalidInput
+from .paths import ENVIRONMENTS_DIR
 from .scene import EnvBody, Environment, Geom, Pose
 
 # Torso bone frame of the humanoid standing upright facing +x (Y along the spine).
@@ -31,7 +31,7 @@ def standing_pose(x: float = 0.0, y: float = 0.0, yaw_deg: float = 0.0) -> Pose:
 
 @functools.lru_cache(maxsize=None)
 def _furniture(name: str):
-    path = os.path.join(SCENES_DIR, "environments", f"{name}.json")
+    path = os.path.join(ENVIRONMENTS_DIR, f"{name}.json")
     with open(path, encoding="utf-8") as f:
         doc = schema.load_json_text(f.read(), path)
     bodies = [schema.from_dict(EnvBody, b, f"{name}.bodies[{i}]") for i, b in enumerate(doc["bodies"])]

@@ -10,7 +10,6 @@ from __future__ import annotations
 import numpy as np
 
 from .model import BuiltModel
-from .rotations import rotate
 from .rollout import Trajectories, state_layout
 
 
@@ -50,14 +49,6 @@ class Features:
 
     def body_quat(self, body: str) -> np.ndarray:
         return self.sensor(f"{body}_quat")
-
-    def body_axis(self, body: str, axis: int) -> np.ndarray:
-        """World direction of the body's local axis 0/1/2 (x/y/z), from its quaternion."""
-        return rotate(self.body_quat(body), np.eye(3)[axis])
-
-    def body_point(self, body: str, local: np.ndarray) -> np.ndarray:
-        """World position of a point given in the body's frame."""
-        return self.body_pos(body) + rotate(self.body_quat(body), np.asarray(local, dtype=float))
 
     def as_dict(self, bodies) -> dict:
         """What `mpc.objectives.Objective.evaluate` reads: body positions and quaternions, COM."""

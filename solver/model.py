@@ -1,7 +1,7 @@
 """The MuJoCo model a solve runs on: the scene plus what the methods need.
 
 On top of `mjcf.scene_to_spec` this adds sensors for cost features (body positions, orientations,
-the character's centre of mass) and, optionally, assist forces (DESIGN §6): per keypoint body a
+the character's centre of mass) and, optionally, assist forces (Kim et al. 2021): per keypoint body a
 site at the link's centre of mass, a mocap target, a spatial tendon between the two and a `general`
 actuator with affine gain (0, −kp, −kv), so ctrl = β ∈ [0, 1] pulls the link to its target with
 force β(−kp·L − kv·L̇) with no Python in the simulation loop.

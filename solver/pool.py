@@ -18,9 +18,11 @@ import sys
 import threading
 import time
 
+from .feed import KeyframeFeed
 from .methods import get_method
 from .result import write_solution
 from .rollout import RolloutEngine
+from .solution import Progress
 from .task import task_from_dict
 
 _PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -41,12 +43,14 @@ class SeedRunner:
         start = time.perf_counter()
         last = [0.0]
 
-        def progress(fraction: float, cost: float, stage: int | None = None, partial=None) -> None:
+        def progress(report: Progress) -> None:
             """Progress of this seed; with `partial` (a Solution) a playable intermediate result
             (a curriculum stage's best motion) is written and announced."""
             now = time.perf_counter()
-            if partial is not None:
-                entry = write_solution(self.out_dir, self.prepared.built.model, seed, partial,
+            cost, fraction = report.cost, report.fraction
+            if report.partial is not None:
+                stage = report.stage
+                entry = write_solution(self.out_dir, self.prepared.built.model, seed, report.partial,
                                        self.task.output_fps, now - start, name=f"stage_{stage}.npz")
                 if self.events is not None:
                     self.events({"event": "stage", "seed": seed, "stage": stage,
@@ -59,11 +63,8 @@ class SeedRunner:
                 self.events({"event": "progress", "seed": seed, "fraction": round(float(fraction), 4),
                              "cost": float(cost) if math.isfinite(cost) else None})
 
-        if getattr(self.method, "ACCEPTS_APPENDED_KEYFRAMES", False):
-            from .mpc.feed import KeyframeFeed
-            sol = self.method.solve(self.prepared, seed, self.engine, progress, KeyframeFeed(self.out_dir).poll)
-        else:
-            sol = self.method.solve(self.prepared, seed, self.engine, progress)
+        appended = KeyframeFeed(self.out_dir).poll if self.method.capabilities.appended_keyframes else None
+        sol = self.method.solve(self.prepared, seed, self.engine, progress, appended)
         return write_solution(self.out_dir, self.prepared.built.model, seed, sol, self.task.output_fps,
                               time.perf_counter() - start)
 

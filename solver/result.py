@@ -13,7 +13,7 @@ import numpy as np
 
 from . import schema
 from .fileio import write_npz_atomic, write_text_atomic
-from .methods import Solution
+from .solution import Solution
 from .resample import frame_times, resample_qpos
 
 RESULT_SCHEMA_VERSION = 1
@@ -81,7 +81,3 @@ class ResultIndex:
     def _save(self) -> None:
         write_text_atomic(self.path, schema.format_json(self.doc))
 
-
-def load_result_npz(path: str) -> dict[str, np.ndarray]:
-    with np.load(path, allow_pickle=False) as z:
-        return {k: z[k] for k in z.files}

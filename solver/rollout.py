@@ -78,6 +78,20 @@ def find_divergence(state: np.ndarray, initial_time, timestep: float, time_index
     return np.where(anybad, first - stood_still, -1)
 
 
+def step_divergence(data: mujoco.MjData, t_before: float, timestep: float, warnings_before: int) -> str | None:
+    """Why the single step just taken from `t_before` diverged, or None: the per-step form of
+    `find_divergence` for a simulation stepped one `mj_step` at a time (the agent's own), with the
+    same criteria (the time advance, finiteness) plus MuJoCo's warning counters. A few µs."""
+    if int(data.warning.number.sum()) != warnings_before:
+        kinds = [mujoco.mjtWarning(i).name for i, n in enumerate(data.warning.number) if n]
+        return "MuJoCo warning " + ", ".join(kinds)
+    if not abs(data.time - t_before - timestep) <= TIME_TOL * timestep:
+        return f"time went from {t_before:.6g} to {data.time:.6g} s"
+    if not (np.isfinite(data.qpos).all() and np.isfinite(data.qvel).all()):
+        return "non-finite state"
+    return None
+
+
 @dataclass
 class Trajectories:
     """Rollout output: state[r, t] is the state after step t; sensordata[r, t] was computed during
@@ -175,26 +189,3 @@ class RolloutEngine:
         out.diverged_at = diverged_at
         return out
 
-
-def reference_rollout(model: mujoco.MjModel, initial_state: np.ndarray, ctrl: np.ndarray,
-                      mocap_pos: np.ndarray | None = None) -> Trajectories:
-    """The slow, obvious per-step Python loop the engine must match (used by tests)."""
-    ctrl = np.asarray(ctrl, dtype=float)
-    nroll, nstep, _ = ctrl.shape
-    nstate = mujoco.mj_stateSize(model, FULLPHYSICS)
-    state = np.empty((nroll, nstep, nstate))
-    sensordata = np.empty((nroll, nstep, model.nsensordata))
-    data = mujoco.MjData(model)
-    init = np.broadcast_to(np.asarray(initial_state, dtype=float), (nroll, nstate))
-    for r in range(nroll):
-        mujoco.mj_resetData(model, data)
-        mujoco.mj_setState(model, data, init[r], FULLPHYSICS)
-        for t in range(nstep):
-            data.ctrl[:] = ctrl[r, t]
-            if mocap_pos is not None:
-                data.mocap_pos[:] = mocap_pos[r, t]
-            mujoco.mj_step(model, data)
-            state[r, t] = get_state(model, data)
-            sensordata[r, t] = data.sensordata
-    time_index = state_layout(model)["time"].start
-    return Trajectories(state, sensordata, find_divergence(state, init[:, time_index], model.opt.timestep, time_index))

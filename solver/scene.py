@@ -321,12 +321,6 @@ def scene_from_dict(data, path: str = "") -> SceneDesc:
     return schema.from_dict(SceneDesc, data, path)
 
 
-def load_scene(file_path) -> SceneDesc:
-    with open(file_path, encoding="utf-8-sig") as f:
-        text = f.read()
-    return scene_from_dict(schema.load_json_text(text, str(file_path)))
-
-
 def save_scene(scene: SceneDesc, file_path) -> None:
     from .fileio import write_text_atomic
     write_text_atomic(file_path, schema.dumps(scene))

@@ -5,8 +5,11 @@ types, unknown keys, finiteness and sign) and back, so every format shares one s
 error reads like `character.bodies[3].geoms[0].size[1]: must be > 0, got -0.1`.
 
 Field metadata understood: `positive` (> 0), `nonneg` (>= 0), `length` (exact list length),
-`min_length`, `choices` (allowed strings), `nonempty` (strings; default true), `multiline` (a string
-that may hold newlines and tabs; other control characters are refused in every string).
+`min_length`, `min` and `max` (inclusive bounds of a number), `choices` (allowed strings), `nonempty`
+(strings; default true), `multiline` (a string that may hold newlines and tabs; other control
+characters are refused in every string). Settings fields also carry `description`, `soft_min` and
+`soft_max` for the people and user interfaces that set them (Blender's properties read them); the
+checks here ignore those.
 """
 from __future__ import annotations
 
@@ -65,6 +68,10 @@ def _check_number(value, path: str, meta: dict, integer: bool) -> float | int:
         raise InvalidInput(path, f"must be > 0, got {value}")
     if meta.get("nonneg") and not value >= 0:
         raise InvalidInput(path, f"must be >= 0, got {value}")
+    if "min" in meta and not value >= meta["min"]:
+        raise InvalidInput(path, f"must be at least {meta['min']}, got {value}")
+    if "max" in meta and not value <= meta["max"]:
+        raise InvalidInput(path, f"must be at most {meta['max']}, got {value}")
     return value
 
 

@@ -2,7 +2,8 @@
 
 A task names its scene either by built-in parts (`environment` with parameters, `character` with a
 body-shape variant) or inline as a full SceneDesc (`desc`, what the Blender add-on sends). Method
-settings and keyframes are checked by the method itself (see `methods`).
+settings and keyframes are checked by the method itself (see `methods`); its name is checked here
+against the registry.
 """
 from __future__ import annotations
 
@@ -12,11 +13,11 @@ from typing import Any, Optional
 
 from . import schema
 from .errors import InvalidInput
+from .limits import MAX_SEEDS
+from .registry import METHODS, check_name
 from .scene import SCHEMA_VERSION, Pose, SceneDesc, check_references, check_timestep, depth_first
 
 TASK_SCHEMA_VERSION = 1
-MAX_SEEDS = 10_000  # seeds (alternatives) one task may list or --num-seeds ask for
-MAX_MOTION_S = 600.0  # seconds of motion a solve may be asked for (simulate duration, keyframe times)
 
 
 @dataclass
@@ -80,8 +81,7 @@ def task_from_dict(data) -> Task:
             and isinstance(data["scene"]["desc"], dict) and "character" not in data["scene"]["desc"]:
         raise InvalidInput("scene.desc.character", "the scene has no character")
     task = schema.from_dict(Task, data)
-    from .methods import get_method
-    get_method(task.method)  # unknown method → InvalidInput naming it
+    check_name("method", METHODS, task.method, "method")
     return task
 
 

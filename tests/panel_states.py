@@ -90,14 +90,14 @@ def _running(bpy, module):
     """A contact solve in progress, the way PHYSKEY_OT_solve leaves the scene (a stand-in job)."""
     import importlib
     _fresh(bpy, "armchair_stand_sit_stand")
-    ops = importlib.import_module(f"{module.__name__}.addon.operators")
+    session = importlib.import_module(f"{module.__name__}.addon.session")
     scene = bpy.context.scene
     scene.physkey.progress, scene.physkey.status, scene.physkey.running = 0.4, "seed 0: 40%, cost 12.5", True
-    ops._JOBS[ops.job_key(scene)] = types.SimpleNamespace(close=lambda: None, cancel=lambda: None)
+    session.add_job(scene, types.SimpleNamespace(close=lambda: None, cancel=lambda: None))
     try:
         yield
     finally:
-        ops._JOBS.pop(ops.job_key(scene), None)
+        session.pop_job(scene)
         scene.physkey.running = False
 
 

@@ -10,14 +10,17 @@ import mujoco
 import numpy as np
 import pytest
 
-from solver.assist.keyframes import parse_pose_keyframes
-from solver.assist.problem import AssistSettings, Problem
+from solver.pose_keyframes import parse_pose_keyframes
+from solver.assist.problem import Problem
 from solver.assist.reference import interpolate_pose
-from solver.methods import assist
+from solver.methods import assist as assist_module
+from solver.methods.assist import ASSIST as assist
+from solver.methods.assist import initial_state
 from solver.model import build_model
 from solver.rollout import RolloutEngine, get_state
 from solver.scene import SCHEMA_VERSION, Actuator, Body, Character, Environment, Geom, Joint, SceneDesc
-from solver.task import task_from_dict
+from solver.settings import AssistSettings
+from solver.task import build_scene, task_from_dict
 from test_bad_input import check_invalid, run_cli
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -183,7 +186,7 @@ def test_angles_slightly_outside_the_range_are_clamped_with_a_warning():
     warnings = []
     task = low_jump_task()
     task["keyframes"][1]["joints"]["knee_right"] = math.radians(5.0)  # range ends at 2°
-    prep_scene = assist.build_scene(task_from_dict(task).scene)
+    prep_scene = build_scene(task_from_dict(task).scene)
     _, kfs = parse_pose_keyframes(task["keyframes"], prep_scene, prep_scene.character.bodies[0].quat, warnings.append)
     assert len(warnings) == 1 and "knee_right" in warnings[0] and "clamped" in warnings[0]
     hinges = [j.name for j in prep_scene.joints() if j.type == "hinge"]
@@ -216,7 +219,6 @@ def test_generation_floor_steps_the_same_batch(prepared):
     from solver.assist.optimizer import AssistOptimizer
     from solver.assist.problem import Problem
     from solver.bench import _floor_of_batch
-    from solver.methods import assist as assist_method
     from solver.rollout import RolloutEngine
     problem = Problem(prepared.built, prepared.keyframes, prepared.settings)
     X = np.random.default_rng(3).normal(0.0, 0.3, (6, problem.ndim))
@@ -224,7 +226,7 @@ def test_generation_floor_steps_the_same_batch(prepared):
     nstep = 120
     ctrl, mocap, _ = problem.controls(d, nstep)
     with RolloutEngine(prepared.built.model, 2) as engine:
-        opt = AssistOptimizer(problem, engine, assist_method._initial_state(prepared.built))
+        opt = AssistOptimizer(problem, engine, initial_state(prepared.built))
         out = engine.run(opt.state0, ctrl, mocap, copy=True)
     final = np.empty((6, out.state.shape[2]))
     assert _floor_of_batch(prepared.built.model, opt.state0, ctrl, mocap, 2, hold=1, repeats=1, final_state=final) > 0
@@ -268,7 +270,7 @@ def test_servos_and_springs_read_the_reference_kv_over_kp_ahead(prepared):
         x = np.zeros((1, problem.ndim))
         x[:, settings.pieces * problem.nu:settings.pieces * problem.nu + problem.n_beta] = 1.0
         with RolloutEngine(m, 2) as engine:
-            opt = AssistOptimizer(problem, engine, assist._initial_state(prepared.built))
+            opt = AssistOptimizer(problem, engine, initial_state(prepared.built))
             errors[lead] = float(opt.evaluate(x, len(kfs.qpos) - 1).kf_error[0])
     assert errors[True] < 0.5 * errors[False], errors
 
@@ -289,7 +291,7 @@ def test_annealed_assist_price_rises_to_lambda_beta_and_the_best_is_scored_at_fu
 
     K = len(prepared.keyframes.qpos)
     with RolloutEngine(prepared.built.model, 2) as engine:
-        opt = Recording(problem, engine, assist._initial_state(prepared.built))
+        opt = Recording(problem, engine, initial_state(prepared.built))
         x, f, hist, samples = opt.run(seed=0)
         scales_run = list(scales)
         check = AssistOptimizer(problem, engine, opt.state0).evaluate(x[None], K - 1)
@@ -357,7 +359,7 @@ def test_contacts_say_what_the_character_stands_on(prepared):
     m, kfs = prepared.built.model, prepared.keyframes
 
     def contacts(pose, dz):
-        return assist._contacts(prepared.built, get_state(m, _posed(prepared, pose, dz)))
+        return assist_module._contacts(prepared.built, get_state(m, _posed(prepared, pose, dz)))
     assert contacts(kfs.qpos[0], -0.001) == ["foot_left/floor", "foot_right/floor"]
     assert contacts(kfs.qpos[-1], -0.001) == ["foot_left/platform", "foot_right/platform"]
     assert contacts(kfs.qpos[-1], 0.5) == []
@@ -379,7 +381,7 @@ def test_every_stage_searches_with_the_covariance_the_settings_ask_for(prepared,
             return made[-1]
 
     with RolloutEngine(prepared.built.model, 2) as engine:
-        Recording(problem, engine, assist._initial_state(prepared.built)).run(seed=0)
+        Recording(problem, engine, initial_state(prepared.built)).run(seed=0)
     assert len(made) >= 2  # the curriculum's stages
     for es in made:
         assert es.countiter >= 1

@@ -9,7 +9,7 @@ import mujoco
 import numpy as np
 import pytest
 
-from solver.result import load_result_npz
+from reference_impl import load_result_npz
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO_TASK = ROOT / "scenes" / "tasks" / "drop_onto_armchair.json"

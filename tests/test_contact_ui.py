@@ -29,8 +29,8 @@ def test_list_operations():
     bpy.ops.physkey.contact_keyframe_edit(action="ADD")
     assert len(props.contact_keyframes) == len(original) + 1
     bpy.ops.physkey.contact_style(style="standing")
-    from solver.mpc.keyframes import STYLE_PRESETS, TERM_NAMES
-    assert list(props.contact_keyframes[-1].weights) == pytest.approx([STYLE_PRESETS["standing"][t] for t in TERM_NAMES])
+    from solver.objective_terms import style_weights
+    assert list(props.contact_keyframes[-1].weights) == pytest.approx(style_weights("standing"))
 
 
 def test_add_pair_from_the_3d_cursor():

@@ -20,12 +20,16 @@ import pytest
 from solver import schema
 from solver.assist.optimizer import PENALTY, AssistOptimizer
 from solver.assist.problem import Problem
-from solver.methods import assist, contact
+from solver.methods.assist import ASSIST as assist
+from solver.methods.assist import initial_state
+from solver.methods.contact import CONTACT as contact, ContactPrepared
 from solver.model import BuiltModel, build_model
 from solver.mpc.agent import run_agent
-from solver.mpc.keyframes import parse_keyframes
+from solver.contact_keyframes import parse_keyframes
 from solver.mpc.objectives import Objective
-from solver.mpc.planner import Planner, PlannerSettings
+from solver.mpc.agent import Scorer, plan_iteration
+from solver.mpc.planner import ControlSpace, make_planner
+from solver.settings import PlannerSettings
 from solver.result import write_solution
 from solver.rollout import FULLPHYSICS, RolloutEngine, find_divergence, get_state, state_layout
 from solver.task import SceneRef, build_scene, task_from_dict
@@ -174,10 +178,13 @@ def test_planner_scores_diverged_candidates_inf_and_never_adopts_one():
             return run(state, ctrl, mocap_pos, copy)
 
         engine.run = spy
-        planner = Planner(plan, Objective(plan), PlannerSettings(rollouts=16, exploration=0.3), _ElbowQuietRng(column),
-                          engine)
+        settings = PlannerSettings(rollouts=16, exploration=0.3)
+        objective = Objective(plan)
+        space = ControlSpace.of(plan, objective.act_group, settings)
+        planner = make_planner(space, settings, _ElbowQuietRng(column))
+        scorer = Scorer(plan, objective, space, settings, engine)
         for _ in range(3):
-            info = planner.iterate(s0, 0.0, kf)
+            info = plan_iteration(planner, scorer, s0, 0.0, kf)
             truth, _ = reference_divergence(pm, s0, seen[-1])
             bad = truth >= 0
             assert bad.sum() >= 4 and (~bad).sum() >= 4, truth
@@ -205,7 +212,7 @@ def test_cma_es_ranks_diverged_candidates_last_and_finishes_without_nan(monkeypa
     monkeypatch.setattr(cma.CMAEvolutionStrategy, "tell", spy_tell)
     K = len(prep.keyframes.qpos)
     with RolloutEngine(prep.built.model, 2) as engine:
-        opt = AssistOptimizer(problem, engine, assist._initial_state(prep.built))
+        opt = AssistOptimizer(problem, engine, initial_state(prep.built))
         # One population against the per-step loop: diverged (before its own last keyframe) ⇔ +inf.
         X = np.random.default_rng(1).normal(0.0, 0.3, (16, problem.ndim))
         beta = slice(prep.settings.pieces * problem.nu, prep.settings.pieces * problem.nu + problem.n_beta)
@@ -252,7 +259,7 @@ def test_agent_that_blows_up_is_unstable_at_the_reference_time(tmp_path):
     assert run.times[-1] == pytest.approx(run.unstable_at) and np.isfinite(run.qpos).all()
     assert np.all(np.diff(run.times) > 0.5 * dt)
     # The method packages it as an unstable solution; result.json says so.
-    prep = contact.Prepared(None, PlannerSettings(rollouts=16), keyframes, built, plan)
+    prep = ContactPrepared(None, PlannerSettings(rollouts=16), built, keyframes, plan)
     with RolloutEngine(plan.model, 2) as engine:
         sol = contact.solve(prep, 0, engine)
     assert sol.unstable_time == pytest.approx(run.unstable_at)
@@ -313,7 +320,7 @@ def test_stable_solutions_say_ok(tmp_path):
     scene = build_scene(SceneRef(environment="armchair"))
     task = {"schema_version": 1, "name": "calm_drop", "method": "simulate", "scene": {"desc": schema.to_dict(scene)},
             "settings": {"duration": 0.2, "perturb": 0.0}, "seeds": [0], "output_fps": 30}
-    from solver.methods import simulate
+    from solver.methods.simulate import SIMULATE as simulate
     prep = simulate.prepare(task_from_dict(task))
     with RolloutEngine(prep.built.model, 1) as engine:
         sol = simulate.solve(prep, 0, engine)

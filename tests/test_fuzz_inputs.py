@@ -36,7 +36,8 @@ if str(ROOT) not in sys.path:
 from solver import cli, schema  # noqa: E402
 from solver.cli import prepare_task  # noqa: E402
 from solver.errors import MAX_PATH, InvalidInput, one_line  # noqa: E402
-from solver.mpc.feed import validate_line  # noqa: E402
+from solver.feed import validate_line  # noqa: E402
+from solver.methods.contact import CONTACT  # noqa: E402
 from solver.task import SceneRef, Task, build_scene, load_task, task_from_dict  # noqa: E402
 
 # Fuzzed models are often odd (near-singular inertia): MuJoCo's warnings about them are expected.
@@ -317,14 +318,14 @@ _FEED_BASE = _task_file("armchair_stand_sit_stand")["keyframes"]
 @given(mutations(bases=("armchair_stand_sit_stand",)), st.sampled_from(["object", "text", "raw"]),
        st.text(max_size=20))
 def test_appended_keyframes_line_validates_or_names_the_field(case, form, raw):
-    """A `run --jsonl` stdin line `{"append_keyframes": [...]}` (mpc.feed): the line is accepted
+    """A `run --jsonl` stdin line `{"append_keyframes": [...]}` (solver.feed): the line is accepted
     or refused with a one-line field error; a bad line must not kill the reader thread."""
     base, ops = case
     doc = apply(base, ops)
     items = doc.get("keyframes", _FEED_BASE) if isinstance(doc, dict) else doc
     line = raw if form == "raw" else to_text({"append_keyframes": items} if form == "object" else items, True, None)
     try:
-        validate_line(line, _FEED_SCENE)
+        validate_line(line, lambda items, path: CONTACT.check_appended(items, _FEED_SCENE, path))
         event("valid")
     except InvalidInput as e:
         msg = str(e)

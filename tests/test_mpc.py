@@ -11,9 +11,12 @@ import pytest
 
 from solver.model import build_model
 from solver.mpc.agent import KeyframeTracker
-from solver.mpc.keyframes import TERM_NAMES, ContactKeyframe, ContactPair
+from solver.contact_keyframes import ContactKeyframe, ContactPair
+from solver.objective_terms import TERM_NAMES
 from solver.mpc.objectives import ALPHA, Costs, Objective
-from solver.mpc.planner import Planner, PlannerSettings
+from solver.mpc.partwise import PartwisePlanner
+from solver.mpc.planner import ControlSpace
+from solver.settings import PlannerSettings
 from solver.rollout import RolloutEngine
 from solver.scene import GROUPS
 from solver.task import SceneRef, build_scene
@@ -96,12 +99,14 @@ def test_part_cost_counts_shared_terms_once(objective):
     costs = objective.evaluate(feat, np.ones((3, 4, 27)), np.zeros((3, 4, 21)), only("CoM Vel."))
     everyone = costs.part(range(len(GROUPS)))
     np.testing.assert_allclose(everyone, costs.total)
-    np.testing.assert_allclose(costs.group(0), costs.total)
+    np.testing.assert_allclose(costs.part([0]), costs.total)
 
 
 def _planner(objective, **settings):
     plan = objective.built
-    return Planner(plan, objective, PlannerSettings(**settings), np.random.default_rng(0), RolloutEngine(plan.model, 1))
+    settings = PlannerSettings(**settings)
+    return PartwisePlanner(ControlSpace.of(plan, objective.act_group, settings), settings, None,
+                           np.random.default_rng(0))
 
 
 def test_composition_takes_each_parts_knots_from_its_best_rollout(objective):
@@ -114,7 +119,7 @@ def test_composition_takes_each_parts_knots_from_its_best_rollout(objective):
         comp[g + 1, g] = 0.0
     costs = Costs(total=comp.sum(1), components=comp, membership=np.eye(len(GROUPS), dtype=bool),
                   per_step=np.zeros((nroll, 1)))
-    composed = planner._compose(candidates, costs, [[0], [1], [2], [3], [4]])
+    composed = planner.compose(candidates, costs, [[0], [1], [2], [3], [4]])
     for a in range(nu):
         assert np.all(composed[:, a] == objective.act_group[a] + 1)
     # A part spanning several groups picks the rollout best for their sum.
@@ -122,7 +127,7 @@ def test_composition_takes_each_parts_knots_from_its_best_rollout(objective):
     comp2[5, [1, 2]] = 1.0  # rollout 5 is second-best for both legs: best for the legs together
     costs2 = Costs(total=comp2.sum(1), components=comp2, membership=np.eye(len(GROUPS), dtype=bool),
                    per_step=np.zeros((nroll, 1)))
-    composed2 = planner._compose(candidates, costs2, [[1, 2], [0, 3, 4]])
+    composed2 = planner.compose(candidates, costs2, [[1, 2], [0, 3, 4]])
     legs = np.isin(objective.act_group, [1, 2])
     assert np.all(composed2[:, legs] == 5)
 
@@ -143,7 +148,7 @@ def test_dart_board_partwise_finds_the_optimum_far_more_often(objective):
         knots = np.repeat(samples[:, None, :], 1, axis=1)
         # Map dimension g to the actuators of group g: each group's actuators carry that dimension's value.
         cand = np.stack([samples[:, objective.act_group]], axis=1).astype(float)
-        composed = planner._compose(cand, costs, [[g] for g in range(D)])
+        composed = planner.compose(cand, costs, [[g] for g in range(D)])
         per_dim = np.array([composed[0, objective.act_group == g][0] for g in range(D)])
         part_hits += bool(np.all(per_dim == optimum))
         del knots
@@ -235,7 +240,7 @@ def test_slowdown_plans_only_the_iterations_that_fit(tmp_path):
     """With Γ the planner iterates while another iteration still fits in control_dt / Γ of wall time
     (at least once): a budget of 1.5 iterations gives one per control step, 3.5 about three."""
     import dataclasses
-    from solver.methods import contact
+    from solver.methods.contact import CONTACT as contact
     from solver.mpc.agent import run_agent
     from solver.task import task_from_dict
     doc = json.loads((ROOT / "scenes" / "tasks" / "reach_hand_targets.json").read_text())

@@ -95,11 +95,12 @@ def test_saving_the_blend_during_a_solve_is_safe(tmp_path):
     scene = bpy.context.scene
     scene.physkey.settings_json = json.dumps({"duration": 2.0})
     ops = addon(module, "operators")
+    session = addon(module, "session")
     taskio = addon(module, "taskio")
     job_mod = addon(module, "job")
-    task = taskio.task_from_scene(bpy.context, ops.extract_scene(bpy.context))
+    task = taskio.task_from_scene(bpy.context, taskio.extract_scene(bpy.context))
     job = job_mod.SolveJob(task, str(tmp_path / "job"), 3, workers=1)
-    ops._JOBS[ops.job_key(scene)] = job
+    session.add_job(scene, job)
     scene.physkey.running = True  # as PHYSKEY_OT_solve leaves it
     saved, error, deadline = 0, None, time.time() + 120
     while time.time() < deadline:
@@ -111,7 +112,7 @@ def test_saving_the_blend_during_a_solve_is_safe(tmp_path):
         if any(e.get("event") == "exit" for e in events):
             break
         time.sleep(0.02)
-    ops._JOBS.pop(ops.job_key(scene), None)
+    session.pop_job(scene)
     job.close()
     assert error is None and job.proc.returncode == 0
     assert len(scene.physkey.solutions) == 3 and saved == 3

@@ -67,9 +67,8 @@ def test_unknown_preset_is_refused():
 
 
 def _extract(bpy, module):
-    ops = addon(module, "operators")
     taskio = addon(module, "taskio")
-    return taskio.task_from_scene(bpy.context, ops.extract_scene(bpy.context))
+    return taskio.task_from_scene(bpy.context, taskio.extract_scene(bpy.context))
 
 
 def test_contact_preset_keyframes_come_back_as_the_task_had_them():
@@ -77,7 +76,7 @@ def test_contact_preset_keyframes_come_back_as_the_task_had_them():
     bpy.ops.wm.read_homefile(use_empty=True)
     bpy.ops.physkey.load_preset(preset="armchair_stand_sit_stand")
     task = _extract(bpy, module)
-    from solver.mpc.keyframes import parse_keyframes
+    from solver.contact_keyframes import parse_keyframes
     from solver.task import task_from_dict
     want = parse_keyframes(json.loads((ROOT / "scenes" / "tasks" / "armchair_stand_sit_stand.json").read_text())["keyframes"])
     got = parse_keyframes(task["keyframes"])
@@ -97,10 +96,14 @@ def test_assist_preset_poses_are_keyed_and_read_back():
     arm = bpy.context.active_object
     assert arm.animation_data.action is not None
     task = _extract(bpy, module)
-    from solver.task import task_from_dict
-    from solver.methods.assist import prepare
+    from solver.pose_keyframes import resolve
+    from solver.task import build_scene, task_from_dict
+
+    def pose_keyframes(data):  # what the assist method solves for (methods/assist.py)
+        t = task_from_dict(data)
+        return resolve(t.keyframes, build_scene(t.scene))[1]
     src = json.loads((ROOT / "scenes" / "tasks" / "assist_box_jump_low.json").read_text())
-    ours, ref = prepare(task_from_dict(task)).keyframes, prepare(task_from_dict(src)).keyframes
+    ours, ref = pose_keyframes(task), pose_keyframes(src)
     for a, b in zip(task["keyframes"][1:], src["keyframes"][1:]):
         assert a["time_range"] == pytest.approx(b["time_range"], abs=1e-6)  # Blender stores float32
     for a, b in zip(ours.qpos, ref.qpos):
@@ -142,9 +145,53 @@ def test_method_settings_fields_round_trip():
     props = bpy.context.scene.physkey
     props.method = "contact"
     taskio.settings_to_scene(props, "contact", {"rollouts": 15, "planner": "baseline", "horizon": 0.5})
-    assert props.mpc_rollouts == 15 and not props.mpc_partwise
+    assert props.mpc_rollouts == 15 and props.mpc_planner == "baseline"
     assert taskio.settings_from_scene(props) == {"rollouts": 15, "budget": 1, "planner": "baseline", "horizon": 0.5}
     props.method = "assist"
     taskio.settings_to_scene(props, "assist", {"lambda_beta": 10.0, "curriculum": False})
     got = taskio.settings_from_scene(props)
     assert got["lambda_beta"] == pytest.approx(10.0) and got["curriculum"] is False and got["population"] == 48
+
+
+def test_a_planner_the_menu_does_not_list_stays_in_the_json():
+    bpy, module = installed_extension()
+    bpy.ops.wm.read_homefile(use_empty=True)
+    taskio = addon(module, "taskio")
+    props = bpy.context.scene.physkey
+    props.method = "contact"
+    taskio.settings_to_scene(props, "contact", {"planner": "someday"})
+    assert props.mpc_planner == "partwise" and taskio.settings_from_scene(props)["planner"] == "someday"
+
+
+def test_method_settings_fields_are_the_solvers_settings():
+    """Every settings field on the panel takes its default, bounds and description from the solver's
+    settings dataclass; the method and planner menus are the solver's registry."""
+    import dataclasses
+
+    from solver.registry import METHODS, PLANNERS
+    from solver.settings import AssistSettings, PlannerSettings
+    bpy, module = installed_extension()
+    taskio = addon(module, "taskio")
+    rna = bpy.context.scene.physkey.bl_rna.properties
+    assert [i.identifier for i in rna["method"].enum_items] == list(METHODS)
+    assert [(i.name, i.description) for i in rna["method"].enum_items] == \
+        [(e.label, e.description) for e in METHODS.values()]
+    assert [i.identifier for i in rna["mpc_planner"].enum_items] == list(PLANNERS)
+    checked = 0
+    for method, cls in (("contact", PlannerSettings), ("assist", AssistSettings)):
+        fields = {f.name: f for f in dataclasses.fields(cls)}
+        defaults = cls()
+        for prop_name, key in taskio.FIELDS[method].items():
+            prop, meta = rna[prop_name], fields[key].metadata
+            assert prop.description == meta["description"], prop_name
+            assert prop.default == pytest.approx(getattr(defaults, key)), prop_name
+            for bound in ("min", "max", "soft_min", "soft_max"):
+                if bound in meta:
+                    got = getattr(prop, "hard_" + bound if bound in ("min", "max") else bound)
+                    assert got == pytest.approx(meta[bound]), (prop_name, bound)
+            if meta.get("positive") and prop.type == "INT":
+                assert prop.hard_min >= 1, prop_name
+            if meta.get("positive") and prop.type == "FLOAT":
+                assert prop.hard_min > 0, prop_name
+            checked += 1
+    assert checked == 8

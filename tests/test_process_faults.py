@@ -111,12 +111,12 @@ bpy.ops.preferences.addon_enable(module="{module}")
 bpy.ops.wm.read_homefile(use_empty=True)
 bpy.ops.physkey.load_preset(preset="armchair_stand_sit_stand")
 import importlib
-ops = importlib.import_module("{module}.addon.operators")
+session = importlib.import_module("{module}.addon.session")
 taskio = importlib.import_module("{module}.addon.taskio")
 job_mod = importlib.import_module("{module}.addon.job")
-task = taskio.task_from_scene(bpy.context, ops.extract_scene(bpy.context))
+task = taskio.task_from_scene(bpy.context, taskio.extract_scene(bpy.context))
 job = job_mod.SolveJob(task, sys.argv[-1], 2, workers=2)
-ops._JOBS[ops.job_key(bpy.context.scene)] = job
+session.add_job(bpy.context.scene, job)
 while not any(e.get("event") == "progress" for e in job.poll()):
     pass
 print(job.proc.pid, flush=True)

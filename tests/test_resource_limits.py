@@ -46,7 +46,8 @@ def test_memory_estimate_covers_the_engines_buffers():
     import mujoco
     task = load_task(str(ROOT / "scenes/tasks/armchair_stand_sit_stand.json"))
     prepared = get_method("contact").prepare(task)
-    path, model, nroll, nstep = prepared.batch()
+    batch = prepared.batch()
+    path, model, nroll, nstep = batch.setting, batch.model, batch.rollouts, batch.steps
     assert (path, nroll, nstep) == ("settings.rollouts", 45, 24)
     data = mujoco.MjData(model)
     mujoco.mj_forward(model, data)

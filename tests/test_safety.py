@@ -140,10 +140,10 @@ def test_job_folders_are_private_to_the_user(tmp_path):
     bpy, module = installed_extension()
     bpy.ops.wm.read_homefile(use_empty=True)
     bpy.ops.physkey.load_preset(preset="drop_onto_armchair")
-    ops = addon(module, "operators")
-    unsaved = ops._job_folder(bpy.context)
+    session = addon(module, "session")
+    unsaved = session.job_folder(bpy.context.scene)
     bpy.ops.wm.save_as_mainfile(filepath=str(tmp_path / "shot.blend"))
-    saved = ops._job_folder(bpy.context)
+    saved = session.job_folder(bpy.context.scene)
     try:
         assert Path(saved).parent == tmp_path / "physkey"
         for folder in (unsaved, saved):

@@ -62,18 +62,18 @@ def test_solve_without_character_or_keyframes():
 def test_second_solve_is_refused_and_file_load_stops_a_running_solve(tmp_path):
     bpy, module = installed_extension()
     _preset(bpy, "armchair_stand_sit_stand")
-    ops = addon(module, "operators")
+    session = addon(module, "session")
     taskio = addon(module, "taskio")
     job_mod = addon(module, "job")
     ctx = bpy.context
-    task = taskio.task_from_scene(ctx, ops.extract_scene(ctx))
+    task = taskio.task_from_scene(ctx, taskio.extract_scene(ctx))
     job = job_mod.SolveJob(task, str(tmp_path / "job"), 1)
-    ops._JOBS[ops.job_key(ctx.scene)] = job
+    session.add_job(ctx.scene, job)
     ctx.scene.name = "renamed mid-solve"  # the solve still belongs to the scene
     with pytest.raises(RuntimeError, match="already running"):
         bpy.ops.physkey.solve(wait=True)
     bpy.ops.wm.read_homefile(use_empty=True)  # loading a file stops the solver process
-    assert not ops._JOBS
+    assert not session.running_jobs()
     job.proc.wait(timeout=10)
     assert job.proc.returncode != 0
 
@@ -119,15 +119,16 @@ def test_cancel_and_a_killed_solver(tmp_path):
     _preset(bpy, "armchair_stand_sit_stand")
     scene = bpy.context.scene
     ops = addon(module, "operators")
+    session = addon(module, "session")
     taskio = addon(module, "taskio")
     job_mod = addon(module, "job")
-    task = taskio.task_from_scene(bpy.context, ops.extract_scene(bpy.context))
+    task = taskio.task_from_scene(bpy.context, taskio.extract_scene(bpy.context))
     # Cancel: the process is gone.
     job = job_mod.SolveJob(task, str(tmp_path / "a"), 1)
-    ops._JOBS[ops.job_key(scene)] = job
+    session.add_job(scene, job)
     assert bpy.ops.physkey.cancel_solve() == {"FINISHED"}
     job.proc.wait(timeout=10)
-    assert job.proc.poll() is not None and not ops._JOBS
+    assert job.proc.poll() is not None and not session.running_jobs()
     job.close()
     # Killed after the first solution: a clear message, the solution received is kept.
     task["keyframes"] = task["keyframes"][:1]
@@ -173,11 +174,11 @@ def test_keyframe_sent_to_a_running_contact_solve(tmp_path):
     bpy, module = installed_extension()
     _preset(bpy, "armchair_stand_sit_stand")
     scene = bpy.context.scene
-    ops = addon(module, "operators")
+    session = addon(module, "session")
     taskio = addon(module, "taskio")
     job_mod = addon(module, "job")
-    job = job_mod.SolveJob(taskio.task_from_scene(bpy.context, ops.extract_scene(bpy.context)), str(tmp_path), 1)
-    ops._JOBS[ops.job_key(scene)] = job
+    job = job_mod.SolveJob(taskio.task_from_scene(bpy.context, taskio.extract_scene(bpy.context)), str(tmp_path), 1)
+    session.add_job(scene, job)
     try:
         scene.physkey.active_contact_keyframe = 5
         assert bpy.ops.physkey.send_keyframe() == {"FINISHED"}
@@ -187,7 +188,7 @@ def test_keyframe_sent_to_a_running_contact_solve(tmp_path):
             time.sleep(0.05)
         assert seen
     finally:
-        ops._JOBS.pop(ops.job_key(scene), None)
+        session.pop_job(scene)
         job.close()
 
 

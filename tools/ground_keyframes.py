@@ -25,7 +25,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
 from solver import schema  # noqa: E402
-from solver.methods import assist  # noqa: E402
+from solver.methods.assist import ASSIST as assist  # noqa: E402
 from solver.task import task_from_dict  # noqa: E402
 
 FEET = ("foot1_right", "foot2_right", "foot1_left", "foot2_left")

@@ -1,2 +1,2 @@
 """Assisted keyframes: CMA-ES over residual PD targets, modulated assist forces and keyframe timing
-(Kim, Ling, Xie & van de Panne 2021; DESIGN §7)."""
+(Kim, Ling, Xie & van de Panne 2021)."""

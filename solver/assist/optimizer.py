@@ -95,7 +95,7 @@ class AssistOptimizer:
             "CMA_diagonal": bool(s.cma_diagonal), "tolfun": 1e-9, "tolx": 1e-9})
 
     def run(self, seed: int, on_generation=None, on_stage=None):
-        """Optimize; returns (best x, its fitness, History)."""
+        """Optimize; returns (best x, its fitness, History, samples evaluated)."""
         s, p = self.p.s, self.p
         K = len(p.kfs.qpos)
         stages = list(range(1, K)) if s.curriculum else [K - 1]

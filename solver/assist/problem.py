@@ -13,55 +13,9 @@ import numpy as np
 
 from ..model import BuiltModel
 from ..rollout import state_layout
-from .keyframes import Keyframes
+from ..settings import AssistSettings
+from ..pose_keyframes import Keyframes
 from .reference import Reference
-
-BETA_MODES = ("time", "global", "none")
-
-
-@dataclass
-class AssistSettings:
-    population: int = field(default=48, metadata={"positive": True})
-    pieces: int = field(default=10, metadata={"positive": True})  # n_a
-    lambda_beta: float = field(default=1.0, metadata={"nonneg": True})
-    lambda_dtheta: float = field(default=0.01, metadata={"nonneg": True})
-    lambda_dt: float = field(default=0.1, metadata={"nonneg": True})
-    beta_mode: str = field(default="time", metadata={"choices": BETA_MODES})
-    curriculum: bool = True
-    samples: int = field(default=12000, metadata={"positive": True})  # budget of rollouts per seed (max_wall_s caps it)
-    max_wall_s: float = field(default=60.0, metadata={"positive": True})
-    # Separable CMA-ES (a diagonal covariance): over ~220 parameters in ~200 generations a full
-    # covariance barely adapts (pycma's c_μ 4.6e-4 per generation), a diagonal one learns ~90 times
-    # faster (benchmarks/RESULTS.md).
-    cma_diagonal: bool = True
-    sigma0: float = field(default=0.15, metadata={"positive": True})  # the residual only corrects; the lead removes the lag
-    theta_scale: float = field(default=1.0, metadata={"positive": True})  # radians per unit of x
-    # PD targets may lie this far (radians) past a joint's limits, as the paper's Δθ ∈ [−π, π] allows:
-    # clamped at the limit, a servo brakes an extension before the joint gets there (its damping
-    # outweighs its spring) and the character cannot jump.
-    target_margin: float = field(default=3.141592653589793, metadata={"nonneg": True})
-    assist_kp_per_kg: float = field(default=400.0, metadata={"nonneg": True})
-    assist_kv_per_kg: float = field(default=40.0, metadata={"nonneg": True})
-    # Servos and assist springs damp towards the reference's velocity (targets read kv/kp ahead)
-    # instead of towards rest, so they track the reference without lag.
-    reference_lead: bool = True
-    # The final stage starts with λ_β × this and raises it geometrically to λ_β over the first
-    # ANNEAL_SHARE of its budget: assist first finds the motion, then is priced out (1 = off).
-    lambda_beta_start: float = field(default=1.0, metadata={"positive": True})
-
-    def check(self, path):
-        from ..errors import InvalidInput
-        if self.population < 4:
-            raise InvalidInput(f"{path}.population", f"must be at least 4, got {self.population}")
-        if self.pieces < 2:
-            raise InvalidInput(f"{path}.pieces", f"must be at least 2, got {self.pieces}")
-        if self.population > 4096:
-            raise InvalidInput(f"{path}.population", f"at most 4096, got {self.population}")
-        if self.lambda_beta_start > 1.0:
-            raise InvalidInput(f"{path}.lambda_beta_start", f"must be in (0, 1], got {self.lambda_beta_start}")
-        if self.pieces > 100:  # CMA-ES keeps a covariance over pieces × joints parameters
-            raise InvalidInput(f"{path}.pieces", f"at most 100, got {self.pieces}")
-
 
 @dataclass
 class Decoded:

@@ -12,7 +12,7 @@ import mujoco
 import numpy as np
 
 from ..model import BuiltModel
-from .keyframes import Keyframes
+from ..pose_keyframes import Keyframes
 
 GRID = 48  # phases per interval
 

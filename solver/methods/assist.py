@@ -7,7 +7,6 @@ solution is `success` when its keyframe error is at most 5% of the unoptimized m
 """
 from __future__ import annotations
 
-import copy
 import time
 from dataclasses import dataclass
 
@@ -15,37 +14,44 @@ import mujoco
 import numpy as np
 
 from .. import schema
-from ..assist.keyframes import Keyframes, parse_pose_keyframes
 from ..assist.optimizer import AssistOptimizer
-from ..assist.problem import AssistSettings, Problem
+from ..assist.problem import Problem
 from ..errors import InvalidInput
 from ..model import BuiltModel, build_model
+from ..pose_keyframes import Keyframes, resolve, scene_at_first_pose
 from ..rollout import DIVERGED, RolloutEngine, get_state
-from ..scene import Pose
+from ..settings import AssistSettings
+from ..solution import Progress, Solution
 from ..task import Task, build_scene
-from . import Solution
+from .base import Batch, Capabilities, Method, Prepared
 
 SUCCESS_RATIO = 0.05  # kf_error ≤ 5% of the unoptimized motion's
 
 
 @dataclass
-class Prepared:
-    task: Task
-    settings: AssistSettings
+class AssistPrepared(Prepared):
     keyframes: Keyframes
-    built: BuiltModel
 
-    def engine_model(self):
-        return self.built.model
-
-    def batch(self):
-        """(setting path, model, rollouts, steps) of the biggest batched rollout: a whole generation
-        over the longest motion the timing bounds allow."""
+    def batch(self) -> Batch:
+        """A whole generation over the longest motion the timing bounds allow."""
         nstep = int(np.ceil(float(np.sum(self.keyframes.dt_max)) / self.built.model.opt.timestep)) + 1
-        return "settings.population", self.built.model, self.settings.population, nstep
+        return Batch("settings.population", self.built.model, self.settings.population, nstep)
 
 
-def prepare(task: Task) -> Prepared:
+class Assist(Method):
+    name = "assist"
+    settings_type = AssistSettings
+    capabilities = Capabilities(partial_solutions=True)
+
+    def prepare(self, task: Task) -> AssistPrepared:
+        return _prepare(task)
+
+    def solve(self, prep: AssistPrepared, seed: int, engine: RolloutEngine, progress=None,
+              appended=None) -> Solution:
+        return _solve(prep, seed, engine, progress)
+
+
+def _prepare(task: Task) -> AssistPrepared:
     settings = schema.from_dict(AssistSettings, task.settings, "settings")
     scene = build_scene(task.scene)
     for body in scene.character.bodies:
@@ -57,21 +63,15 @@ def prepare(task: Task) -> Prepared:
                     where = f"scene.desc.character.bodies[{i}].joints[{k}].type"
                 raise InvalidInput(where, f"the assist method drives hinge joints only; '{joint.name}' is a "
                                    f"{joint.type} joint")
-    upright = scene.character.bodies[0].quat
-    _, kfs = parse_pose_keyframes(task.keyframes, scene, upright)
-    # The motion starts at the first keyframe, at rest.
-    scene = copy.deepcopy(scene)
-    hinges = [j.name for j in scene.joints() if j.type == "hinge"]
-    first = kfs.qpos[0]
-    scene.initial_pose = Pose(root_pos=[float(v) for v in first[:3]], root_quat=[float(v) for v in first[3:7]],
-                              joints={n: float(v) for n, v in zip(hinges, first[7:])})
+    _, kfs = resolve(task.keyframes, scene)
+    scene = scene_at_first_pose(scene, kfs)  # the motion starts at the first keyframe, at rest
     built = build_model(scene, actuation="position", assist_bodies=[b.name for b in scene.character.bodies],
                         assist_kp_per_kg=settings.assist_kp_per_kg, assist_kv_per_kg=settings.assist_kv_per_kg,
                         target_margin=settings.target_margin)
-    return Prepared(task, settings, kfs, built)
+    return AssistPrepared(task, settings, built, kfs)
 
 
-def _initial_state(built: BuiltModel) -> np.ndarray:
+def initial_state(built: BuiltModel) -> np.ndarray:
     data = mujoco.MjData(built.model)
     data.qpos[:] = built.initial_qpos()
     mujoco.mj_forward(built.model, data)
@@ -127,21 +127,22 @@ def _solution(opt: AssistOptimizer, problem: Problem, x: np.ndarray, upto: int, 
                     unstable_reason=None if unstable_time is None else DIVERGED)
 
 
-def solve(prep: Prepared, seed: int, engine: RolloutEngine, progress=None) -> Solution:
+def _solve(prep: AssistPrepared, seed: int, engine: RolloutEngine, progress) -> Solution:
     start = time.perf_counter()
     problem = Problem(prep.built, prep.keyframes, prep.settings)
-    opt = AssistOptimizer(problem, engine, _initial_state(prep.built))
+    opt = AssistOptimizer(problem, engine, initial_state(prep.built))
     K = len(prep.keyframes.qpos)
     zero = np.zeros((1, problem.ndim))
     kf_initial = float(opt.evaluate(zero, K - 1).kf_error[0])
 
     def on_generation(samples, best, stage):
         if progress:
-            progress(min(samples / prep.settings.samples, 1.0), best)
+            progress(Progress(min(samples / prep.settings.samples, 1.0), best))
 
     def on_stage(stage, x, f):
         if progress and stage < K - 1:
-            progress(min(1.0, stage / (K - 1)), f, stage=stage, partial=_solution(opt, problem, x, stage, False, f))
+            progress(Progress(min(1.0, stage / (K - 1)), f, stage=stage,
+                              partial=_solution(opt, problem, x, stage, False, f)))
 
     x, f, hist, samples = opt.run(seed, on_generation, on_stage)
     best = opt.evaluate(x[None], K - 1)
@@ -178,3 +179,6 @@ def solve(prep: Prepared, seed: int, engine: RolloutEngine, progress=None) -> So
                "optimizer_wall_s": round(time.perf_counter() - start, 3)}
     success = bool(np.isfinite(kf_error) and np.isfinite(kf_initial) and kf_error <= SUCCESS_RATIO * kf_initial)
     return _solution(opt, problem, x, K - 1, success, float(f), summary)
+
+
+ASSIST = Assist()

@@ -7,53 +7,35 @@ blows up (too stiff for its timestep) stops at the last good state and is report
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import mujoco
 import numpy as np
 
 from .. import schema
 from ..errors import InvalidInput
-from ..model import BuiltModel, build_model
+from ..model import build_model
 from ..rollout import DIVERGED, RolloutEngine, get_state, state_layout
+from ..settings import SIMULATE_ACTUATION, SimulateSettings
+from ..solution import Solution
 from ..task import Task, build_scene
-from . import Solution
-
-ACTUATION = {"passive": "motor", "hold": "position"}
+from .base import Method, Prepared, Progress
 
 
-@dataclass
-class Settings:
-    duration: float = field(default=2.0, metadata={"positive": True})
-    mode: str = field(default="passive", metadata={"choices": tuple(ACTUATION)})
-    perturb: float = field(default=0.2, metadata={"nonneg": True})  # std of initial joint speeds, rad/s
-    chunk: float = field(default=0.25, metadata={"positive": True})  # seconds per progress report
+class Simulate(Method):
+    name = "simulate"
+    settings_type = SimulateSettings
 
-    def check(self, path):
-        if self.duration > 600:
-            raise InvalidInput(f"{path}.duration", f"must be at most 600 s, got {self.duration}")
+    def prepare(self, task: Task) -> Prepared:
+        settings = schema.from_dict(SimulateSettings, task.settings, "settings")
+        if task.keyframes:
+            raise InvalidInput("keyframes", "the simulate method takes no keyframes")
+        scene = build_scene(task.scene)
+        return Prepared(task, settings, build_model(scene, actuation=SIMULATE_ACTUATION[settings.mode]))
 
-
-@dataclass
-class Prepared:
-    task: Task
-    settings: Settings
-    built: BuiltModel
-
-    def engine_model(self):
-        """The model the rollout engine runs (here: the solved model itself)."""
-        return self.built.model
+    def solve(self, prep: Prepared, seed: int, engine: RolloutEngine, progress=None, appended=None) -> Solution:
+        return _simulate(prep, seed, engine, progress)
 
 
-def prepare(task: Task) -> Prepared:
-    settings = schema.from_dict(Settings, task.settings, "settings")
-    if task.keyframes:
-        raise InvalidInput("keyframes", "the simulate method takes no keyframes")
-    scene = build_scene(task.scene)
-    return Prepared(task, settings, build_model(scene, actuation=ACTUATION[settings.mode]))
-
-
-def solve(prep: Prepared, seed: int, engine: RolloutEngine, progress=None) -> Solution:
+def _simulate(prep: Prepared, seed: int, engine: RolloutEngine, progress) -> Solution:
     m = prep.built.model
     data = mujoco.MjData(m)
     qpos0 = prep.built.initial_qpos()
@@ -85,8 +67,11 @@ def solve(prep: Prepared, seed: int, engine: RolloutEngine, progress=None) -> So
             break
         state = traj.state[0, -1]
         if progress:
-            progress(done / nstep_total, cost_sum / done)
+            progress(Progress(done / nstep_total, cost_sum / done))
     qpos = np.concatenate(qpos_rows)
     times = np.concatenate(time_rows)
     return Solution(times=times, qpos=qpos, success=unstable_time is None, cost=cost_sum / max(done, 1),
                     unstable_time=unstable_time, unstable_reason=None if unstable_time is None else DIVERGED)
+
+
+SIMULATE = Simulate()

@@ -1,1 +1,2 @@
-"""Contact keyframes and PartwiseMPC (Chen & van de Panne et al. 2024; DESIGN §8)."""
+"""Sampling MPC for contact keyframes: the agent loop (`agent`), the objective (`objectives`) and the
+planners behind the ask/tell contract of `planner` (predictive sampling, PartwiseMPC, …)."""

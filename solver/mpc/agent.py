@@ -17,12 +17,14 @@ from dataclasses import dataclass, field
 import mujoco
 import numpy as np
 
+from ..contact_keyframes import WORLD, ContactKeyframe
 from ..features import Features
 from ..model import BuiltModel
-from ..rollout import RolloutEngine, Trajectories, get_state
-from .keyframes import WORLD, ContactKeyframe
+from ..rollout import RolloutEngine, Trajectories, get_state, step_divergence
+from ..settings import PlannerSettings
+from ..solution import Progress
 from .objectives import Objective
-from .planner import Planner, PlannerSettings
+from .planner import ControlSpace, Planner, make_planner
 
 
 @dataclass
@@ -93,7 +95,7 @@ class AgentRun:
     distance: np.ndarray  # its pair distance per step
     control_times: np.ndarray
     cost_per_step: np.ndarray  # objective of the agent's own state per control step
-    partwise_won: np.ndarray  # per planning iteration
+    origins: np.ndarray  # per planning iteration: where its best candidate came from (planner.ORIGINS)
     reached: list
     success: bool
     failed_keyframe: int | None
@@ -103,17 +105,50 @@ class AgentRun:
     plan_wall_s: float
 
 
-def step_divergence(data: mujoco.MjData, t_before: float, dt: float, warnings_before: int) -> str | None:
-    """Why the step just taken from `t_before` diverged, or None. Cheap (a few µs): MuJoCo's warning
-    counters, the time advance (a reset sends time back to 0), finiteness of qpos and qvel."""
-    if int(data.warning.number.sum()) != warnings_before:
-        kinds = [mujoco.mjtWarning(i).name for i, n in enumerate(data.warning.number) if n]
-        return "MuJoCo warning " + ", ".join(kinds)
-    if not abs(data.time - t_before - dt) <= 1e-3 * dt:
-        return f"time went from {t_before:.6g} to {data.time:.6g} s"
-    if not (np.isfinite(data.qpos).all() and np.isfinite(data.qvel).all()):
-        return "non-finite state"
-    return None
+@dataclass
+class IterationInfo:
+    """One planning iteration: the best candidate's total cost (+inf when every candidate diverged;
+    the previous plan is then kept), index and origin (planner.ORIGINS), and every candidate's
+    total (+inf for diverged rollouts) and divergence."""
+    best_cost: float
+    best_index: int
+    origin: int
+    costs: np.ndarray
+    diverged: np.ndarray
+
+
+class Scorer:
+    """The agent's half of a planning iteration: roll a planner's candidates out from the current
+    state on the planning model and score them with the objective under the active keyframe."""
+
+    def __init__(self, plan: BuiltModel, objective: Objective, space: ControlSpace, settings: PlannerSettings,
+                 engine: RolloutEngine):
+        self.plan, self.objective, self.space, self.engine = plan, objective, space, engine
+        self.dt = plan.model.opt.timestep
+        self.nstep = int(np.ceil(settings.horizon / self.dt - 1e-9))
+
+    def score(self, state: np.ndarray, t: float, kf: ContactKeyframe, candidates: np.ndarray):
+        """(costs, diverged) of candidate knots (N, knots, nu) on the horizon starting at t. A
+        rollout that blew up (MuJoCo reset or stopped it) ends in a calm reset pose that can look
+        cheap: it scores +inf, so it can neither become the nominal nor lend a part."""
+        step_t = t + np.arange(self.nstep) * self.dt
+        ctrl = self.space.controls(t, candidates, step_t)
+        nu = self.plan.model.nu
+        full = ctrl if nu == self.space.nu else np.concatenate(
+            [ctrl, np.zeros(ctrl.shape[:2] + (nu - self.space.nu,))], axis=2)
+        traj = self.engine.run(state, full, copy=False)
+        feat = Features(self.plan, traj)
+        costs = self.objective.evaluate(feat.as_dict(self.objective.bodies_for(kf)), feat.qvel, ctrl, kf)
+        return costs.exclude(traj.diverged), traj.diverged
+
+
+def plan_iteration(planner: Planner, scorer: Scorer, state: np.ndarray, t: float, kf: ContactKeyframe) -> IterationInfo:
+    """One ask/tell iteration of `planner` from `state` at time t."""
+    candidates = planner.propose(state, t, kf)
+    costs, diverged = scorer.score(state, t, kf, candidates)
+    outcome = planner.tell(costs)
+    return IterationInfo(best_cost=outcome.best_cost, best_index=outcome.best_index, origin=outcome.origin,
+                         costs=costs.total, diverged=diverged)
 
 
 def run_agent(built: BuiltModel, plan: BuiltModel, keyframes: list[ContactKeyframe], settings: PlannerSettings,
@@ -123,14 +158,16 @@ def run_agent(built: BuiltModel, plan: BuiltModel, keyframes: list[ContactKeyfra
     data.qpos[:] = built.initial_qpos()
     mujoco.mj_forward(m, data)
     objective = Objective(plan)
-    planner = Planner(plan, objective, settings, np.random.default_rng(seed), engine)
+    space = ControlSpace.of(plan, objective.act_group, settings)
+    planner = make_planner(space, settings, np.random.default_rng(seed))
+    scorer = Scorer(plan, objective, space, settings, engine)
     tracker = KeyframeTracker(list(keyframes))
     substeps = max(1, int(round(settings.planning_timestep / m.opt.timestep)))
     control_dt = substeps * m.opt.timestep
     horizon_total = sum(k.time_limit for k in keyframes)
     times, qpos, ctrls, kf_idx, dist = [0.0], [data.qpos.copy()], [np.zeros(m.nu)], [0], []
     dist.append(pair_distance(m, data, tracker.current))
-    ctl_t, ctl_states, ctl_sensors, ctl_ctrl, ctl_kf, won = [], [], [], [], [], []
+    ctl_t, ctl_states, ctl_sensors, ctl_ctrl, ctl_kf, origins = [], [], [], [], [], []
     unstable_at, unstable_reason, plan_wall, iterations = None, None, 0.0, 0
     warnings0 = int(data.warning.number.sum())
     last_cost = None  # the latest finite best cost, for progress reports (JSON carries no inf)
@@ -150,8 +187,8 @@ def run_agent(built: BuiltModel, plan: BuiltModel, keyframes: list[ContactKeyfra
         t0 = time.perf_counter()
         n_iter = 0
         while True:
-            info = planner.iterate(state, data.time, kf)
-            won.append(info.partwise_won)
+            info = plan_iteration(planner, scorer, state, data.time, kf)
+            origins.append(info.origin)
             n_iter += 1
             elapsed = time.perf_counter() - t0
             if settings.slowdown is None and n_iter >= settings.budget:
@@ -165,7 +202,7 @@ def run_agent(built: BuiltModel, plan: BuiltModel, keyframes: list[ContactKeyfra
         u = None
         for _ in range(substeps):
             u = planner.action(data.time)
-            data.ctrl[:planner.nu] = u
+            data.ctrl[:space.nu] = u
             t_before = data.time
             mujoco.mj_step(m, data)
             unstable_reason = step_divergence(data, t_before, m.opt.timestep, warnings0)
@@ -192,14 +229,14 @@ def run_agent(built: BuiltModel, plan: BuiltModel, keyframes: list[ContactKeyfra
             last_cost = info.best_cost
         if progress is not None and last_cost is not None:
             frac = (tracker.index + min(1.0, (data.time - tracker.start) / tracker.current.time_limit)) / len(tracker.keyframes)
-            progress(min(frac, 1.0), last_cost)
+            progress(Progress(min(frac, 1.0), last_cost))
         if data.time > horizon_total + 1.0:  # cannot happen with time limits; a guard against loops
             tracker.failed = True
     cost = _agent_costs(plan, objective, tracker.keyframes, ctl_states, ctl_sensors, ctl_ctrl, ctl_kf)
     success = unstable_at is None and not tracker.failed and tracker.index >= len(tracker.keyframes)
     return AgentRun(times=np.asarray(times), qpos=np.asarray(qpos), ctrl=np.asarray(ctrls),
                     keyframe_index=np.asarray(kf_idx, dtype=np.int32), distance=np.asarray(dist),
-                    control_times=np.asarray(ctl_t), cost_per_step=cost, partwise_won=np.asarray(won, dtype=np.uint8),
+                    control_times=np.asarray(ctl_t), cost_per_step=cost, origins=np.asarray(origins, dtype=np.uint8),
                     reached=tracker.reached, success=success,
                     failed_keyframe=tracker.index if tracker.failed else None, unstable_at=unstable_at,
                     unstable_reason=unstable_reason, iterations=iterations, plan_wall_s=plan_wall)

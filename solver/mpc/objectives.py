@@ -17,20 +17,13 @@ import numpy as np
 from ..model import BuiltModel
 from ..rotations import rotate
 from ..scene import GROUPS
-from .keyframes import WORLD, ContactKeyframe
+from ..contact_keyframes import WORLD, ContactKeyframe
+from ..objective_terms import TERM_GROUPS
 
 ALPHA = 0.1  # contact smoothing, eq. (5)
 SMOOTH_P = 0.1  # smooth-abs parameter of the posture and balance terms
 CONTROL_P = 0.05  # cosh parameter of the control term
 HEAD_HEIGHT, TORSO_HEIGHT = 1.4, 1.3  # MuJoCo MPC's targets (m)
-# Which groups a whole-body term lands in (Table 1). "split" terms are divided by joint group.
-ALL = tuple(GROUPS)
-TERM_GROUPS = {
-    "Torso Up": ("core",), "Pelvis Up": ("core",), "RFoot Up": ("right_leg",), "LFoot Up": ("left_leg",),
-    "Head Height": ("core",), "Torso Height": ("core",), "Knee Feet XY": ("right_leg", "left_leg"),
-    "COM Feet XY": ALL, "Facing Dir": ("core",), "CoM Vel.": ALL, "Joint Vel.": "split", "Control": "split",
-    "Contact": "pairs",
-}
 # The bodies the common terms read (the default humanoid's names; a character lacking one skips the term).
 BODIES = {"torso": "torso", "pelvis": "pelvis", "head": "head", "foot_right": "foot_right", "foot_left": "foot_left",
           "knee_right": "shin_right", "knee_left": "shin_left"}
@@ -67,9 +60,6 @@ class Costs:
         if self.excluded is not None:
             seen = np.where(self.excluded | ~np.isfinite(seen), np.inf, seen)
         return seen
-
-    def group(self, g: int) -> np.ndarray:
-        return self.part([g])
 
 
 class Objective:

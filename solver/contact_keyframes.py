@@ -13,32 +13,14 @@ import os
 from dataclasses import dataclass, field
 from typing import Optional
 
-from .. import schema
-from ..characters import SCENES_DIR
-from ..errors import InvalidInput
-from ..scene import SceneDesc
+from . import schema
+from .errors import InvalidInput
+from .limits import MAX_MOTION_S
+from .objective_terms import DEFAULT_WEIGHTS, TERM_NAMES
+from .paths import task_path
+from .scene import SceneDesc
 
 WORLD = "world"
-# The paper's common-objective terms (Appendix A) and the contact term, by their MuJoCo MPC names.
-TERM_NAMES = ("Torso Up", "Pelvis Up", "RFoot Up", "LFoot Up", "Head Height", "Torso Height", "Knee Feet XY",
-              "COM Feet XY", "Facing Dir", "CoM Vel.", "Joint Vel.", "Control", "Contact")
-# MuJoCo MPC's interact task defaults, used for terms a keyframe does not weigh.
-DEFAULT_WEIGHTS = {"Torso Up": 10.0, "Pelvis Up": 10.0, "RFoot Up": 5.0, "LFoot Up": 5.0, "Head Height": 0.0,
-                   "Torso Height": 20.0, "Knee Feet XY": 30.0, "COM Feet XY": 0.0, "Facing Dir": 0.0,
-                   "CoM Vel.": 10.0, "Joint Vel.": 0.01, "Control": 0.8, "Contact": 100.0}
-# Style presets for the add-on and task authors (MuJoCo MPC's sit / stand / relax modes).
-STYLE_PRESETS = {
-    # The paper's strategies' standing keyframes (balance first: COM over the feet, head up).
-    "standing": {"Torso Up": 10.0, "Pelvis Up": 0.0, "RFoot Up": 1.0, "LFoot Up": 1.0, "Head Height": 80.0,
-                 "Torso Height": 0.0, "Knee Feet XY": 0.0, "COM Feet XY": 100.0, "Facing Dir": 0.0,
-                 "CoM Vel.": 0.0, "Joint Vel.": 0.01, "Control": 0.025, "Contact": 100.0},
-    "seated": dict(DEFAULT_WEIGHTS),
-    "lying": {"Torso Up": 0.0, "Pelvis Up": 0.0, "RFoot Up": 0.0, "LFoot Up": 0.0, "Head Height": 0.0,
-              "Torso Height": 0.0, "Knee Feet XY": 0.0, "COM Feet XY": 0.0, "Facing Dir": 0.0,
-              "CoM Vel.": 10.0, "Joint Vel.": 0.01, "Control": 0.8, "Contact": 100.0},
-}
-
-
 @dataclass
 class ContactPair:
     """`pos1` on character body `body1` should meet `pos2` on `body2` (an environment body, another
@@ -60,7 +42,6 @@ class ContactKeyframe:
     facing_target: Optional[list[float]] = field(default=None, metadata={"length": 2})
 
     def check(self, path):
-        from ..task import MAX_MOTION_S
         for key in ("sustain", "time_limit"):
             if getattr(self, key) > MAX_MOTION_S:
                 raise InvalidInput(f"{path}.{key}", f"must be at most {MAX_MOTION_S:g} s, got {getattr(self, key)}")
@@ -79,7 +60,7 @@ class Include:
 
 
 def _load_task_keyframes(name: str, path: str, depth: int) -> list:
-    file = os.path.join(SCENES_DIR, "tasks", f"{name}.json")
+    file = task_path(name)
     if not name.replace("_", "").isalnum() or not os.path.exists(file):
         raise InvalidInput(f"{path}.include", f"no task '{name}' in scenes/tasks")
     if depth > 8:

@@ -8,6 +8,7 @@ rest orientation (convenient in hand-written task files).
 """
 from __future__ import annotations
 
+import copy
 import math
 import sys
 from dataclasses import dataclass, field
@@ -15,10 +16,10 @@ from typing import Optional
 
 import numpy as np
 
-from .. import rotations, schema
-from ..errors import InvalidInput
-from ..scene import SceneDesc
-from ..task import MAX_MOTION_S
+from . import rotations, schema
+from .errors import InvalidInput
+from .limits import MAX_MOTION_S
+from .scene import Pose, SceneDesc
 
 ANGLE_SLACK = math.radians(10.0)  # beyond the joint range by more than this is an error, less is clamped
 
@@ -122,3 +123,20 @@ def parse_pose_keyframes(items, scene: SceneDesc, upright_quat, warn=None) -> tu
                                f"at most {MAX_MOTION_S:g} s")
     return kfs, Keyframes(qpos=np.asarray(rows), weights=np.array([k.weight for k in kfs]),
                           dt_min=np.asarray(dt_min), dt_max=np.asarray(dt_max), names=names)
+
+
+def resolve(items, scene: SceneDesc, warn=None) -> tuple[list[PoseKeyframe], Keyframes]:
+    """A task's pose keyframes checked and resolved against its scene's character, whose root body's
+    rest orientation is "upright" for `root_rot_deg`."""
+    return parse_pose_keyframes(items, scene, scene.character.bodies[0].quat, warn)
+
+
+def scene_at_first_pose(scene: SceneDesc, kfs: Keyframes) -> SceneDesc:
+    """A copy of `scene` starting at the first pose keyframe (the motion starts there, at rest): what
+    the assist method solves and what Blender poses a preset at."""
+    scene = copy.deepcopy(scene)
+    hinges = [j.name for j in scene.joints() if j.type == "hinge"]
+    first = kfs.qpos[0]
+    scene.initial_pose = Pose(root_pos=[float(v) for v in first[:3]], root_quat=[float(v) for v in first[3:7]],
+                              joints={n: float(v) for n, v in zip(hinges, first[7:])})
+    return scene

@@ -1,0 +1,63 @@
+"""What the add-on knows about this Blender session beyond the file: which armature is the
+character, and the solves running in the background — at most one per scene, keyed by the scene's
+session id, so renaming a scene mid-solve does not lose track of (and silently cancel) its solve.
+Nothing here is saved with the file; `running_jobs` is what is stopped on load and exit."""
+from __future__ import annotations
+
+import os
+
+import bpy
+
+_jobs: dict = {}  # scene.session_uid → the running SolveJob (or a stand-in with close() and cancel())
+
+
+def active_character(context):
+    """The active armature, else the scene's only PhysKey character; None when neither."""
+    obj = context.active_object
+    if obj is not None and obj.type == "ARMATURE":
+        return obj
+    found = [o for o in context.scene.objects if o.type == "ARMATURE" and o.physkey.is_character]
+    return found[0] if len(found) == 1 else None
+
+
+def job_for(scene):
+    """The solve running in `scene`, or None."""
+    return _jobs.get(scene.session_uid)
+
+
+def add_job(scene, job) -> None:
+    """Record `job` as the solve running in `scene` (ValueError if one already runs there)."""
+    if scene.session_uid in _jobs:
+        raise ValueError("a solve is already running in this scene: cancel it first")
+    _jobs[scene.session_uid] = job
+
+
+def pop_job(scene):
+    """Forget the solve running in `scene` and return it (None when none runs); the caller stops it."""
+    return _jobs.pop(scene.session_uid, None)
+
+
+def running_jobs() -> list:
+    """Every solve running in this session, in any scene."""
+    return list(_jobs.values())
+
+
+def close_all_jobs() -> None:
+    """Stop every running solve and forget it (solutions already on disk stay there)."""
+    for job in running_jobs():
+        job.close()
+    _jobs.clear()
+
+
+def job_folder(scene) -> str:
+    """A new folder for one solve of `scene`: in `//physkey/` next to a saved file, else in the
+    temp folder; named after the scene and the time, private to the user (`mkdtemp`)."""
+    import tempfile
+    import time
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    name = bpy.path.clean_name(scene.name or "scene")
+    if bpy.data.filepath:
+        base = bpy.path.abspath("//physkey")
+        os.makedirs(base, exist_ok=True)
+        return tempfile.mkdtemp(prefix=f"{name}-{stamp}-", dir=base)
+    return tempfile.mkdtemp(prefix=f"physkey-{name}-{stamp}-")

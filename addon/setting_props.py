@@ -1,0 +1,65 @@
+"""Blender properties made from the solver's settings fields (`solver.settings`): one source for every
+default, bound and description. A field's metadata says what the solver accepts — `min`/`max`
+(inclusive), `positive`, `nonneg`, `choices` — and what a user interface should suggest
+(`soft_min`/`soft_max`); the property gets the same, so the panel offers only what a solve accepts."""
+from __future__ import annotations
+
+import dataclasses
+
+from bpy.props import BoolProperty, EnumProperty, FloatProperty, IntProperty
+
+POSITIVE_FLOAT_MIN = 1e-6  # a float that must be > 0 and has no `min` of its own: the least the field takes
+
+
+def _field(settings_class, name: str) -> dataclasses.Field:
+    for f in dataclasses.fields(settings_class):
+        if f.name == name:
+            return f
+    raise KeyError(f"{settings_class.__name__} has no setting '{name}'")
+
+
+def _default(f: dataclasses.Field):
+    if f.default is not dataclasses.MISSING:
+        return f.default
+    if f.default_factory is not dataclasses.MISSING:
+        return f.default_factory()
+    raise ValueError(f"setting '{f.name}' has no default")
+
+
+def _bounds(meta, kind) -> dict:
+    """min/max/soft_min/soft_max for an Int or Float property from a field's metadata."""
+    out = {k: kind(meta[k]) for k in ("min", "max", "soft_min", "soft_max") if k in meta}
+    floor = None
+    if meta.get("positive"):
+        floor = 1 if kind is int else POSITIVE_FLOAT_MIN
+    elif meta.get("nonneg"):
+        floor = kind(0)
+    if floor is not None:
+        out["min"] = max(out.get("min", floor), floor)
+    return out
+
+
+def setting_property(settings_class, name: str, **overrides):
+    """The bpy property for setting `name` of dataclass `settings_class`: Bool, Int, Float, or Enum (a
+    field with `choices`, or `items=` given), with the field's default, description and bounds;
+    `overrides` (any bpy.props keyword) win."""
+    f = _field(settings_class, name)
+    meta = f.metadata
+    default = overrides.pop("default", _default(f))
+    kw = {"description": meta.get("description", ""), "default": default}
+    if "items" in overrides or "choices" in meta:
+        kw["items"] = [(c, c.replace("_", " ").capitalize(), "") for c in meta.get("choices", ())]
+        kw.update(overrides)
+        return EnumProperty(**kw)
+    if isinstance(default, bool):
+        kw.update(overrides)
+        return BoolProperty(**kw)
+    if isinstance(default, int):
+        kw.update(_bounds(meta, int))
+        kw.update(overrides)
+        return IntProperty(**kw)
+    if isinstance(default, float):
+        kw.update(_bounds(meta, float))
+        kw.update(overrides)
+        return FloatProperty(**kw)
+    raise TypeError(f"{settings_class.__name__}.{name}: no Blender property for a {type(default).__name__} setting")

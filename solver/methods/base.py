@@ -1,0 +1,90 @@
+"""The contract every solve method keeps (`Method`), what it hands the pool and the CLI
+(`Prepared`, `Batch`) and what it reports while solving (`Progress`).
+
+A method turns a validated task into a `Prepared` job once per worker process (settings, keyframes,
+compiled model) and then solves seeds of it, each an alternative `Solution`. What a method can do
+beyond that is declared in `capabilities`, never probed. Methods are registered by name in
+`solver/registry.py` (`METHODS`), which points at the module-level instance of the subclass.
+"""
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import Callable, Optional
+
+import mujoco
+
+from ..model import BuiltModel
+from ..rollout import RolloutEngine
+from ..scene import SceneDesc
+from ..solution import Progress, Solution
+from ..task import Task
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What a method offers beyond `prepare` and `solve`.
+
+    appended_keyframes: `--jsonl` runs take more keyframes on stdin while solving (`feed.py`);
+    the method checks each line (`check_appended`) and its solve polls the new ones.
+    partial_solutions: the solve reports playable intermediate solutions (`Progress.partial`)."""
+    appended_keyframes: bool = False
+    partial_solutions: bool = False
+
+
+@dataclass(frozen=True)
+class Batch:
+    """The biggest batched rollout a solve makes (what the memory check sizes): `rollouts` ×
+    `steps` of `model`, set by the setting at path `setting`."""
+    setting: str
+    model: mujoco.MjModel
+    rollouts: int
+    steps: int
+
+
+@dataclass
+class Prepared:
+    """A task made ready to solve: its settings and the compiled model the solution plays on
+    (written as model.xml and baked in Blender). Methods extend it with what they need."""
+    task: Task
+    settings: object
+    built: BuiltModel
+
+    def engine_model(self) -> mujoco.MjModel:
+        """The model the rollout engine runs."""
+        return self.built.model
+
+    def batch(self) -> Optional[Batch]:
+        """The biggest batched rollout of one seed, or None where the method makes only small ones."""
+        return None
+
+
+ProgressFn = Callable[[Progress], None]
+# Keyframes appended while a solve runs: each call returns the raw keyframe items (task-file JSON)
+# appended since the last call.
+AppendedFn = Callable[[], list]
+
+
+class Method(ABC):
+    """A solve method. Subclasses set `name`, `settings_type` and, where they offer more,
+    `capabilities`, and implement `prepare` and `solve`."""
+
+    name: str
+    settings_type: type
+    capabilities = Capabilities()
+
+    @abstractmethod
+    def prepare(self, task: Task) -> Prepared:
+        """Check the task's settings and keyframes against its scene and build the model; bad input
+        raises InvalidInput naming the field."""
+
+    @abstractmethod
+    def solve(self, prepared: Prepared, seed: int, engine: RolloutEngine, progress: Optional[ProgressFn] = None,
+              appended: Optional[AppendedFn] = None) -> Solution:
+        """Solve one seed on `engine` (a rollout engine of `prepared.engine_model()`). `appended` is
+        given only to methods with `capabilities.appended_keyframes`."""
+
+    def check_appended(self, items: list, scene: SceneDesc, path: str) -> None:
+        """Check keyframe items appended on stdin (InvalidInput if bad); for methods with
+        `capabilities.appended_keyframes`."""
+        raise NotImplementedError(f"the {self.name} method takes no appended keyframes")

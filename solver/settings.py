@@ -1,0 +1,130 @@
+"""Every method's settings: the fields a task's `settings` object may hold, their defaults, bounds
+and descriptions.
+
+Plain data on the ground floor, so the one source of each default is read alike by the solver, the
+CLI and Blender's properties (which take default, bounds and description from the field metadata;
+see `schema` for the keys). What a setting means is said in its `description`.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from . import splines
+from .errors import InvalidInput
+from .limits import MAX_MOTION_S, MAX_ROLLOUTS
+from .paths import PARTITIONINGS_FILE
+from .registry import PLANNERS, check_name
+from .scene import GROUPS, MIN_TIMESTEP
+
+
+def _setting(default, description: str, **meta):
+    """A settings field: its default and the metadata users and Blender read."""
+    if isinstance(default, (list, dict)):
+        return field(default_factory=lambda: json.loads(json.dumps(default)), metadata=dict(meta, description=description))
+    return field(default=default, metadata=dict(meta, description=description))
+
+
+# -- simulate ------------------------------------------------------------------------------------
+SIMULATE_ACTUATION = {"passive": "motor", "hold": "position"}  # mode → the character's actuators
+
+
+@dataclass
+class SimulateSettings:
+    duration: float = _setting(2.0, "Seconds of motion to simulate", positive=True, max=MAX_MOTION_S)
+    mode: str = _setting("passive", "passive: limp; hold: servos hold the initial pose",
+                         choices=tuple(SIMULATE_ACTUATION))
+    perturb: float = _setting(0.2, "Std of the initial joint speeds (rad/s); seeds differ by it", nonneg=True)
+    chunk: float = _setting(0.25, "Seconds of motion per progress report", positive=True)
+
+
+# -- contact keyframes (sampling MPC) --------------------------------------------------------------
+MAX_PLAN_STEPS = 1000  # planning steps per horizon (and knots): what one iteration's rollouts allocate
+MIN_SLOWDOWN = 1e-3  # Γ: at most 1000 control steps' worth of wall time spent planning each control step
+
+
+def default_partitionings() -> list[list[list[str]]]:
+    """The five partitionings of PartwiseMPC (scenes/planner/partitionings.json)."""
+    with open(PARTITIONINGS_FILE, encoding="utf-8") as f:
+        return json.load(f)["partitionings"]
+
+
+@dataclass
+class PlannerSettings:
+    rollouts: int = _setting(45, "Rollouts per planning iteration (N)", positive=True, min=2, max=MAX_ROLLOUTS)
+    horizon: float = _setting(0.35, "Planning horizon (s)", positive=True)
+    knots: int = _setting(3, "Spline knots over the horizon", positive=True, max=MAX_PLAN_STEPS)
+    planning_timestep: float = _setting(0.015, "Timestep of the planning model and the control step (s)",
+                                        positive=True, min=MIN_TIMESTEP, max=0.05)
+    exploration: float = _setting(0.05, "Sampling noise, as a fraction of half the control range", nonneg=True)
+    spline: str = _setting("cubic", "Interpolation of the knots", choices=splines.KINDS)
+    planner: str = _setting("partwise", "The sampling planner (see `python -m solver run --help`)")
+    budget: int = _setting(1, "Planning iterations per control step (quality vs speed)", positive=True,
+                           soft_max=100)
+    slowdown: Optional[float] = _setting(None, "Γ: plan for control_dt / Γ of wall time per control step instead "
+                                               "of a fixed budget (interactive preview)", positive=True,
+                                         min=MIN_SLOWDOWN)
+    partitionings: Optional[list[list[list[str]]]] = _setting(None, "Body-part partitionings of the partwise "
+                                                                    "planner (default: the paper's five)")
+    planner_options: dict[str, Any] = _setting({}, "Settings of the chosen planner beyond these (its `Options`)")
+
+    def check(self, path):
+        check_name("planner", PLANNERS, self.planner, f"{path}.planner")
+        if self.horizon < 2 * self.planning_timestep:
+            raise InvalidInput(f"{path}.horizon", f"{self.horizon} s is shorter than two planning steps "
+                               f"({2 * self.planning_timestep} s)")
+        steps = self.horizon / self.planning_timestep
+        if steps > MAX_PLAN_STEPS:
+            raise InvalidInput(f"{path}.horizon", f"{self.horizon} s is {steps:.4g} planning steps of "
+                               f"{self.planning_timestep} s; at most {MAX_PLAN_STEPS}")
+        if self.knots < 2 and self.spline != "zero":
+            raise InvalidInput(f"{path}.knots", f"a {self.spline} spline needs at least 2 knots")
+        for i, partitioning in enumerate(self.partitionings_or_default()):
+            seen = [g for part in partitioning for g in part]
+            for g in seen:
+                if g not in GROUPS:
+                    raise InvalidInput(f"{path}.partitionings[{i}]", f"unknown group '{g}' (have: {', '.join(GROUPS)})")
+            if sorted(seen) != sorted(GROUPS):
+                raise InvalidInput(f"{path}.partitionings[{i}]", "must cover every group exactly once")
+
+    def partitionings_or_default(self) -> list[list[list[str]]]:
+        return self.partitionings if self.partitionings is not None else default_partitionings()
+
+
+# -- assisted keyframes (CMA-ES) -------------------------------------------------------------------
+BETA_MODES = ("time", "global", "none")
+
+
+@dataclass
+class AssistSettings:
+    population: int = _setting(48, "CMA-ES population: rollouts per generation", positive=True, min=4,
+                               max=MAX_ROLLOUTS)
+    pieces: int = _setting(10, "n_a: pieces of the residual and of β(t) over the motion", positive=True, min=2,
+                           max=100)  # CMA-ES keeps a covariance over pieces × joints parameters
+    lambda_beta: float = _setting(1.0, "λ_β: penalty on assist forces", nonneg=True)
+    lambda_dtheta: float = _setting(0.01, "λ_Δθ: penalty on the residual PD targets", nonneg=True)
+    lambda_dt: float = _setting(0.1, "λ_Δt: penalty on keyframe timing changes", nonneg=True)
+    beta_mode: str = _setting("time", "Assist modulation: time-indexed β(t), one global β, or none",
+                              choices=BETA_MODES)
+    curriculum: bool = _setting(True, "Show early keyframes first (horizon curriculum)")
+    samples: int = _setting(12000, "Rollout budget per alternative (max_wall_s caps it)", positive=True,
+                            soft_min=48)
+    max_wall_s: float = _setting(60.0, "Time budget per alternative (s)", positive=True, soft_min=1.0)
+    # Separable CMA-ES: over ~220 parameters in ~200 generations a full covariance barely adapts
+    # (pycma's c_μ 4.6e-4 per generation), a diagonal one learns ~90 times faster (benchmarks/RESULTS.md).
+    cma_diagonal: bool = _setting(True, "Separable CMA-ES (diagonal covariance)")
+    sigma0: float = _setting(0.15, "CMA-ES initial step: the residual only corrects, the lead removes the lag",
+                             positive=True)
+    theta_scale: float = _setting(1.0, "Radians of residual per unit of the search vector", positive=True)
+    # Clamped at the limit, a servo brakes an extension before the joint gets there (its damping
+    # outweighs its spring) and the character cannot jump; the paper allows Δθ ∈ [−π, π].
+    target_margin: float = _setting(3.141592653589793, "How far (rad) PD targets may lie past a joint's limits",
+                                    nonneg=True)
+    assist_kp_per_kg: float = _setting(400.0, "Assist spring stiffness per kg of link mass", nonneg=True)
+    assist_kv_per_kg: float = _setting(40.0, "Assist spring damping per kg of link mass", nonneg=True)
+    reference_lead: bool = _setting(True, "Servos and assist springs damp towards the reference's velocity "
+                                          "(targets read kv/kp ahead) instead of towards rest")
+    lambda_beta_start: float = _setting(1.0, "The final stage starts at λ_β × this and raises it to λ_β over "
+                                             "its first part: assist finds the motion, then is priced out "
+                                             "(1 = off)", positive=True, max=1.0)

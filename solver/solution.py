@@ -1,0 +1,38 @@
+"""One seed's outcome, as every method returns it and `result.write_solution` writes it, and the
+progress reports a solve makes on the way."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+import numpy as np
+
+
+@dataclass
+class Solution:
+    """`times`/`qpos` are per simulation step (t = 0 included); `arrays` holds method-specific
+    per-step or per-keyframe arrays for result.npz; `summary` extra result.json fields.
+
+    `unstable_time` is set when the simulation of this solution diverged (MuJoCo warned and reset
+    it, or its state went non-finite): the time the diverging step started; `times`/`qpos` then end
+    there, with the last good state, and the solution is never a success."""
+    times: np.ndarray
+    qpos: np.ndarray
+    success: bool
+    cost: float
+    keyframes_reached: list = field(default_factory=list)
+    arrays: dict[str, np.ndarray] = field(default_factory=dict)
+    summary: dict[str, Any] = field(default_factory=dict)
+    unstable_time: float | None = None
+    unstable_reason: str | None = None
+
+
+@dataclass
+class Progress:
+    """A progress report of one seed: the fraction done and the best cost so far (+inf or NaN
+    when nothing stable exists yet); with `partial`, a playable intermediate solution (a
+    curriculum stage's best motion, `stage` its index)."""
+    fraction: float
+    cost: float
+    stage: Optional[int] = None
+    partial: Optional[Solution] = None

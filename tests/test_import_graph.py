@@ -1,0 +1,135 @@
+"""The layers hold: every import (function-level ones included) goes to the importer's floor or
+below, there is no import cycle, and Blender's side never imports the optimizers."""
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# solver/'s floors, lowest first. A module not listed takes its package's floor.
+FLOORS = [
+    # 0 ground: names, limits, paths, formats' plumbing
+    {"solver.errors", "solver.paths", "solver.limits", "solver.registry", "solver.rotations", "solver.splines",
+     "solver.fileio", "solver.mujoco_log", "solver.schema", "solver.memory", "solver.resample"},
+    # 1 data: the schemas (scene, task, settings, keyframes) and the scenes' builders
+    {"solver.scene", "solver.objective_terms", "solver.settings", "solver.characters", "solver.environments",
+     "solver.boneframes", "solver.mjcf_paths", "solver.mjcf", "solver.task", "solver.contact_keyframes",
+     "solver.pose_keyframes", "solver.solution"},
+    # 2 physics and files: the compiled model, rollouts, features, results, the keyframe feed
+    {"solver.model", "solver.rollout", "solver.features", "solver.result", "solver.feed"},
+    # 3 the algorithms
+    {"solver.mpc", "solver.assist"},
+    # 4 the methods
+    {"solver.methods"},
+    # 5 running them: processes, CLI, benchmarks
+    {"solver.pool", "solver.worker", "solver.cli", "solver.bench", "solver.__main__", "solver"},
+    # 6 Blender
+    {"addon"},
+]
+ADDON_FORBIDDEN = ("solver.methods", "solver.assist", "solver.mpc", "solver.pool", "solver.cli", "solver.bench",
+                   "solver.worker", "cma", "scipy")
+
+
+def modules(roots=("solver", "addon")) -> dict[str, Path]:
+    out = {}
+    for root in roots:
+        for path in sorted((ROOT / root).rglob("*.py")):
+            name = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+            out[name.removesuffix(".__init__")] = path
+    return out
+
+
+def imports(name: str, path: Path):
+    """(imported module, line) for every import in the file, relative ones resolved; `from X import
+    y` yields X.y where that is a module."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield alias.name, node.lineno
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                base = ".".join(parts + ([base] if base else []))
+            yield base, node.lineno
+            for alias in node.names:
+                yield f"{base}.{alias.name}", node.lineno
+
+
+def floor(name: str) -> int:
+    while True:
+        for i, members in enumerate(FLOORS):
+            if name in members:
+                return i
+        if "." not in name:
+            raise AssertionError(f"{name} is on no floor: add it to FLOORS")
+        name = name.rpartition(".")[0]
+
+
+def graph():
+    mods = modules()
+    edges = {m: set() for m in mods}
+    for m, path in mods.items():
+        for target, _ in imports(m, path):
+            if target in mods and target != m and target not in ("solver", "addon"):
+                edges[m].add(target)
+    return edges
+
+
+def find_cycle(edges) -> list[str] | None:
+    state: dict[str, int] = {}
+
+    def visit(u, stack):
+        state[u] = 1
+        stack.append(u)
+        for v in sorted(edges[u]):
+            if state.get(v) == 1:
+                return stack[stack.index(v):] + [v]
+            if not state.get(v):
+                found = visit(v, stack)
+                if found:
+                    return found
+        state[u] = 2
+        stack.pop()
+        return None
+
+    for u in sorted(edges):
+        if not state.get(u):
+            found = visit(u, [])
+            if found:
+                return found
+    return None
+
+
+def test_every_import_goes_to_the_same_floor_or_below():
+    edges = graph()
+    up = [f"{m} (floor {floor(m)}) imports {t} (floor {floor(t)})" for m, ts in edges.items() for t in ts
+          if floor(t) > floor(m)]
+    assert not up, up
+
+
+def test_no_import_cycles():
+    cycle = find_cycle(graph())
+    assert cycle is None, " -> ".join(cycle)
+
+
+def test_blender_side_never_imports_the_optimizers():
+    bad = []
+    for m, path in modules(("addon",)).items():
+        for target, line in imports(m, path):
+            if target.startswith("addon.") or target == "addon":
+                continue
+            name = target.removeprefix("addon.")
+            if any(name == f or name.startswith(f + ".") for f in ADDON_FORBIDDEN):
+                bad.append(f"{path.relative_to(ROOT)}:{line} imports {target}")
+    assert not bad, bad
+
+
+def test_the_checks_catch_a_cycle_an_upward_import_and_a_forbidden_one(tmp_path):
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert find_cycle({"a": {"b"}, "b": set()}) is None
+    assert floor("solver.scene") < floor("solver.mpc.agent") < floor("solver.methods.contact") < floor("addon.rig")
+    sample = tmp_path / "x.py"
+    sample.write_text("def f():\n    from ..solver.mpc.planner import Planner\n    import scipy.optimize\n")
+    found = {t for t, _ in imports("addon.x", sample)}
+    assert "solver.mpc.planner" in found and "scipy.optimize" in found
