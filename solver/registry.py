@@ -32,6 +32,7 @@ PLANNERS = {
                       "Predictive sampling that recombines the best body-part plans (PartwiseMPC)"),
     "baseline": Entry("mpc.sampling:SamplingPlanner", "Predictive sampling",
                       "MuJoCo MPC's predictive sampling: the best sample becomes the plan"),
+    "cem": Entry("mpc.cem:CrossEntropyPlanner", "Cross-entropy", "The plan is refit to the mean of the elite samples"),
 }
 
 
