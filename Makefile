@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: venv demo test bench extension clean
+.PHONY: venv demo test lint bench extension clean
 
 venv: $(STAMP)
 
@@ -21,8 +21,12 @@ $(STAMP): requirements.txt
 demo: venv
 	$(PY) tools/demo.py
 
-test: venv
+test: venv lint
 	$(PY) -m pytest -q tests
+
+# The project's own lint rules (pyproject.toml [tool.ruff]); part of `make test`.
+lint: venv
+	$(PY) -m ruff check .
 
 # The Blender extension zip, built and validated with Blender's own tool (wheels cached in .cache/).
 extension: venv

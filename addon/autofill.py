@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import math
 
-
 from ..solver.mjcf import guess_group
 
 DENSITY = 1000.0

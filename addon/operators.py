@@ -8,7 +8,7 @@ import bpy
 from bpy.props import EnumProperty, StringProperty
 
 from .rig import build_armature
-from .session import active_character, add_job, job_for, job_folder, pop_job
+from .session import active_character, add_job, job_folder, job_for, pop_job
 from .shapes import add_bone_shapes, character_material
 
 
@@ -347,6 +347,7 @@ class PHYSKEY_OT_sync_pose_keys(bpy.types.Operator):
         return {"FINISHED"}
 
 
-classes = (PHYSKEY_OT_sync_pose_keys, PHYSKEY_OT_add_character, PHYSKEY_OT_autofill_rig, PHYSKEY_OT_export_mjcf, PHYSKEY_OT_load_preset,
+classes = (PHYSKEY_OT_sync_pose_keys, PHYSKEY_OT_add_character, PHYSKEY_OT_autofill_rig, PHYSKEY_OT_export_mjcf,
+           PHYSKEY_OT_load_preset,
            PHYSKEY_OT_import_mjcf, PHYSKEY_OT_solve, PHYSKEY_OT_cancel_solve, PHYSKEY_OT_keep_solution,
            PHYSKEY_OT_import_result)

@@ -3,8 +3,15 @@ sites) — one MuJoCo body per bone, in the bone's frame (origin at its head, Y 
 from __future__ import annotations
 
 import bpy
-from bpy.props import (BoolProperty, CollectionProperty, EnumProperty, FloatProperty, FloatVectorProperty,
-                       PointerProperty, StringProperty)
+from bpy.props import (
+    BoolProperty,
+    CollectionProperty,
+    EnumProperty,
+    FloatProperty,
+    FloatVectorProperty,
+    PointerProperty,
+    StringProperty,
+)
 
 from ..solver.objective_terms import TERM_NAMES
 from ..solver.registry import METHODS, PLANNERS

@@ -132,7 +132,8 @@ def pose_from_qpos(obj, model, qpos, root_joint: str = "root") -> None:
         bone = pb.bone
         if bone.parent is None:
             a = int(model.jnt_qposadr[model.joint(root_joint).id])
-            world = Matrix.Translation(Vector(qpos[a:a + 3])) @ Quaternion(qpos[a + 3:a + 7]).normalized().to_matrix().to_4x4()
+            world = (Matrix.Translation(Vector(qpos[a:a + 3]))
+                     @ Quaternion(qpos[a + 3:a + 7]).normalized().to_matrix().to_4x4())
             world = world @ Matrix.Scale(scale, 4)
             basis = bone.matrix_local.inverted() @ (inv_obj @ world)
             pb.location = basis.to_translation()
@@ -218,7 +219,8 @@ def qpos_from_pose(obj, model, root_joint: str = "root") -> np.ndarray:
             qpos[a:a + 4] = target
             continue
         if "ball" in kinds:
-            raise ValueError(f"bone '{bone.name}' mixes a ball joint with hinges; PhysKey reads poses of either, not both")
+            raise ValueError(f"bone '{bone.name}' mixes a ball joint with hinges; "
+                             "PhysKey reads poses of either, not both")
         joints = [model.joint(j.name).id for j in bone.physkey.joints]
         if not joints:
             continue

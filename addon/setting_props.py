@@ -8,6 +8,8 @@ import dataclasses
 
 from bpy.props import BoolProperty, EnumProperty, FloatProperty, IntProperty
 
+from ..solver.settings import default_of
+
 POSITIVE_FLOAT_MIN = 1e-6  # a float that must be > 0 and has no `min` of its own: the least the field takes
 
 
@@ -16,14 +18,6 @@ def _field(settings_class, name: str) -> dataclasses.Field:
         if f.name == name:
             return f
     raise KeyError(f"{settings_class.__name__} has no setting '{name}'")
-
-
-def _default(f: dataclasses.Field):
-    if f.default is not dataclasses.MISSING:
-        return f.default
-    if f.default_factory is not dataclasses.MISSING:
-        return f.default_factory()
-    raise ValueError(f"setting '{f.name}' has no default")
 
 
 def _bounds(meta, kind) -> dict:
@@ -45,7 +39,7 @@ def setting_property(settings_class, name: str, **overrides):
     `overrides` (any bpy.props keyword) win."""
     f = _field(settings_class, name)
     meta = f.metadata
-    default = overrides.pop("default", _default(f))
+    default = overrides.pop("default", default_of(settings_class, name))
     kw = {"description": meta.get("description", ""), "default": default}
     if "items" in overrides or "choices" in meta:
         kw["items"] = [(c, c.replace("_", " ").capitalize(), "") for c in meta.get("choices", ())]

@@ -39,8 +39,9 @@ def unstable_message(item) -> str:
 
 
 def _load(item):
-    import mujoco
     import zipfile
+
+    import mujoco
     path = bpy.path.abspath(item.result_path)
     if not os.path.exists(path):
         raise ValueError(f"the solution's file is gone: {path}")

@@ -226,10 +226,11 @@ def bench_assist(task_name: str, seeds: int, modes=("time", "global", "none"), s
         start = time.perf_counter()
         with tempfile.TemporaryDirectory(prefix="physkey-bench-") as out:
             run_seeds(schema.to_dict(t), t.seeds, out, min(seeds, cores) if workers is None else workers,
-                      lambda e: None, entries.append, lambda seed, msg: entries.append({"error": msg}))
+                      lambda e: None, entries.append,
+                      lambda seed, msg, entries=entries: entries.append({"error": msg}))
         ok = [e for e in entries if "error" not in e]
 
-        def mean(key):
+        def mean(key, ok=ok):
             vals = [e[key] for e in ok if e.get(key) is not None]
             return round(float(np.mean(vals)), 4) if vals else None
         report["modes"][mode] = {
@@ -238,7 +239,8 @@ def bench_assist(task_name: str, seeds: int, modes=("time", "global", "none"), s
             "kf_error_no_assist": mean("kf_error_no_assist"), "assist_mean_beta2": mean("assist_mean_beta2"),
             "samples": mean("samples"), "samples_to_1.1x": mean("samples_to_1.1x"),
             "wall_s_to_1.1x": mean("wall_s_to_1.1x"), "wall_s": mean("wall_s"),
-            "successes": sum(bool(e.get("success")) for e in ok), "errors": [e["error"] for e in entries if "error" in e],
+            "successes": sum(bool(e.get("success")) for e in ok),
+            "errors": [e["error"] for e in entries if "error" in e],
             "bench_wall_s": round(time.perf_counter() - start, 1)}
     # One generation against its physics floor, on all cores, time-indexed mode.
     prep = ASSIST.prepare(task)
@@ -256,7 +258,8 @@ def bench_assist(task_name: str, seeds: int, modes=("time", "global", "none"), s
     nstep = int(np.ceil(problem.decode(X).keyframe_times[:, -1].max() / problem.dt_sim - 1e-9))
     ctrl, mocap, _ = problem.controls(problem.decode(X), nstep)
     floor = _floor_of_batch(prep.built.model, opt.state0, ctrl, mocap, cores)
-    report.update({"generation_ms": round(1e3 * float(np.median(gen_t)), 2), "floor_generation_ms": round(1e3 * floor, 2),
+    report.update({"generation_ms": round(1e3 * float(np.median(gen_t)), 2),
+                   "floor_generation_ms": round(1e3 * floor, 2),
                    "generation_vs_floor": round(float(np.median(gen_t)) / floor, 3), "population": len(X),
                    "steps_per_rollout": nstep, "threads": cores})
     return report

@@ -25,7 +25,7 @@ VARIANTS = {
 }
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _load(name: str) -> Character:
     path = os.path.join(CHARACTERS_DIR, f"{name}.json")
     if not os.path.exists(path):

@@ -17,6 +17,7 @@ import traceback
 from . import schema
 from .errors import InvalidInput
 from .registry import PLANNERS, check_name
+from .settings import PlannerSettings, default_of
 
 EXIT_OK, EXIT_INTERNAL, EXIT_INVALID = 0, 1, 2
 
@@ -167,7 +168,8 @@ def cmd_run(args, emit: Events) -> int:
         print(f"{ok}/{len(task.seeds)} seed(s) solved in {time.perf_counter() - start:.1f} s; "
               f"results in {os.path.abspath(args.out)}")
         if best:
-            print(f"best: seed {best['seed']} (cost {best['cost']:.4g}) -> {os.path.join(os.path.abspath(args.out), best['npz'])}")
+            print(f"best: seed {best['seed']} (cost {best['cost']:.4g}) -> "
+                  f"{os.path.join(os.path.abspath(args.out), best['npz'])}")
     return EXIT_OK if ok else EXIT_INTERNAL
 
 
@@ -239,7 +241,7 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--repeats", type=int, default=20, help="rollout: timing repeats")
     b.add_argument("--task", help="mpc: contact task name or file")
     b.add_argument("--trials", type=int, default=4, help="mpc: seeds to run")
-    b.add_argument("--rollouts", type=int, default=45, help="mpc: N")
+    b.add_argument("--rollouts", type=int, default=default_of(PlannerSettings, "rollouts"), help="mpc: N")
     b.add_argument("--planner", default="partwise",
                    help=f"mpc: a registered planner ({', '.join(PLANNERS)})")
     b.add_argument("--budget", type=int, default=None, help="mpc: planning iterations per control step")

@@ -29,7 +29,7 @@ def standing_pose(x: float = 0.0, y: float = 0.0, yaw_deg: float = 0.0) -> Pose:
     return Pose(root_pos=[x, y, STANDING_HEIGHT], root_quat=[float(v) for v in q])
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _furniture(name: str):
     path = os.path.join(ENVIRONMENTS_DIR, f"{name}.json")
     with open(path, encoding="utf-8") as f:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import os
 import threading
-from typing import Callable
+from collections.abc import Callable
 
 from . import schema
 from .errors import InvalidInput

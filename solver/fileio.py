@@ -8,7 +8,6 @@ import zipfile
 
 import numpy as np
 
-
 _UMASK = os.umask(0o022)
 os.umask(_UMASK)
 

@@ -15,8 +15,7 @@ import numpy as np
 
 from . import rotations
 from .errors import InvalidInput
-from .scene import (SCHEMA_VERSION, Actuator, Body, Character, EnvBody, Environment, Geom, Joint, Pose,
-                    SceneDesc, Site)
+from .scene import SCHEMA_VERSION, Actuator, Body, Character, EnvBody, Environment, Geom, Joint, Pose, SceneDesc, Site
 
 _GEOM = {
     "capsule": mujoco.mjtGeom.mjGEOM_CAPSULE,
@@ -317,12 +316,16 @@ def spec_to_scene(spec: mujoco.MjSpec, name: str = "imported") -> SceneDesc:
             rng = [float(x) for x in model.jnt_range[j]] if model.jnt_limited[j] else [-math.pi, math.pi]
             joints.append(Joint(name=jname, type="hinge" if jt == HINGE else "ball",
                                 axis=[float(x) for x in model.jnt_axis[j]], pos=[float(x) for x in model.jnt_pos[j]],
-                                range=rng, group=guess_group(jname), damping=float(model.dof_damping[model.jnt_dofadr[j]]),
-                                stiffness=float(model.jnt_stiffness[j]), armature=float(model.dof_armature[model.jnt_dofadr[j]])))
+                                range=rng, group=guess_group(jname),
+                                damping=float(model.dof_damping[model.jnt_dofadr[j]]),
+                                stiffness=float(model.jnt_stiffness[j]),
+                                armature=float(model.dof_armature[model.jnt_dofadr[j]])))
         geoms = [_read_geom(model, spec_geoms, g) for g in range(model.ngeom) if model.geom_bodyid[g] == b]
         kids = children[b]
         length = float(np.linalg.norm(model.body_pos[kids[0]])) if kids else 0.1
-        bodies.append(Body(name=bname, parent=None if b == root else _name(model, mujoco.mjtObj.mjOBJ_BODY, model.body_parentid[b], "body"),
+        bodies.append(Body(name=bname,
+                           parent=None if b == root else _name(model, mujoco.mjtObj.mjOBJ_BODY, model.body_parentid[b],
+                                                               "body"),
                            pos=[float(x) for x in model.body_pos[b]], quat=[float(x) for x in model.body_quat[b]],
                            length=max(length, 1e-3), joints=joints, geoms=geoms, sites=_read_sites(model, b)))
     actuators = []
@@ -362,8 +365,10 @@ def spec_to_scene(spec: mujoco.MjSpec, name: str = "imported") -> SceneDesc:
                       floor_friction=float(model.geom_friction[floor][0]) if floor is not None else 0.7,
                       bodies=env_bodies)
     qpos = model.key_qpos[0] if model.nkey else model.qpos0
-    pose = Pose(root_pos=[float(x) for x in (model.body_pos[root] if not model.nkey else qpos[model.jnt_qposadr[_root_joint(model, root)]:][:3])],
-                root_quat=[float(x) for x in (model.body_quat[root] if not model.nkey else qpos[model.jnt_qposadr[_root_joint(model, root)] + 3:][:4])])
+    pose = Pose(root_pos=[float(x) for x in (model.body_pos[root] if not model.nkey
+                                             else qpos[model.jnt_qposadr[_root_joint(model, root)]:][:3])],
+                root_quat=[float(x) for x in (model.body_quat[root] if not model.nkey
+                                              else qpos[model.jnt_qposadr[_root_joint(model, root)] + 3:][:4])])
     if model.nkey:
         for j in range(model.njnt):
             if model.jnt_type[j] == HINGE and model.jnt_bodyid[j] in subtree(root):

@@ -42,7 +42,8 @@ def check_file_references(path: str, root_folder: str | None = None, _seen: set 
             if not attr.startswith("file") or element.tag == "compiler":
                 continue
             if element.tag == "include":
-                target = _refuse_outside(path, "include file", value, os.path.dirname(os.path.abspath(path)), root_folder)
+                target = _refuse_outside(path, "include file", value, os.path.dirname(os.path.abspath(path)),
+                                         root_folder)
                 if os.path.isfile(target):
                     check_file_references(target, root_folder, seen)
                 continue

@@ -13,8 +13,8 @@ import numpy as np
 
 from . import schema
 from .fileio import write_npz_atomic, write_text_atomic
-from .solution import Solution
 from .resample import frame_times, resample_qpos
+from .solution import Solution
 
 RESULT_SCHEMA_VERSION = 1
 

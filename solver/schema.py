@@ -171,7 +171,8 @@ def to_dict(obj) -> Any:
     return obj
 
 
-_FLAT_LIST = re.compile(r"\[\s*((?:[-+0-9.eE]+|null|true|false|\"[^\"\n]*\")(?:,\s*(?:[-+0-9.eE]+|null|true|false|\"[^\"\n]*\"))*)\s*\]")
+_FLAT_LIST = re.compile(r"\[\s*((?:[-+0-9.eE]+|null|true|false|\"[^\"\n]*\")"
+                        r"(?:,\s*(?:[-+0-9.eE]+|null|true|false|\"[^\"\n]*\"))*)\s*\]")
 
 
 def format_json(data) -> str:

@@ -8,7 +8,7 @@ see `schema` for the keys). What a setting means is said in its `description`.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import MISSING, dataclass, field
 from typing import Any, Optional
 
 from . import splines
@@ -22,8 +22,15 @@ from .scene import GROUPS, MIN_TIMESTEP
 def _setting(default, description: str, **meta):
     """A settings field: its default and the metadata users and Blender read."""
     if isinstance(default, (list, dict)):
-        return field(default_factory=lambda: json.loads(json.dumps(default)), metadata=dict(meta, description=description))
+        return field(default_factory=lambda: json.loads(json.dumps(default)),
+                     metadata=dict(meta, description=description))
     return field(default=default, metadata=dict(meta, description=description))
+
+
+def default_of(settings_class, name: str):
+    """The default of setting `name` of a settings dataclass (for command-line defaults)."""
+    f = settings_class.__dataclass_fields__[name]
+    return f.default_factory() if f.default is MISSING else f.default
 
 
 # -- simulate ------------------------------------------------------------------------------------

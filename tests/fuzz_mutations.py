@@ -179,8 +179,11 @@ OPS = ("replace", "replace", "replace", "delete", "add_key", "insert_item", "dup
        "edit", "edit", "wrap")
 
 
+BASE_NAMES = tuple(sorted(BASES))
+
+
 @st.composite
-def mutations(draw, bases=tuple(sorted(BASES)), desc_only=False):
+def mutations(draw, bases=BASE_NAMES, desc_only=False):
     """(base name, [ops]): each op = (op, path, planted value or edit)."""
     base = draw(st.sampled_from(bases))
     shapes = DESC_PATHS[base] if desc_only else PATHS[base]

@@ -9,19 +9,19 @@ from pathlib import Path
 import mujoco
 import numpy as np
 import pytest
+from test_bad_input import check_invalid, run_cli
 
-from solver.pose_keyframes import parse_pose_keyframes
 from solver.assist.problem import Problem
 from solver.assist.reference import interpolate_pose
 from solver.methods import assist as assist_module
 from solver.methods.assist import ASSIST as assist
 from solver.methods.assist import initial_state
 from solver.model import build_model
+from solver.pose_keyframes import parse_pose_keyframes
 from solver.rollout import RolloutEngine, get_state
 from solver.scene import SCHEMA_VERSION, Actuator, Body, Character, Environment, Geom, Joint, SceneDesc
 from solver.settings import AssistSettings
 from solver.task import build_scene, task_from_dict
-from test_bad_input import check_invalid, run_cli
 
 ROOT = Path(__file__).resolve().parents[1]
 LOW_JUMP = ROOT / "scenes" / "tasks" / "assist_box_jump_low.json"
@@ -196,8 +196,8 @@ def test_angles_slightly_outside_the_range_are_clamped_with_a_warning():
 def test_short_real_optimization_halves_the_keyframe_error(tmp_path):
     path = tmp_path / "jump.json"
     path.write_text(json.dumps(low_jump_task(samples=960, max_wall_s=120)))
-    p = subprocess.run([sys.executable, "-m", "solver", "run", str(path), "--out", str(tmp_path / "o"), "--workers", "0",
-                        "--jsonl"], cwd=ROOT, capture_output=True, text=True, timeout=900)
+    p = subprocess.run([sys.executable, "-m", "solver", "run", str(path), "--out", str(tmp_path / "o"), "--workers",
+                        "0", "--jsonl"], cwd=ROOT, capture_output=True, text=True, timeout=900)
     assert p.returncode == 0, p.stderr[-2000:]
     events = [json.loads(line) for line in p.stdout.splitlines()]
     stages = [e for e in events if e["event"] == "stage"]
@@ -206,7 +206,8 @@ def test_short_real_optimization_halves_the_keyframe_error(tmp_path):
     sol = json.loads((tmp_path / "o" / "result.json").read_text())["solutions"][0]
     assert sol["kf_error"] < 0.5 * sol["kf_error_initial"], sol
     assert sol["samples"] >= 960 and len(sol["keyframe_times"]) == 5
-    assert len(sol["no_assist_contacts"]) == 5 and sol["no_assist_contacts"][0] == ["foot_left/floor", "foot_right/floor"]
+    assert (len(sol["no_assist_contacts"]) == 5
+            and sol["no_assist_contacts"][0] == ["foot_left/floor", "foot_right/floor"])
     assert all("/" in pair for pairs in sol["no_assist_contacts"] for pair in pairs)
     arrays = np.load(tmp_path / "o" / sol["npz"], allow_pickle=False)
     assert arrays["beta"].shape == arrays["times"].shape

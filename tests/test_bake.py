@@ -4,7 +4,6 @@ import time
 import mujoco
 import numpy as np
 import pytest
-
 from blender_env import addon, installed_extension
 from test_rig import _rotation_angle
 

@@ -8,7 +8,6 @@ from pathlib import Path
 import mujoco
 import numpy as np
 import pytest
-
 from reference_impl import load_result_npz
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -4,7 +4,6 @@ import math
 import mujoco
 import numpy as np
 import pytest
-
 from blender_env import installed_extension
 
 

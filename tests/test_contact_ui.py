@@ -1,7 +1,6 @@
 """Editing contact keyframes in Blender: list operations and Add Pair from the 3D cursor."""
 import numpy as np
 import pytest
-
 from blender_env import addon, installed_extension
 
 

@@ -46,7 +46,8 @@ def test_three_runs_give_byte_identical_result_files(tmp_path, method):
 def _process_footprint():
     me = os.getpid()
     fds = len(os.listdir(f"/proc/{me}/fd"))
-    children = sum(len(Path(f"/proc/{me}/task/{t}/children").read_text().split()) for t in os.listdir(f"/proc/{me}/task"))
+    children = sum(len(Path(f"/proc/{me}/task/{t}/children").read_text().split())
+                   for t in os.listdir(f"/proc/{me}/task"))
     rss_kb = int(next(line.split()[1] for line in open(f"/proc/{me}/status") if line.startswith("VmRSS:")))
     return fds, children, rss_kb
 

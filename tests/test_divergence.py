@@ -20,18 +20,18 @@ import pytest
 from solver import schema
 from solver.assist.optimizer import PENALTY, AssistOptimizer
 from solver.assist.problem import Problem
+from solver.contact_keyframes import parse_keyframes
 from solver.methods.assist import ASSIST as assist
 from solver.methods.assist import initial_state
-from solver.methods.contact import CONTACT as contact, ContactPrepared
+from solver.methods.contact import CONTACT as contact
+from solver.methods.contact import ContactPrepared
 from solver.model import BuiltModel, build_model
-from solver.mpc.agent import run_agent
-from solver.contact_keyframes import parse_keyframes
+from solver.mpc.agent import Scorer, plan_iteration, run_agent
 from solver.mpc.objectives import Objective
-from solver.mpc.agent import Scorer, plan_iteration
 from solver.mpc.planner import ControlSpace, make_planner
-from solver.settings import PlannerSettings
 from solver.result import write_solution
 from solver.rollout import FULLPHYSICS, RolloutEngine, find_divergence, get_state, state_layout
+from solver.settings import PlannerSettings
 from solver.task import SceneRef, build_scene, task_from_dict
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -108,7 +108,8 @@ def test_engine_flags_exactly_the_rollouts_mujoco_warned_about(stiff_assist):
     for r, t in enumerate(on):
         if t is not None:
             ctrl[r, t:, nu:] = 0.5
-    mocap = np.broadcast_to(np.asarray(m.key_mpos[0]).reshape(m.nmocap, 3) + [0.3, 0.0, 0.0], (nroll, nstep, m.nmocap, 3))
+    mocap = np.broadcast_to(np.asarray(m.key_mpos[0]).reshape(m.nmocap, 3) + [0.3, 0.0, 0.0],
+                            (nroll, nstep, m.nmocap, 3))
     init = np.stack([s0] * nroll)
     init[6, lay["qvel"].start + 8] = 1e11  # bad qvel: MuJoCo resets in the very first step, from t = 0 …
     init[7, lay["time"]] = 0.7
@@ -310,7 +311,8 @@ def test_cli_result_json_reports_unstable_with_the_reference_time(tmp_path):
     mujoco.mj_forward(model, d)
     first, started = reference_divergence(model, get_state(model, d), np.zeros((1, 100, model.nu)))
     assert first[0] >= 0 and sol["unstable_time"] == pytest.approx(started[0], abs=1e-9)
-    assert z["times"][-1] == pytest.approx(sol["unstable_time"]) and sol["duration_s"] == pytest.approx(sol["unstable_time"])
+    assert (z["times"][-1] == pytest.approx(sol["unstable_time"])
+            and sol["duration_s"] == pytest.approx(sol["unstable_time"]))
     assert len(z["times"]) == first[0] + 1 and np.isfinite(z["qpos"]).all()
     assert z["frame_times"][-1] <= sol["unstable_time"] + 1e-9
     assert "WARNING" not in p.stderr and not (tmp_path / "MUJOCO_LOG.TXT").exists()  # warnings are not spilled

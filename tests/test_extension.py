@@ -3,7 +3,6 @@ sandboxed `bpy`, enabled, disabled and enabled again."""
 import zipfile
 from pathlib import Path
 
-
 from blender_env import MODULE, ROOT, build_zip, installed_extension
 
 PLATFORM_TAGS = {"linux": "manylinux", "macos": "macosx_11_0_arm64", "windows": "win_amd64"}

@@ -55,7 +55,6 @@ MAX_MESSAGE = 1200  # characters: a one-line message, even for a 100,000-charact
 
 from fuzz_mutations import BASES, INLINE, NASTY, _scene_desc, _task_file, apply, json_values, mutations  # noqa: E402
 
-
 # -- the property -------------------------------------------------------------------------------------------
 
 def assert_field_error(e: InvalidInput, file_path: str | None = None, doc=None) -> None:
@@ -77,7 +76,7 @@ def assert_field_error(e: InvalidInput, file_path: str | None = None, doc=None) 
 
 def _accepted(task, prepared) -> None:
     """What `run` does with an accepted task before it solves: print, write task.json and model.xml."""
-    f"ok: task '{task.name}'".encode("utf-8")
+    f"ok: task '{task.name}'".encode()
     schema.format_json(schema.to_dict(task)).encode("utf-8")
     prepared.built.to_xml().encode("utf-8")
     json.dumps({"event": "start", "task": task.name, "seeds": task.seeds}, allow_nan=False)

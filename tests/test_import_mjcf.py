@@ -1,9 +1,8 @@
 """MJCF → rig: a user's model with world-aligned body frames and joints away from the body origins
 comes in as bones that move exactly like its bodies."""
-import numpy as np
 import mujoco
+import numpy as np
 import pytest
-
 from blender_env import addon, installed_extension
 
 LAMP = """<mujoco><compiler angle="degree"/>
@@ -114,5 +113,5 @@ def test_ball_joints_pose_both_ways(tmp_path):
         back = rig.qpos_from_pose(obj, model)
         data.qpos[:] = back
         mujoco.mj_kinematics(model, data)
-        for name, (pos, rot) in rig.world_bone_poses(obj).items():
+        for name, (pos, _rot) in rig.world_bone_poses(obj).items():
             np.testing.assert_allclose(data.xpos[model.body(name).id], pos, atol=1e-5, err_msg=name)

@@ -59,7 +59,8 @@ def test_a_simulate_solve_reports_typed_progress_to_the_end():
 
 def test_task_validation_imports_no_method():
     code = ("import json, sys; from solver.task import load_task; "
-            "load_task('scenes/tasks/armchair_stand_sit_stand.json'); load_task('scenes/tasks/assist_box_jump_low.json'); "
+            "load_task('scenes/tasks/armchair_stand_sit_stand.json'); "
+            "load_task('scenes/tasks/assist_box_jump_low.json'); "
             "print(json.dumps(sorted(m for m in sys.modules if m.startswith(('solver.methods', 'solver.mpc', "
             "'solver.assist', 'cma', 'scipy')))))")
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)

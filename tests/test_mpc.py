@@ -9,16 +9,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from solver.contact_keyframes import ContactKeyframe, ContactPair
 from solver.model import build_model
 from solver.mpc.agent import KeyframeTracker
-from solver.contact_keyframes import ContactKeyframe, ContactPair
-from solver.objective_terms import TERM_NAMES
 from solver.mpc.objectives import ALPHA, Costs, Objective
 from solver.mpc.partwise import PartwisePlanner
 from solver.mpc.planner import ControlSpace
-from solver.settings import PlannerSettings
+from solver.objective_terms import TERM_NAMES
 from solver.rollout import RolloutEngine
 from solver.scene import GROUPS
+from solver.settings import PlannerSettings
 from solver.task import SceneRef, build_scene
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -70,7 +70,8 @@ def test_contact_term_is_eq5_by_hand(objective):
     # Coincident points cost nothing.
     feat["pos"]["pelvis"][:] = target
     feat["quat"]["pelvis"][:] = [1, 0, 0, 0]
-    zero = objective.evaluate(feat, qvel, ctrl, only("Contact", 100.0, pairs=[ContactPair("pelvis", [0, 0, 0], "world", list(target))]))
+    zero = objective.evaluate(feat, qvel, ctrl,
+                              only("Contact", 100.0, pairs=[ContactPair("pelvis", [0, 0, 0], "world", list(target))]))
     assert np.all(zero.total == 0.0)
 
 
@@ -189,7 +190,8 @@ def test_short_real_run_reaches_hand_targets(tmp_path):
     doc["keyframes"] = doc["keyframes"][:1]
     path = tmp_path / "reach.json"
     path.write_text(json.dumps(doc))
-    p = subprocess.run([sys.executable, "-m", "solver", "run", str(path), "--out", str(tmp_path / "o"), "--workers", "0"],
+    p = subprocess.run([sys.executable, "-m", "solver", "run", str(path), "--out", str(tmp_path / "o"),
+                        "--workers", "0"],
                        cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert p.returncode == 0, p.stderr[-2000:]
     sol = json.loads((tmp_path / "o" / "result.json").read_text())["solutions"][0]
@@ -209,8 +211,9 @@ def test_keyframes_appended_on_stdin_reach_the_running_solve(tmp_path):
     path.write_text(json.dumps(doc))
     bad = json.dumps({"append_keyframes": [dict(second, pairs=[dict(second["pairs"][0], body1="hand_rigth")])]})
     good = json.dumps({"append_keyframes": [second]})
-    p = subprocess.run([sys.executable, "-m", "solver", "run", str(path), "--out", str(tmp_path / "o"), "--workers", "0",
-                        "--jsonl"], cwd=ROOT, input=bad + "\n" + good + "\n", capture_output=True, text=True, timeout=600)
+    p = subprocess.run([sys.executable, "-m", "solver", "run", str(path), "--out", str(tmp_path / "o"), "--workers",
+                        "0", "--jsonl"], cwd=ROOT, input=bad + "\n" + good + "\n", capture_output=True, text=True,
+                       timeout=600)
     assert p.returncode == 0, p.stderr[-2000:]
     events = [json.loads(line) for line in p.stdout.splitlines()]
     errors = [e for e in events if e["event"] == "error"]
@@ -240,6 +243,7 @@ def test_slowdown_plans_only_the_iterations_that_fit(tmp_path):
     """With Γ the planner iterates while another iteration still fits in control_dt / Γ of wall time
     (at least once): a budget of 1.5 iterations gives one per control step, 3.5 about three."""
     import dataclasses
+
     from solver.methods.contact import CONTACT as contact
     from solver.mpc.agent import run_agent
     from solver.task import task_from_dict

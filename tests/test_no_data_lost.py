@@ -10,8 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
-
-from blender_env import MODULE, _STATE, addon, installed_extension
+from blender_env import _STATE, MODULE, addon, installed_extension
 
 CRASHING_BLENDER = textwrap.dedent("""
     import json, sys

@@ -5,7 +5,6 @@ import inspect
 import textwrap
 
 import pytest
-
 from blender_env import installed_extension
 from layout_recorder import Layout, LayoutError, Session, draw_panel, physkey_lists, physkey_panels
 from panel_states import STATES

@@ -9,13 +9,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from test_bad_input import check_invalid, run_cli
 
 from solver.mpc.cem import CrossEntropyPlanner
 from solver.mpc.objectives import Costs
 from solver.mpc.planner import NOMINAL, ORIGINS, SAMPLED, ControlSpace, make_planner, planner_class
 from solver.registry import PLANNERS
 from solver.settings import PlannerSettings
-from test_bad_input import check_invalid, run_cli
 
 ROOT = Path(__file__).resolve().parents[1]
 NU, KNOTS = 4, 3

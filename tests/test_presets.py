@@ -5,7 +5,6 @@ import time
 import mujoco
 import numpy as np
 import pytest
-
 from blender_env import ROOT, addon, installed_extension
 
 TASKS = sorted(p.stem for p in (ROOT / "scenes" / "tasks").glob("*.json"))
@@ -44,7 +43,7 @@ def test_armchair_preset_exports_the_solvers_scene(tmp_path):
     bpy.ops.physkey.export_mjcf(filepath=str(tmp_path / "blender.xml"))
     ours = mujoco.MjModel.from_xml_path(str(tmp_path / "blender.xml"))
     from solver.mjcf import initial_qpos, scene_to_xml
-    from solver.task import load_task, build_scene
+    from solver.task import build_scene, load_task
     scene = build_scene(load_task(ROOT / "scenes" / "tasks" / "armchair_stand_sit_stand.json").scene)
     ref = mujoco.MjModel.from_xml_string(scene_to_xml(scene))
     d_ours, d_ref = mujoco.MjData(ours), mujoco.MjData(ref)
@@ -78,7 +77,8 @@ def test_contact_preset_keyframes_come_back_as_the_task_had_them():
     task = _extract(bpy, module)
     from solver.contact_keyframes import parse_keyframes
     from solver.task import task_from_dict
-    want = parse_keyframes(json.loads((ROOT / "scenes" / "tasks" / "armchair_stand_sit_stand.json").read_text())["keyframes"])
+    want = parse_keyframes(
+        json.loads((ROOT / "scenes" / "tasks" / "armchair_stand_sit_stand.json").read_text())["keyframes"])
     got = parse_keyframes(task["keyframes"])
     assert [k.name for k in got] == [k.name for k in want]
     for a, b in zip(got, want):

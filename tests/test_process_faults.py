@@ -125,7 +125,7 @@ sys.exit(0)  # quit Blender with the solve running
 
 
 def test_quitting_blender_during_a_solve_ends_the_solver(tmp_path):
-    from blender_env import MODULE, _STATE, installed_extension
+    from blender_env import _STATE, MODULE, installed_extension
     installed_extension()
     env = dict(os.environ, BLENDER_USER_RESOURCES=_STATE["user_folder"])
     proc = subprocess.run([sys.executable, "-c", QUITTING_BLENDER.format(module=MODULE), str(tmp_path / "job")],

@@ -39,11 +39,12 @@ def test_out_of_memory_sized_requests_are_refused_with_the_estimate(tmp_path):
 
 
 def test_memory_estimate_covers_the_engines_buffers():
+    import mujoco
+
     from solver.memory import WORKING_COPIES, batch_bytes, check_batch
     from solver.methods import get_method
     from solver.rollout import RolloutEngine, get_state
     from solver.task import load_task
-    import mujoco
     task = load_task(str(ROOT / "scenes/tasks/armchair_stand_sit_stand.json"))
     prepared = get_method("contact").prepare(task)
     batch = prepared.batch()

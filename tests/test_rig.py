@@ -5,7 +5,6 @@ import math
 import mujoco
 import numpy as np
 import pytest
-
 from blender_env import addon, installed_extension
 
 

@@ -5,7 +5,6 @@ rig invariant must hold for them too, both ways, with the armature moved, rotate
 import mujoco
 import numpy as np
 import pytest
-
 from blender_env import installed_extension
 from test_rig import _check_invariant, check_reverse
 

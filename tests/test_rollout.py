@@ -2,11 +2,11 @@
 import mujoco
 import numpy as np
 import pytest
+from reference_impl import body_axis, body_point, reference_rollout
 
 from solver import splines
 from solver.features import Features
 from solver.model import build_model
-from reference_impl import body_axis, body_point, reference_rollout
 from solver.rollout import RolloutEngine, get_state, state_layout
 from solver.task import SceneRef, build_scene
 
@@ -92,7 +92,8 @@ def test_features_match_forward_kinematics(built, start):
                                        d.xmat[b].reshape(3, 3), atol=1e-12)
         local = np.array([0.01, 0.02, -0.03])
         np.testing.assert_allclose(body_point(f, "foot_left", local)[r, t],
-                                   d.xpos[m.body("foot_left").id] + d.xmat[m.body("foot_left").id].reshape(3, 3) @ local,
+                                   d.xpos[m.body("foot_left").id]
+                                   + d.xmat[m.body("foot_left").id].reshape(3, 3) @ local,
                                    atol=1e-12)
         np.testing.assert_allclose(f.com[r, t], d.subtree_com[m.body("torso").id], atol=1e-12)
     assert f.time[0, 0] == pytest.approx(m.opt.timestep)

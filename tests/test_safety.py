@@ -71,8 +71,9 @@ def test_solver_writes_only_inside_out(tmp_path):
     doc = json.loads((ROOT / "scenes/tasks/drop_onto_armchair.json").read_text())
     doc["settings"]["duration"] = 0.5
     (tasks / "task.json").write_text(json.dumps(doc))
-    from solver import schema
     from test_divergence import stiff_scene  # a knee spring that blows up at 0.14 s: MuJoCo warns
+
+    from solver import schema
     unstable = doc | {"name": "unstable", "scene": {"desc": schema.to_dict(stiff_scene())},
                       "settings": {"duration": 0.5, "mode": "passive", "perturb": 0.0}}
     (tasks / "unstable.json").write_text(json.dumps(unstable))

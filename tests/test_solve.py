@@ -4,7 +4,6 @@ Action."""
 import json
 
 import pytest
-
 from blender_env import addon, installed_extension
 
 
@@ -107,7 +106,7 @@ def test_kept_action_replays_the_result_and_the_animators_action_is_untouched(tm
         scene.frame_set(scene.frame_start + int(round(z["frame_times"][k] * fps)))
         data.qpos[:] = z["frame_qpos"][k]
         mujoco.mj_kinematics(model, data)
-        for name, (pos, rot) in rig.world_bone_poses(arm).items():
+        for name, (pos, _rot) in rig.world_bone_poses(arm).items():
             np.testing.assert_allclose(pos, data.xpos[model.body(name).id], atol=1e-4, err_msg=name)
     after = [tuple(k.co) for fc in mine.layers[0].strips[0].channelbags[0].fcurves for k in fc.keyframe_points]
     assert after == before and mine.name in bpy.data.actions
@@ -242,7 +241,8 @@ def test_undo_right_after_keep(tmp_path):
     arm, scene = bpy.data.objects[name], bpy.context.scene
     assert kept not in bpy.data.actions
     assert arm.animation_data.action.name == "PhysKey Preview" and arm.physkey.animator_action == "animators_own"
-    keys = [(k.co[0], round(k.co[1], 6)) for fc in bpy.data.actions["animators_own"].layers[0].strips[0].channelbags[0].fcurves
+    keys = [(k.co[0], round(k.co[1], 6))
+            for fc in bpy.data.actions["animators_own"].layers[0].strips[0].channelbags[0].fcurves
             for k in fc.keyframe_points]
     assert keys == [(3.0, 0.9), (3.0, 0.1), (3.0, 0.0), (3.0, 0.0)]
     assert len(scene.physkey.solutions) == 2 and scene.physkey.active_solution == 1

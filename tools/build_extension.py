@@ -62,7 +62,8 @@ def fetch_wheels() -> list[str]:
     wanted = []
     for w in wheels:
         name = w.split("-")[0].replace("_", "-").lower()
-        if name in ("mujoco", "cma") or (name == "mujoco-core" and any(f"cp{py.replace('.', '')}" in w for py in PYTHONS)):
+        if name in ("mujoco", "cma") or (name == "mujoco-core"
+                                         and any(f"cp{py.replace('.', '')}" in w for py in PYTHONS)):
             wanted.append(w)
     return wanted
 

@@ -43,7 +43,8 @@ def r6(v):
 
 def main(ref_dir: str) -> None:
     out = os.path.join(HERE, "..", "scenes", "tasks")
-    frames = json.load(open(os.path.join(HERE, "..", "scenes", "characters", "humanoid_reference_frames.json")))["frames"]
+    frames = json.load(open(os.path.join(HERE, "..", "scenes", "characters",
+                                         "humanoid_reference_frames.json")))["frames"]
 
     def to_own(body, p):
         if body not in frames:

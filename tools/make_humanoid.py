@@ -22,9 +22,8 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
-from solver import rotations  # noqa: E402
+from solver import rotations, schema  # noqa: E402
 from solver.scene import SCHEMA_VERSION, Actuator, Body, Character, Geom, Joint, Site  # noqa: E402
-from solver import schema  # noqa: E402
 
 DEFAULT_REF = os.path.join(HERE, "..", "..", "shared", "reference", "mjpc_interact", "humanoid.xml")
 KEEP = ["torso", "head", "waist_lower", "pelvis",
@@ -133,7 +132,8 @@ def main(ref_path: str) -> None:
                           exclude_contacts=[["waist_lower", "thigh_right"], ["waist_lower", "thigh_left"]])
     out = os.path.join(HERE, "..", "scenes", "characters")
     doc = {"schema_version": SCHEMA_VERSION,
-           "source": "MuJoCo MPC humanoid (Apache-2.0, DeepMind), re-expressed in bone frames by tools/make_humanoid.py",
+           "source": "MuJoCo MPC humanoid (Apache-2.0, DeepMind), re-expressed in bone frames by "
+                     "tools/make_humanoid.py",
            "character": schema.to_dict(character)}
     with open(os.path.join(out, "humanoid.json"), "w") as f:
         f.write(schema.format_json(doc))
@@ -141,7 +141,8 @@ def main(ref_path: str) -> None:
                   (origin[n] - world(n)).round(12).tolist(),
                   "quat": rotations.from_matrix(rot[n]).round(12).tolist()} for n in KEEP}
     with open(os.path.join(out, "humanoid_reference_frames.json"), "w") as f:
-        f.write(schema.format_json({"about": "Each PhysKey body frame in the reference body's frame (world-aligned, origin "
+        f.write(schema.format_json({"about": "Each PhysKey body frame in the reference body's frame "
+                   "(world-aligned, origin "
                    "at the reference body origin): p_own = R^T (p_ref - origin). Torso origin is 0.",
                    "frames": {n: {"origin": ([0, 0, 0] if n == "torso" else v["origin"]), "quat": v["quat"]}
                               for n, v in frames.items()}}))

@@ -2,7 +2,8 @@
 
 The whole population is one batched rollout. With the curriculum, stage s optimizes the motion up to
 keyframe s; it ends when CMA's mean variance falls below ¼ of its initial value (or its share of the
-sample budget is spent: at most 10% per early stage), and the next stage starts from the best solution with reduced variance on
+sample budget is spent: at most 10% per early stage), and the next stage starts from the best solution
+with reduced variance on
 the parameters that act before the previous stage's end. Each stage's best motion is reported as a
 playable partial solution. With `lambda_beta_start` < 1 the final stage starts with a cheaper assist
 and raises λ_β to its value over ANNEAL_SHARE of its budget: the assisted motion is found first, then
@@ -85,7 +86,8 @@ class AssistOptimizer:
         kf = self.p.keyframe_error(d, traj.state, upto, traj.diverged_at)
         end = self.p.end_step(d, upto, nstep)
         survived = np.where(np.isfinite(kf), 1.0, np.clip(traj.diverged_at / (end + 1.0), 0.0, 1.0))
-        return Evaluation(fitness=kf + self.p.regularizers(d, upto, beta_scale), kf_error=kf, decoded=d, survived=survived)
+        return Evaluation(fitness=kf + self.p.regularizers(d, upto, beta_scale), kf_error=kf, decoded=d,
+                          survived=survived)
 
     def strategy(self, x0: np.ndarray, stds: np.ndarray, seed: int) -> cma.CMAEvolutionStrategy:
         """A pycma strategy around x0 with per-parameter initial stds (× sigma0), full or separable."""

@@ -7,15 +7,16 @@ for each free interval (fixed intervals are not optimized).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
 from ..model import BuiltModel
+from ..pose_keyframes import Keyframes
 from ..rollout import state_layout
 from ..settings import AssistSettings
-from ..pose_keyframes import Keyframes
 from .reference import Reference
+
 
 @dataclass
 class Decoded:
@@ -103,7 +104,8 @@ class Problem:
     def controls(self, d: Decoded, nstep: int, beta_off: bool = False):
         """Per-step ctrl (PD targets then β for every assist channel) and mocap targets."""
         times = np.arange(nstep) * self.dt_sim  # control of step i acts from t = i·dt
-        located = {}  # lead → (interval, phase): servos with equal gains, and springs with the same lead, share one lookup
+        # lead → (interval, phase): servos with equal gains, and springs with the same lead, share one lookup
+        located = {}
 
         def locate(lead):
             if lead not in located:

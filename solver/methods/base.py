@@ -9,8 +9,9 @@ beyond that is declared in `capabilities`, never probed. Methods are registered 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable, Optional
+from typing import Optional
 
 import mujoco
 

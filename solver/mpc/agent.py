@@ -228,7 +228,8 @@ def run_agent(built: BuiltModel, plan: BuiltModel, keyframes: list[ContactKeyfra
         if np.isfinite(info.best_cost):
             last_cost = info.best_cost
         if progress is not None and last_cost is not None:
-            frac = (tracker.index + min(1.0, (data.time - tracker.start) / tracker.current.time_limit)) / len(tracker.keyframes)
+            frac = ((tracker.index + min(1.0, (data.time - tracker.start) / tracker.current.time_limit))
+                    / len(tracker.keyframes))
             progress(Progress(min(frac, 1.0), last_cost))
         if data.time > horizon_total + 1.0:  # cannot happen with time limits; a guard against loops
             tracker.failed = True
@@ -258,7 +259,8 @@ def _agent_costs(plan, objective, keyframes, states, sensors, ctrls, kf_index) -
     for k in np.unique(idx):
         kf = keyframes[min(int(k), len(keyframes) - 1)]
         sel = idx == k
-        sub = {"pos": {b: v[:, sel] for b, v in fd["pos"].items()}, "quat": {b: v[:, sel] for b, v in fd["quat"].items()},
+        sub = {"pos": {b: v[:, sel] for b, v in fd["pos"].items()},
+               "quat": {b: v[:, sel] for b, v in fd["quat"].items()},
                "com": fd["com"][:, sel], "comvel": fd["comvel"][:, sel]}
         out[sel] = objective.evaluate(sub, feat.qvel[:, sel], u[:, sel], kf).per_step[0]
     return out

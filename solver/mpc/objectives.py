@@ -14,11 +14,11 @@ from dataclasses import dataclass
 import mujoco
 import numpy as np
 
+from ..contact_keyframes import WORLD, ContactKeyframe
 from ..model import BuiltModel
+from ..objective_terms import TERM_GROUPS
 from ..rotations import rotate
 from ..scene import GROUPS
-from ..contact_keyframes import WORLD, ContactKeyframe
-from ..objective_terms import TERM_GROUPS
 
 ALPHA = 0.1  # contact smoothing, eq. (5)
 SMOOTH_P = 0.1  # smooth-abs parameter of the posture and balance terms
@@ -43,7 +43,7 @@ class Costs:
     per_step: np.ndarray  # (nroll, nstep) weighted total per step
     excluded: np.ndarray | None = None  # (nroll,) bool: rollouts that score +inf everywhere
 
-    def exclude(self, mask: np.ndarray) -> "Costs":
+    def exclude(self, mask: np.ndarray) -> Costs:
         """Score the rollouts in `mask` (diverged ones) and any with a non-finite total +inf, in the
         total and in every part, so no argmin can pick them. Components are left alone: an inf
         component would make `part` sums of parts that do not see it wrong, and a part that sees no

@@ -41,7 +41,7 @@ class ControlSpace:
     spline: str
 
     @classmethod
-    def of(cls, plan: BuiltModel, act_group: np.ndarray, settings: PlannerSettings) -> "ControlSpace":
+    def of(cls, plan: BuiltModel, act_group: np.ndarray, settings: PlannerSettings) -> ControlSpace:
         nu = plan.nu_character
         rng = plan.model.actuator_ctrlrange[:nu]
         return cls(nu=nu, lo=rng[:, 0], hi=rng[:, 1], act_group=np.asarray(act_group),
@@ -79,7 +79,7 @@ class Planner(ABC):
         self.nominal = np.clip(np.zeros((settings.knots, space.nu)), space.lo, space.hi)
         self.knot_start = 0.0
 
-    @classmethod
+    @classmethod  # noqa: B027 (an optional hook: most planners need no checks of their own)
     def check(cls, settings: PlannerSettings, options, path: str) -> None:
         """Refuse settings this planner cannot run (InvalidInput); `PlannerSettings.check` has checked
         what every planner needs."""
