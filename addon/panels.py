@@ -164,7 +164,9 @@ class PHYSKEY_PT_solve(_Sidebar, bpy.types.Panel):
         col = layout.column(align=True)
         if props.method == "contact":
             col.prop(props, "mpc_rollouts", text="Rollouts")
-            col.prop(props, "mpc_budget", text="Quality (iterations/step)")
+            col.prop(props, "mpc_effort", text="Effort")
+            if props.mpc_effort == "fixed":
+                col.prop(props, "mpc_budget", text="Iterations/step")
             col.prop(props, "mpc_planner", text="Planner")
         elif props.method == "assist":
             col.prop(props, "assist_population", text="Population")

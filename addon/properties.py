@@ -139,7 +139,10 @@ class PHYSKEY_PG_scene(bpy.types.PropertyGroup):
     # solver's (solver.settings).
     # Contact keyframes (PartwiseMPC)
     mpc_rollouts: setting_property(PlannerSettings, "rollouts")
-    mpc_budget: setting_property(PlannerSettings, "budget")
+    mpc_effort: EnumProperty(items=[("adaptive", "Adaptive", "Plan each control step until the cost stops improving"),
+                                    ("fixed", "Fixed", "A fixed number of planning iterations per control step")],
+                             default="adaptive", description="How much planning each control step gets")
+    mpc_budget: setting_property(PlannerSettings, "budget", default=1)
     mpc_planner: setting_property(PlannerSettings, "planner", items=PLANNER_ITEMS)
     # Assisted keyframes (CMA-ES)
     assist_population: setting_property(AssistSettings, "population")

@@ -86,7 +86,7 @@ def key_pose_keyframes(context, obj, model, kfs, items, fps: float, frame_start:
 
 # The panel's fields of each method: scene property → settings key (properties.py takes each
 # property's default, bounds and description from the solver's settings field of that key).
-FIELDS = {"contact": {"mpc_rollouts": "rollouts", "mpc_budget": "budget", "mpc_planner": "planner"},
+FIELDS = {"contact": {"mpc_rollouts": "rollouts", "mpc_planner": "planner"},
           "assist": {"assist_population": "population", "assist_lambda_beta": "lambda_beta",
                      "assist_samples": "samples", "assist_max_wall_s": "max_wall_s",
                      "assist_curriculum": "curriculum"}}
@@ -95,6 +95,8 @@ FIELDS = {"contact": {"mpc_rollouts": "rollouts", "mpc_budget": "budget", "mpc_p
 def settings_from_scene(props) -> dict:
     """The method's settings: the panel's fields, then anything in `settings_json` on top."""
     out = {key: getattr(props, field) for field, key in FIELDS.get(props.method, {}).items()}
+    if props.method == "contact" and props.mpc_effort == "fixed":  # no budget: adaptive effort
+        out["budget"] = props.mpc_budget
     out.update(json.loads(props.settings_json or "{}"))
     return out
 
@@ -110,6 +112,14 @@ def settings_to_scene(props, method: str, settings: dict) -> None:
             except (TypeError, ValueError):
                 continue
             del rest[key]
+    if method == "contact":
+        props.mpc_effort = "fixed" if rest.get("budget") is not None else "adaptive"
+        if rest.get("budget") is not None:
+            try:
+                props.mpc_budget = rest["budget"]
+                del rest["budget"]
+            except (TypeError, ValueError):
+                pass
     props.settings_json = json.dumps(rest)
 
 

@@ -186,6 +186,11 @@ def bench_mpc(task_name: str, trials: int, rollouts: int, planner: str, budget: 
             "won_by": {k: round(float(np.mean([e["won_by"][k] for e in entries])), 4) for k in entries[0]["won_by"]}
             if entries else None,
             "failed_keyframes": [e["failed_keyframe"] for e in entries if not e["success"]],
+            # Planning effort: iterations per 0.015 s control step, and the machine's wall time per second
+            # of successful motion (every trial's wall time, over the successful trials' motion).
+            "iterations_per_step": round(sum(e["iterations"] for e in entries) / max(
+                sum(e["duration_s"] for e in entries) / prepared.settings.planning_timestep, 1e-9), 3),
+            "wall_s_per_motion_s": round(wall / float(durations.sum()), 2) if len(ok) else None,
             "iteration_ms": round(1e3 * it_wall, 3), "floor_iteration_ms": round(1e3 * floor, 3),
             "overhead_vs_floor": round(it_wall / floor, 3), "threads_per_trial": nthread, "workers": workers,
             # Simulated seconds per wall second of one trial (on threads_per_trial threads), and of the

@@ -67,8 +67,22 @@ class PlannerSettings:
     exploration: float = _setting(0.05, "Sampling noise, as a fraction of half the control range", nonneg=True)
     spline: str = _setting("cubic", "Interpolation of the knots", choices=splines.KINDS)
     planner: str = _setting("partwise", "The sampling planner (see `python -m solver run --help`)")
-    budget: int = _setting(1, "Planning iterations per control step (quality vs speed)", positive=True,
-                           soft_max=100)
+    budget: Optional[int] = _setting(None, "Planning iterations per control step, fixed; unset: adaptive effort "
+                                           "(plan until the cost stops improving)", positive=True, soft_max=100)
+    max_iterations: int = _setting(6, "Adaptive effort: the most planning iterations per control step (twice as "
+                                      "many after a keyframe switch or while the state degrades)", positive=True,
+                                   max=1000)
+    improvement: float = _setting(0.02, "Adaptive effort: plan again while an iteration improves the plan's cost by "
+                                        "more than this fraction", nonneg=True)
+    boost_s: float = _setting(0.5, "Adaptive effort: seconds of extra effort after a keyframe switch", nonneg=True)
+    degrade_rise: float = _setting(0.1, "Adaptive effort: extra effort when the best cost rises by more than this "
+                                        "fraction from one control step to the next", nonneg=True)
+    fall_speed: float = _setting(0.5, "Adaptive effort: extra effort while the head drops faster than this (m/s)",
+                                 nonneg=True)
+    anneal: float = _setting(0.6, "Adaptive effort: sampling noise × this per extra iteration of a control step",
+                             positive=True, max=1.0)
+    wide_fraction: float = _setting(0.2, "Adaptive effort: share of the samples that keep the full noise",
+                                    nonneg=True, max=1.0)
     slowdown: Optional[float] = _setting(None, "Γ: plan for control_dt / Γ of wall time per control step instead "
                                                "of a fixed budget (interactive preview)", positive=True,
                                          min=MIN_SLOWDOWN)

@@ -26,7 +26,8 @@ from solver.methods.assist import initial_state
 from solver.methods.contact import CONTACT as contact
 from solver.methods.contact import ContactPrepared
 from solver.model import BuiltModel, build_model
-from solver.mpc.agent import Scorer, plan_iteration, run_agent
+from solver.mpc.agent import run_agent
+from solver.mpc.iteration import Scorer, plan_iteration
 from solver.mpc.objectives import Objective
 from solver.mpc.planner import ControlSpace, make_planner
 from solver.result import write_solution

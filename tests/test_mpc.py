@@ -11,10 +11,10 @@ import pytest
 
 from solver.contact_keyframes import ContactKeyframe, ContactPair
 from solver.model import build_model
-from solver.mpc.agent import KeyframeTracker
 from solver.mpc.objectives import ALPHA, Costs, Objective
 from solver.mpc.partwise import PartwisePlanner
 from solver.mpc.planner import ControlSpace
+from solver.mpc.tracker import KeyframeTracker
 from solver.objective_terms import TERM_NAMES
 from solver.rollout import RolloutEngine
 from solver.scene import GROUPS
@@ -250,6 +250,7 @@ def test_slowdown_plans_only_the_iterations_that_fit(tmp_path):
     doc = json.loads((ROOT / "scenes" / "tasks" / "reach_hand_targets.json").read_text())
     doc["keyframes"] = doc["keyframes"][:1]
     doc["keyframes"][0]["time_limit"] = 0.3  # 20 control steps, then the keyframe fails
+    doc["settings"]["budget"] = 1
     prep = contact.prepare(task_from_dict(doc))
     control_dt = prep.settings.planning_timestep
     substeps = round(control_dt / prep.built.model.opt.timestep)

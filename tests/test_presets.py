@@ -146,7 +146,11 @@ def test_method_settings_fields_round_trip():
     props.method = "contact"
     taskio.settings_to_scene(props, "contact", {"rollouts": 15, "planner": "baseline", "horizon": 0.5})
     assert props.mpc_rollouts == 15 and props.mpc_planner == "baseline"
-    assert taskio.settings_from_scene(props) == {"rollouts": 15, "budget": 1, "planner": "baseline", "horizon": 0.5}
+    assert props.mpc_effort == "adaptive"  # no budget in the task: adaptive effort, and none sent back
+    assert taskio.settings_from_scene(props) == {"rollouts": 15, "planner": "baseline", "horizon": 0.5}
+    taskio.settings_to_scene(props, "contact", {"budget": 3})
+    assert props.mpc_effort == "fixed" and props.mpc_budget == 3
+    assert taskio.settings_from_scene(props) == {"rollouts": 15, "planner": "baseline", "budget": 3}
     props.method = "assist"
     taskio.settings_to_scene(props, "assist", {"lambda_beta": 10.0, "curriculum": False})
     got = taskio.settings_from_scene(props)
@@ -161,6 +165,11 @@ def test_a_planner_the_menu_does_not_list_stays_in_the_json():
     props.method = "contact"
     taskio.settings_to_scene(props, "contact", {"planner": "someday"})
     assert props.mpc_planner == "partwise" and taskio.settings_from_scene(props)["planner"] == "someday"
+
+
+def fields_of(cls):
+    import dataclasses
+    return {f.name: f for f in dataclasses.fields(cls)}
 
 
 def test_method_settings_fields_are_the_solvers_settings():
@@ -194,4 +203,8 @@ def test_method_settings_fields_are_the_solvers_settings():
             if meta.get("positive") and prop.type == "FLOAT":
                 assert prop.hard_min > 0, prop_name
             checked += 1
-    assert checked == 8
+    assert checked == 7
+    budget, meta = rna["mpc_budget"], fields_of(PlannerSettings)["budget"].metadata
+    assert budget.description == meta["description"] and budget.hard_min == 1 and budget.soft_max == meta["soft_max"]
+    assert budget.default == 1  # shown when the effort is fixed; unset (adaptive) is the solver's default
+    assert PlannerSettings().budget is None and rna["mpc_effort"].default == "adaptive"

@@ -29,7 +29,7 @@ def golden_tasks() -> dict[str, dict]:
         doc["keyframes"] = doc["keyframes"][:2]
         for kf in doc["keyframes"]:
             kf["time_limit"] = 0.3
-        doc["settings"]["planner"] = planner
+        doc["settings"].update(planner=planner, budget=1)  # fixed effort, the only one before the contracts
         tasks[f"contact_{planner}"] = doc
     doc = json.loads((ROOT / "scenes/tasks/assist_box_jump_low.json").read_text())
     doc["settings"] = {"population": 8, "samples": 160}

@@ -41,6 +41,13 @@ class CrossEntropyPlanner(Planner):
             raise InvalidInput(f"{path}.rollouts", f"need at least {options.min_elites + 1} rollouts (the nominal "
                                f"and {options.min_elites} elite samples), got {settings.rollouts}")
 
+    def get_state(self):
+        return dict(super().get_state(), std=self.std.copy())
+
+    def set_state(self, state):
+        super().set_state(state)
+        self.std = np.array(state["std"], dtype=float)
+
     def elites(self) -> int:
         return min(max(int(round(self.options.elite_fraction * self.s.rollouts)), self.options.min_elites),
                    self.s.rollouts)
@@ -48,7 +55,9 @@ class CrossEntropyPlanner(Planner):
     def propose(self, state, t, keyframe) -> np.ndarray:
         nominal = self.shifted(self.nominal, t)
         spread = np.maximum(self.std, self.std_min)
-        samples = nominal[None] + self.rng.standard_normal((self.s.rollouts - 1,) + nominal.shape) * spread
+        noise = self.rng.standard_normal((self.s.rollouts - 1,) + nominal.shape) * spread
+        scales = self.sample_scales(self.s.rollouts - 1)
+        samples = nominal[None] + (noise if scales is None else noise * scales)
         self._candidates = np.clip(np.concatenate([nominal[None], samples]), self.space.lo, self.space.hi)
         self._t = t
         return self._candidates

@@ -27,6 +27,15 @@ class PartwisePlanner(SamplingPlanner):
             raise InvalidInput(f"{path}.rollouts", f"need at least {composed + 2} rollouts (nominal, {composed} "
                                f"composed candidates and one sample), got {settings.rollouts}")
 
+    def get_state(self):
+        shape = (0,) + self.nominal.shape
+        return dict(super().get_state(), composed=np.array(self.composed).reshape(-1, *self.nominal.shape)
+                    if self.composed else np.zeros(shape))
+
+    def set_state(self, state):
+        super().set_state(state)
+        self.composed = [np.array(c) for c in state["composed"]]
+
     def guided(self, t: float) -> list[np.ndarray]:
         return [self.shifted(c, t) for c in self.composed]
 

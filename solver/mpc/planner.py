@@ -78,6 +78,10 @@ class Planner(ABC):
         self.sigma = settings.exploration * 0.5 * (space.hi - space.lo)  # noise std per actuator
         self.nominal = np.clip(np.zeros((settings.knots, space.nu)), space.lo, space.hi)
         self.knot_start = 0.0
+        # Set by the agent before each `propose` (adaptive effort): the noise of the samples is
+        # scaled by `noise_scale`, except for the first `wide_fraction` of them.
+        self.noise_scale = 1.0
+        self.wide_fraction = 0.0
 
     @classmethod  # noqa: B027 (an optional hook: most planners need no checks of their own)
     def check(cls, settings: PlannerSettings, options, path: str) -> None:
@@ -92,6 +96,24 @@ class Planner(ABC):
     def action(self, t: float) -> np.ndarray:
         """The nominal plan's control at time t."""
         return self.space.controls(self.knot_start, self.nominal, np.array([t]))[0]
+
+    def get_state(self) -> dict[str, np.ndarray]:
+        """Everything the planner carries between iterations (for checkpoints; the RNG is the
+        agent's to save). Subclasses add theirs."""
+        return {"nominal": self.nominal.copy(), "knot_start": np.array([self.knot_start])}
+
+    def set_state(self, state: dict[str, np.ndarray]) -> None:
+        self.nominal = np.array(state["nominal"], dtype=float)
+        self.knot_start = float(np.asarray(state["knot_start"]).reshape(-1)[0])
+
+    def sample_scales(self, n: int) -> np.ndarray | None:
+        """(n, 1, 1) noise scale per sample under the agent's `noise_scale` and `wide_fraction`, or
+        None for all ones (then the samples are drawn exactly as with no scaling)."""
+        if self.noise_scale == 1.0:
+            return None
+        scales = np.full(n, self.noise_scale)
+        scales[: int(round(self.wide_fraction * n))] = 1.0
+        return scales[:, None, None]
 
     @abstractmethod
     def propose(self, state: np.ndarray, t: float, keyframe: ContactKeyframe) -> np.ndarray:

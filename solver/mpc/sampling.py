@@ -25,7 +25,9 @@ class SamplingPlanner(Planner):
         nominal = self.shifted(self.nominal, t)
         guided = self.guided(t)[: max(0, n - 2)]
         nnoisy = n - 1 - len(guided)
-        noisy = nominal[None] + self.rng.standard_normal((nnoisy,) + nominal.shape) * self.sigma
+        noise = self.rng.standard_normal((nnoisy,) + nominal.shape) * self.sigma
+        scales = self.sample_scales(nnoisy)
+        noisy = nominal[None] + (noise if scales is None else noise * scales)
         candidates = np.concatenate([nominal[None], np.asarray(guided).reshape(-1, *nominal.shape), noisy])
         self._candidates = np.clip(candidates, self.space.lo, self.space.hi)
         self._origins = np.array([NOMINAL] + [COMPOSED] * len(guided) + [SAMPLED] * nnoisy)

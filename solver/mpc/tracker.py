@@ -1,0 +1,69 @@
+"""Contact keyframes checked off in order: the tracker's success/failure bookkeeping (MuJoCo MPC's
+transition logic) and the distance it watches."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import mujoco
+import numpy as np
+
+from ..contact_keyframes import WORLD, ContactKeyframe
+
+
+@dataclass
+class KeyframeTracker:
+    """Success/failure bookkeeping of an ordered keyframe list (MuJoCo MPC's transition logic)."""
+    keyframes: list[ContactKeyframe]
+    index: int = 0
+    start: float = 0.0
+    within_since: float | None = None  # first instant of the current stretch within tolerance
+    reached: list = field(default_factory=list)
+    failed: bool = False
+
+    def __post_init__(self):
+        self.reached = [None] * len(self.keyframes)
+
+    @property
+    def done(self) -> bool:
+        return self.failed or self.index >= len(self.keyframes)
+
+    @property
+    def current(self) -> ContactKeyframe:
+        return self.keyframes[min(self.index, len(self.keyframes) - 1)]
+
+    def update(self, t: float, distance: float) -> None:
+        """Advance with the current keyframe's distance (norm of stacked pair displacements) at t."""
+        if self.done:
+            return
+        kf = self.current
+        if distance > kf.tolerance:
+            self.within_since = None
+            if t - self.start > kf.time_limit + 1e-9:
+                self.failed = True
+            return
+        if self.within_since is None:
+            self.within_since = t
+        if t - self.within_since >= kf.sustain - 1e-9:
+            self.reached[self.index] = t
+            self.index += 1
+            self.start, self.within_since = t, None
+
+    def append(self, keyframes: list[ContactKeyframe], t: float) -> None:
+        """Keyframes added while running; a finished (successful) run resumes with them."""
+        if self.index >= len(self.keyframes):
+            self.start, self.within_since = t, None
+        self.keyframes.extend(keyframes)
+        self.reached.extend([None] * len(keyframes))
+
+
+def pair_distance(model: mujoco.MjModel, data: mujoco.MjData, kf: ContactKeyframe) -> float:
+    """Norm of the stacked pair displacements at the data's current kinematics."""
+    total = 0.0
+    for p in kf.pairs:
+        a = data.xpos[model.body(p.body1).id] + data.xmat[model.body(p.body1).id].reshape(3, 3) @ p.pos1
+        if p.body2 == WORLD:
+            b = np.asarray(p.pos2)
+        else:
+            b = data.xpos[model.body(p.body2).id] + data.xmat[model.body(p.body2).id].reshape(3, 3) @ p.pos2
+        total += float(np.sum((a - b) ** 2))
+    return float(np.sqrt(total))

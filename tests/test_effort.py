@@ -1,0 +1,72 @@
+"""Adaptive planning effort: a control step stops planning when an iteration no longer improves on
+the plan it started from, continues while it does (up to the cap), plans more after a keyframe
+switch or while the state degrades, and anneals the noise of all but the wide samples; a fixed
+budget plans exactly that many iterations with the noise untouched."""
+import numpy as np
+import pytest
+
+from solver.mpc.effort import Effort
+from solver.mpc.planner import ControlSpace, make_planner
+from solver.settings import PlannerSettings
+
+DT = 0.015
+
+
+def _iterations(effort, costs, t=1.0, switched=False, head=None):
+    """Run one control step over the synthetic (nominal cost, best cost) pairs; iterations made."""
+    effort.begin_step(t, switched, head)
+    done = 0
+    for nominal, best in costs:
+        done += 1
+        if not effort.more(done, nominal, best):
+            break
+    effort.end_step()
+    return done
+
+
+def test_stops_on_a_converged_cost_and_continues_on_an_improving_one():
+    s = PlannerSettings(improvement=0.02, max_iterations=6)
+    effort = Effort(s, DT)
+    _iterations(effort, [(10.0, 10.0)], t=0.0)  # a first step, to leave the start's boost behind
+    converged = [(10.0, 9.99)] * 10  # 0.1% better each time
+    assert _iterations(Effort(s, DT), converged, t=1.0) == 1
+    improving = [(10.0 * 0.9 ** k, 10.0 * 0.9 ** (k + 1)) for k in range(10)]  # 10% better each time
+    assert _iterations(Effort(s, DT), improving, t=1.0) == 6  # the cap
+
+
+def test_more_effort_after_a_keyframe_switch_and_while_falling_or_the_cost_rises():
+    s = PlannerSettings(improvement=0.02, max_iterations=3, boost_s=0.5, fall_speed=0.5)
+    improving = [(10.0 * 0.9 ** k, 10.0 * 0.9 ** (k + 1)) for k in range(20)]
+    converged = [(10.0, 10.0)] * 20
+    effort = Effort(s, DT)
+    assert _iterations(effort, improving, t=1.0, switched=True) == 6  # twice the cap
+    assert _iterations(effort, converged, t=1.2) == 2  # still boosted: at least two
+    assert _iterations(effort, converged, t=1.6) == 1  # the boost is over
+    effort = Effort(s, DT)
+    _iterations(effort, converged, t=2.0, head=1.40)
+    assert _iterations(effort, converged, t=2.015, head=1.39) == 2  # 0.67 m/s down: falling
+    assert _iterations(effort, converged, t=2.03, head=1.389) == 1  # 0.07 m/s: not
+    effort = Effort(s, DT)
+    _iterations(effort, [(10.0, 10.0)], t=3.0)
+    assert _iterations(effort, [(12.0, 12.0)] * 5, t=3.015) == 2  # the cost rose by 20%
+
+
+def test_a_fixed_budget_plans_exactly_that_many():
+    effort = Effort(PlannerSettings(budget=3), DT)
+    assert _iterations(effort, [(10.0, 10.0)] * 10, switched=True) == 3
+    assert effort.noise_scale(2) == 1.0 and effort.wide_fraction() == 0.0
+
+
+def test_noise_anneals_except_for_the_wide_samples():
+    s = PlannerSettings(rollouts=12, planner="baseline", anneal=0.5, wide_fraction=0.2, exploration=0.1)
+    space = ControlSpace(nu=2, lo=-np.ones(2) * 100, hi=np.ones(2) * 100, act_group=np.array([0, 1]),
+                         offsets=np.linspace(0.0, 0.35, 3), spline="cubic")
+    effort = Effort(s, DT)
+    full = make_planner(space, s, np.random.default_rng(5))
+    annealed = make_planner(space, s, np.random.default_rng(5))
+    annealed.noise_scale, annealed.wide_fraction = effort.noise_scale(2), effort.wide_fraction()
+    assert annealed.noise_scale == pytest.approx(0.25)
+    a, b = full.propose(None, 0.0, None)[1:], annealed.propose(None, 0.0, None)[1:]  # 11 samples
+    wide = int(round(0.2 * 11))
+    np.testing.assert_allclose(b[:wide], a[:wide])  # the same draws, full spread
+    np.testing.assert_allclose(b[wide:], 0.25 * a[wide:])  # a quarter of the spread
