@@ -149,7 +149,8 @@ def handle_events(scene, job, events) -> str | None:
         if kind == "progress":
             props.progress = min(1.0, float(e["fraction"]))
             cost = "no stable motion yet" if e.get("cost") is None else f"cost {e['cost']:.4g}"
-            props.status = f"seed {e['seed']}: {100 * props.progress:.0f}%, {cost}" + \
+            where = f"keyframe {e['reached']}/{e['keyframes']}, " if "reached" in e else ""
+            props.status = f"seed {e['seed']}: {where}{100 * props.progress:.0f}%, {cost}" + \
                 PHYSKEY_OT_solve._eta(scene, job)
         elif kind in ("solution", "stage"):
             add_from_event(scene, e)

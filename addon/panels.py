@@ -153,6 +153,17 @@ class PHYSKEY_UL_solutions(bpy.types.UIList):
             row.label(text=f"β² {item.assist:.3f}")
 
 
+def _draw_quality(layout, item) -> None:
+    """The selected solution's quality figures (the solver's `quality` in result.json)."""
+    col = layout.column(align=True)
+    deep = item.penetration > 0.02
+    col.label(text=f"Penetration {100 * item.penetration:.1f} cm", icon="ERROR" if deep else "NONE")
+    col.label(text=f"Foot sliding {100 * item.foot_sliding:.1f} cm · jerk {item.jerk:.3g} rad/s³")
+    if item.fall >= 0:
+        col.label(text=f"Fallen {item.fall:.2f} s" if item.fall > 0 else "No fall",
+                  icon="ERROR" if item.fall > 0 else "NONE")
+
+
 class PHYSKEY_PT_solve(_Sidebar, bpy.types.Panel):
     bl_idname = "PHYSKEY_PT_solve"
     bl_label = "Solve"
@@ -187,6 +198,8 @@ class PHYSKEY_PT_solve(_Sidebar, bpy.types.Panel):
         unstable = 0 <= i < len(props.solutions) and props.solutions[i].unstable
         if unstable:
             layout.label(text=f"Blew up at {props.solutions[i].unstable_time:.2f} s: preview only", icon="ERROR")
+        elif 0 <= i < len(props.solutions) and props.solutions[i].has_quality:
+            _draw_quality(layout, props.solutions[i])
         row = layout.row()
         keep = row.row()
         keep.enabled = not unstable  # Keep refuses it anyway (solutions.keep), with the same reason

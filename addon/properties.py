@@ -124,6 +124,12 @@ class PHYSKEY_PG_solution(bpy.types.PropertyGroup):
     unstable: BoolProperty(default=False, description="The simulation blew up: it can be previewed up to then, "
                                                        "never kept")
     unstable_time: FloatProperty(default=0.0, unit="TIME_ABSOLUTE", description="When the simulation blew up (s)")
+    has_quality: BoolProperty(default=False, description="The solver measured the motion's quality")
+    penetration: FloatProperty(unit="LENGTH", description="Deepest penetration into anything (m)")
+    foot_sliding: FloatProperty(unit="LENGTH", description="How far the feet slide while planted (m)")
+    jerk: FloatProperty(description="RMS joint jerk at 30 fps (rad/s³): how jittery the motion is")
+    fall: FloatProperty(default=-1.0, unit="TIME_ABSOLUTE",
+                        description="Seconds fallen where no keyframe asks for lying (-1: not judged)")
 
 
 def _preview_selected(self, context):

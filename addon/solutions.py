@@ -29,6 +29,12 @@ def add_from_event(scene, event: dict) -> None:
     if item.unstable:
         item.success = False
         item.unstable_time = float(entry.get("unstable_time") or entry.get("duration_s") or 0.0)
+    quality = entry.get("quality")
+    if quality:
+        item.has_quality = True
+        item.penetration, item.foot_sliding = quality["max_penetration_m"], quality["foot_sliding_m"]
+        item.jerk = quality["jerk_rms"]
+        item.fall = -1.0 if quality.get("fall_s") is None else quality["fall_s"]
     item.name = f"seed {item.seed}" + (f" · stage {item.stage}" if item.stage >= 0 else "")
 
 

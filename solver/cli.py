@@ -43,7 +43,8 @@ class Events:
             total = sum(self.fraction.values()) / max(len(self.seeds), 1)
             bar = "#" * int(30 * total)
             cost = "-" if event.get("cost") is None else f"{event['cost']:.4g}"
-            sys.stderr.write(f"\r[{bar:<30}] {100 * total:5.1f}%  cost {cost}  ")
+            where = f"  keyframe {event['reached']}/{event['keyframes']}" if "reached" in event else ""
+            sys.stderr.write(f"\r[{bar:<30}] {100 * total:5.1f}%  cost {cost}{where}  ")
             sys.stderr.flush()
         elif kind == "solution":
             s = event["solution"]

@@ -60,8 +60,12 @@ class SeedRunner:
                 return
             if self.events is not None and (now - last[0] > 0.2 or fraction >= 1.0):
                 last[0] = now
-                self.events({"event": "progress", "seed": seed, "fraction": round(float(fraction), 4),
-                             "cost": float(cost) if math.isfinite(cost) else None})
+                event = {"event": "progress", "seed": seed, "fraction": round(float(fraction), 4),
+                         "cost": float(cost) if math.isfinite(cost) else None}
+                for key in ("reached", "keyframes", "iterations"):
+                    if getattr(report, key) is not None:
+                        event[key] = getattr(report, key)
+                self.events(event)
 
         appended = KeyframeFeed(self.out_dir).poll if self.method.capabilities.appended_keyframes else None
         sol = self.method.solve(self.prepared, seed, self.engine, progress, appended)

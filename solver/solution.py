@@ -31,8 +31,12 @@ class Solution:
 class Progress:
     """A progress report of one seed: the fraction done and the best cost so far (+inf or NaN
     when nothing stable exists yet); with `partial`, a playable intermediate solution (a
-    curriculum stage's best motion, `stage` its index)."""
+    curriculum stage's best motion, `stage` its index). Keyframe methods say how many of their
+    `keyframes` are `reached` and the planning `iterations` spent so far."""
     fraction: float
     cost: float
     stage: Optional[int] = None
     partial: Optional[Solution] = None
+    reached: Optional[int] = None
+    keyframes: Optional[int] = None
+    iterations: Optional[int] = None

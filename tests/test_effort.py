@@ -70,3 +70,22 @@ def test_noise_anneals_except_for_the_wide_samples():
     wide = int(round(0.2 * 11))
     np.testing.assert_allclose(b[:wide], a[:wide])  # the same draws, full spread
     np.testing.assert_allclose(b[wide:], 0.25 * a[wide:])  # a quarter of the spread
+
+
+def test_progress_events_say_the_keyframes_reached_and_the_effort_spent(tmp_path):
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[1]
+    proc = subprocess.run([sys.executable, "-m", "solver", "run", str(root / "tests/data/golden/contact_partwise.json"),
+                           "--out", str(tmp_path / "out"), "--workers", "0", "--jsonl"], cwd=root,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    events = [json.loads(line) for line in proc.stdout.splitlines()]
+    progress = [e for e in events if e["event"] == "progress"]
+    assert progress and all(e["keyframes"] == 2 and 0 <= e["reached"] <= 2 for e in progress)
+    spent = [e["iterations"] for e in progress]
+    assert spent == sorted(spent) and spent[-1] > spent[0]
+    (solution,) = [e["solution"] for e in events if e["event"] == "solution"]
+    assert spent[-1] <= solution["iterations"]

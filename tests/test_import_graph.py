@@ -15,7 +15,7 @@ FLOORS = [
      "solver.boneframes", "solver.mjcf_paths", "solver.mjcf", "solver.task", "solver.contact_keyframes",
      "solver.pose_keyframes", "solver.solution"},
     # 2 physics and files: the compiled model, rollouts, features, results, the keyframe feed
-    {"solver.model", "solver.rollout", "solver.features", "solver.result", "solver.feed"},
+    {"solver.model", "solver.rollout", "solver.features", "solver.result", "solver.feed", "solver.quality"},
     # 3 the algorithms
     {"solver.mpc", "solver.assist"},
     # 4 the methods

@@ -2,6 +2,7 @@
 solutions into the scene, previews without touching the animator's action, and keeps one as a new
 Action."""
 import json
+from pathlib import Path
 
 import pytest
 from blender_env import addon, installed_extension
@@ -25,6 +26,12 @@ def test_solve_preview_keep(tmp_path):
     assert bpy.ops.physkey.solve(wait=True) == {"FINISHED"}
     sols = scene.physkey.solutions
     assert sorted(s.seed for s in sols) == [0, 1] and all(s.success for s in sols)
+    for s in sols:  # each solution's quality figures, as the solver measured them
+        result = json.loads((Path(bpy.path.abspath(s.result_path)).parents[1] / "result.json").read_text())
+        q = next(e for e in result["solutions"] if e["seed"] == s.seed)["quality"]
+        assert s.has_quality and s.fall == -1.0  # simulate does not say when lying is meant
+        assert (s.penetration, s.foot_sliding, s.jerk) == pytest.approx(
+            (q["max_penetration_m"], q["foot_sliding_m"], q["jerk_rms"]), rel=1e-5)
     scene.physkey.active_solution = 1  # preview
     assert arm.animation_data.action.name == "PhysKey Preview"
     assert "animators_own" in bpy.data.actions and arm.physkey.animator_action == "animators_own"

@@ -19,6 +19,7 @@ from ..assist.problem import Problem
 from ..errors import InvalidInput
 from ..model import BuiltModel, build_model
 from ..pose_keyframes import Keyframes, resolve, scene_at_first_pose
+from ..quality import motion_quality
 from ..rollout import DIVERGED, RolloutEngine, get_state
 from ..settings import AssistSettings
 from ..solution import Progress, Solution
@@ -178,7 +179,10 @@ def _solve(prep: AssistPrepared, seed: int, engine: RolloutEngine, progress) -> 
                "wall_s_to_1.1x": round(hist.wall_s[reach], 3) if reach is not None else None,
                "optimizer_wall_s": round(time.perf_counter() - start, 3)}
     success = bool(np.isfinite(kf_error) and np.isfinite(kf_initial) and kf_error <= SUCCESS_RATIO * kf_initial)
-    return _solution(opt, problem, x, K - 1, success, float(f), summary)
+    solution = _solution(opt, problem, x, K - 1, success, float(f), summary)
+    solution.summary["quality"] = motion_quality(prep.built.model, prep.built.character_bodies, solution.times,
+                                                 solution.qpos)
+    return solution
 
 
 ASSIST = Assist()

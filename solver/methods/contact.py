@@ -17,6 +17,7 @@ from ..mjcf import model_from_xml
 from ..model import BuiltModel, build_model
 from ..mpc.agent import run_agent
 from ..mpc.planner import COMPOSED, ORIGINS, planner_options
+from ..quality import motion_quality
 from ..rollout import RolloutEngine
 from ..scene import SceneDesc
 from ..settings import PlannerSettings
@@ -74,6 +75,11 @@ class Contact(Method):
                    "total_cost": float(run.cost_per_step.sum() * (prep.plan.model.opt.timestep)),
                    "failed_keyframe": run.failed_keyframe, "iterations": run.iterations,
                    "plan_wall_s": round(run.plan_wall_s, 3)}
+        # Lying is meant where the active keyframe does not ask for an upright torso.
+        may_lie = np.array([prep.keyframes[min(int(k), len(prep.keyframes) - 1)].weight("Torso Up") == 0.0
+                            for k in run.keyframe_index]) if prep.keyframes else None
+        summary["quality"] = motion_quality(prep.built.model, prep.built.character_bodies, run.times, run.qpos,
+                                            may_lie)
         return Solution(times=run.times, qpos=run.qpos, success=run.success,
                         cost=float(run.cost_per_step.mean()) if len(run.cost_per_step) else 0.0,
                         keyframes_reached=[None if t is None else round(float(t), 6) for t in run.reached],

@@ -13,6 +13,7 @@ import numpy as np
 from .. import schema
 from ..errors import InvalidInput
 from ..model import build_model
+from ..quality import motion_quality
 from ..rollout import DIVERGED, RolloutEngine, get_state, state_layout
 from ..settings import SIMULATE_ACTUATION, SimulateSettings
 from ..solution import Solution
@@ -70,7 +71,9 @@ def _simulate(prep: Prepared, seed: int, engine: RolloutEngine, progress) -> Sol
             progress(Progress(done / nstep_total, cost_sum / done))
     qpos = np.concatenate(qpos_rows)
     times = np.concatenate(time_rows)
+    quality = motion_quality(m, prep.built.character_bodies, times, qpos)
     return Solution(times=times, qpos=qpos, success=unstable_time is None, cost=cost_sum / max(done, 1),
+                    summary={"quality": quality},
                     unstable_time=unstable_time, unstable_reason=None if unstable_time is None else DIVERGED)
 
 

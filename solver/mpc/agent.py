@@ -168,7 +168,8 @@ class Agent:
         if progress is not None and self.last_cost is not None:
             frac = ((tracker.index + min(1.0, (data.time - tracker.start) / tracker.current.time_limit))
                     / len(tracker.keyframes))
-            progress(Progress(min(frac, 1.0), self.last_cost))
+            progress(Progress(min(frac, 1.0), self.last_cost, reached=tracker.index,
+                              keyframes=len(tracker.keyframes), iterations=self.iterations))
         if data.time > self.horizon_total + 1.0:  # cannot happen with time limits; a guard against loops
             tracker.failed = True
 

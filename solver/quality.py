@@ -1,0 +1,76 @@
+"""How good a solved motion looks, in the figures an animator checks before rendering: the deepest
+penetration into anything, how far the feet slide while they touch something, how jerky the joints
+are, and how long the character lies fallen when it should not.
+
+Computed once per solution from its trajectory (MuJoCo's collision detection on each recorded
+pose, `mj_fwdPosition`), so every method's solutions are measured alike.
+"""
+from __future__ import annotations
+
+import mujoco
+import numpy as np
+
+FOOT_BODIES = ("foot_left", "foot_right")  # the default humanoid's feet (a character without them: no sliding)
+HEAD_BODY = "head"
+FALLEN_HEAD_HEIGHT = 0.5  # m: a head below this has fallen (seated and kneeling heads stay well above)
+
+
+def motion_quality(model: mujoco.MjModel, character_bodies: list[str], times: np.ndarray, qpos: np.ndarray,
+                   may_lie: np.ndarray | None = None, fps: float = 30.0) -> dict:
+    """The quality figures of a trajectory (`qpos` per time in `times`):
+
+    - `max_penetration_m`: the deepest overlap of a character geom with anything (the environment
+      or its own other bodies), over every recorded pose;
+    - `foot_sliding_m`: the horizontal distance the feet travel between consecutive poses in which
+      they both touch something outside the character, summed over both feet;
+    - `jerk_rms`: the RMS of the hinge angles' third time derivative (rad/s³, finite differences)
+      at `fps` frames per second — the rate the animator renders, where jitter shows;
+    - `fall_s`: the time the head spends below FALLEN_HEAD_HEIGHT while `may_lie` (per pose) does
+      not allow lying; None where `may_lie` is None (the method does not say when lying is meant)
+      or the character has no head.
+    """
+    qpos = np.asarray(qpos, dtype=float)
+    times = np.asarray(times, dtype=float)
+    data = mujoco.MjData(model)
+    ids = {model.body(b).id for b in character_bodies}
+    char_geom = np.isin(model.geom_bodyid, list(ids))
+    feet = [model.body(b).id for b in FOOT_BODIES if b in character_bodies]
+    head = model.body(HEAD_BODY).id if HEAD_BODY in character_bodies else None
+    n = len(qpos)
+    depth = np.zeros(n)
+    foot_xy = np.zeros((n, len(feet), 2))
+    foot_down = np.zeros((n, len(feet)), dtype=bool)
+    head_z = np.zeros(n)
+    for i in range(n):
+        data.qpos[:] = qpos[i]
+        mujoco.mj_fwdPosition(model, data)
+        con = data.contact[: data.ncon]
+        if data.ncon:
+            g = np.asarray(con.geom)
+            mine = char_geom[g[:, 0]] | char_geom[g[:, 1]]
+            if mine.any():
+                depth[i] = max(0.0, -float(np.min(np.asarray(con.dist)[mine])))
+            bodies = model.geom_bodyid[g]
+            for k, f in enumerate(feet):
+                touching = (bodies[:, 0] == f) & ~np.isin(bodies[:, 1], list(ids))
+                touching |= (bodies[:, 1] == f) & ~np.isin(bodies[:, 0], list(ids))
+                foot_down[i, k] = bool(touching.any())
+        foot_xy[i] = data.xpos[feet, :2]
+        if head is not None:
+            head_z[i] = data.xpos[head, 2]
+    planted = foot_down[1:] & foot_down[:-1]
+    sliding = float(np.sum(np.linalg.norm(np.diff(foot_xy, axis=0), axis=-1) * planted)) if n > 1 else 0.0
+    hinge = [int(model.jnt_qposadr[j]) for j in range(model.njnt)
+             if model.jnt_type[j] == mujoco.mjtJoint.mjJNT_HINGE and model.jnt_bodyid[j] in ids]
+    jerk = 0.0
+    frames = np.arange(times[0], times[-1] + 1e-9, 1.0 / fps) if n else np.zeros(0)
+    if len(frames) > 3 and hinge:
+        angles = np.stack([np.interp(frames, times, qpos[:, a]) for a in hinge], axis=1)
+        jerk = float(np.sqrt(np.mean((np.diff(angles, n=3, axis=0) * fps ** 3) ** 2)))
+    fall = None
+    if head is not None and may_lie is not None:
+        fallen = (head_z < FALLEN_HEAD_HEIGHT) & ~np.asarray(may_lie, dtype=bool)
+        dt_each = np.diff(times, append=times[-1]) if n else np.zeros(0)
+        fall = float(np.sum(dt_each[fallen]))
+    return {"max_penetration_m": round(float(depth.max(initial=0.0)), 6), "foot_sliding_m": round(sliding, 6),
+            "jerk_rms": round(jerk, 3), "fall_s": None if fall is None else round(fall, 6)}

@@ -1,0 +1,87 @@
+"""Motion quality figures against hand computations on a tiny character: a sphere pelvis, a sphere
+foot on a hinge, and a head. Penetration is the sphere's depth below the floor; sliding is the
+distance a planted foot travels; jerk is 6a for a hinge angle a·t³; a fall is the time the head is
+low where lying is not allowed. And every contact and assist solution reports them."""
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from solver.model import build_model
+from solver.quality import FALLEN_HEAD_HEIGHT, motion_quality
+from solver.scene import SCHEMA_VERSION, Body, Character, Environment, Geom, Joint, SceneDesc
+
+ROOT = Path(__file__).resolve().parents[1]
+R = 0.1  # sphere radius
+
+
+def _model():
+    pelvis = Body(name="pelvis", pos=[0, 0, 1.0], geoms=[Geom(name="p", type="sphere", size=[R])])
+    foot = Body(name="foot_left", parent="pelvis", pos=[0, 0.5, 0.0], joints=[Joint(name="ankle", axis=[0, 1, 0],
+                                                                                      range=[-3, 3])],
+                geoms=[Geom(name="f", type="sphere", size=[R], pos=[0, 0, 0])])
+    head = Body(name="head", parent="pelvis", pos=[0, 0, 0.6], geoms=[Geom(name="h", type="sphere", size=[0.05])])
+    scene = SceneDesc(schema_version=SCHEMA_VERSION, name="q", environment=Environment(),
+                      character=Character(name="q", bodies=[pelvis, foot, head]))
+    built = build_model(scene, actuation="motor")
+    return built.model, built.character_bodies
+
+
+def _pose(root_xyz, ankle=0.0):
+    q = np.zeros(8)
+    q[:3], q[3], q[7] = root_xyz, 1.0, ankle
+    return q
+
+
+def test_penetration_is_the_depth_below_the_floor():
+    model, bodies = _model()
+    qpos = np.stack([_pose([0, 0, 0.5]), _pose([0, 0, R - 0.013]), _pose([0, 0, R - 0.004])])
+    got = motion_quality(model, bodies, np.array([0.0, 0.1, 0.2]), qpos)
+    assert got["max_penetration_m"] == pytest.approx(0.013, abs=1e-6)
+
+
+def test_feet_slide_only_while_planted():
+    model, bodies = _model()
+    z = R - 0.001  # both spheres just touch the floor
+    xs = np.linspace(0.0, 0.3, 11)
+    planted = [_pose([x, 0, z]) for x in xs]  # 0.3 m along x with the foot down
+    lifted = [_pose([0.3 + x, 0, 0.5]) for x in xs[1:]]  # another 0.3 m in the air: not sliding
+    times = np.arange(21) * 0.01
+    got = motion_quality(model, bodies, times, np.stack(planted + lifted))
+    assert got["foot_sliding_m"] == pytest.approx(0.3, abs=1e-9)
+
+
+def test_jerk_of_a_cubic_is_six_a():
+    model, bodies = _model()
+    fps, a = 30.0, 0.7
+    times = np.arange(40) / fps
+    qpos = np.stack([_pose([0, 0, 1.0], a * t ** 3) for t in times])
+    got = motion_quality(model, bodies, times, qpos, fps=fps)
+    assert got["jerk_rms"] == pytest.approx(6 * a, rel=1e-6)
+
+
+def test_a_fall_is_the_time_the_head_is_low_where_lying_is_not_asked_for():
+    model, bodies = _model()
+    times = np.arange(10) * 0.1
+    low = FALLEN_HEAD_HEIGHT - 0.6 - 0.1  # head 0.6 m above the root: 0.1 m below the threshold
+    qpos = np.stack([_pose([0, 0, 1.0])] * 4 + [_pose([0, 0, low])] * 6)
+    may_lie = np.array([False] * 7 + [True] * 3)
+    got = motion_quality(model, bodies, times, qpos, may_lie)
+    assert got["fall_s"] == pytest.approx(0.3)  # poses 4, 5, 6 are fallen and not allowed to be
+    assert motion_quality(model, bodies, times, qpos)["fall_s"] is None  # no say on lying: not judged
+
+
+@pytest.mark.parametrize("name", ["contact_partwise", "assist"])
+def test_solutions_report_their_quality(tmp_path, name):
+    out = tmp_path / "out"
+    proc = subprocess.run([sys.executable, "-m", "solver", "run", str(ROOT / f"tests/data/golden/{name}.json"),
+                           "--out", str(out), "--workers", "0"], cwd=ROOT, capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    (entry,) = json.loads((out / "result.json").read_text())["solutions"]
+    q = entry["quality"]
+    assert 0.0 <= q["max_penetration_m"] < 0.05 and q["foot_sliding_m"] >= 0.0 and q["jerk_rms"] > 0.0
+    assert (q["fall_s"] is None) == (name == "assist")
