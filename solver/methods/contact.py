@@ -16,6 +16,7 @@ from ..errors import InvalidInput
 from ..mjcf import model_from_xml
 from ..model import BuiltModel, build_model
 from ..mpc.agent import run_agent
+from ..mpc.particles import run_particles
 from ..mpc.planner import COMPOSED, ORIGINS, planner_options
 from ..quality import motion_quality
 from ..rollout import RolloutEngine
@@ -66,8 +67,13 @@ class Contact(Method):
 
     def solve(self, prep: ContactPrepared, seed: int, engine: RolloutEngine, progress=None,
               appended=None) -> Solution:
-        poll = None if appended is None else (lambda: parse_keyframes(appended(), "append_keyframes"))
-        run = run_agent(prep.built, prep.plan, prep.keyframes, prep.settings, seed, engine, progress, poll)
+        particles = None
+        if prep.settings.particles > 1:
+            run, particles = run_particles(prep.built, prep.plan, prep.keyframes, prep.settings, seed, engine,
+                                           progress)
+        else:
+            poll = None if appended is None else (lambda: parse_keyframes(appended(), "append_keyframes"))
+            run = run_agent(prep.built, prep.plan, prep.keyframes, prep.settings, seed, engine, progress, poll)
         n_it = max(len(run.origins), 1)
         won_by = {name: float(np.sum(run.origins == i)) / n_it for i, name in enumerate(ORIGINS)}
         summary = {"planner": prep.settings.planner, "rollouts": prep.settings.rollouts,
@@ -75,6 +81,8 @@ class Contact(Method):
                    "total_cost": float(run.cost_per_step.sum() * (prep.plan.model.opt.timestep)),
                    "failed_keyframe": run.failed_keyframe, "iterations": run.iterations,
                    "plan_wall_s": round(run.plan_wall_s, 3)}
+        if particles is not None:
+            summary["particles"] = particles.summary()
         # Lying is meant where the active keyframe does not ask for an upright torso.
         may_lie = np.array([prep.keyframes[min(int(k), len(prep.keyframes) - 1)].weight("Torso Up") == 0.0
                             for k in run.keyframe_index]) if prep.keyframes else None

@@ -29,6 +29,7 @@ class Effort:
         self.last_head: float | None = None
         self.boosted = False
         self.final_cost: float | None = None
+        self.escalation = 1  # × the cap (or the budget): raised by the particle layer to retry a segment
 
     def get_state(self) -> dict:
         """What carries over between control steps (for checkpoints; JSON)."""
@@ -51,7 +52,8 @@ class Effort:
         self.final_cost: float | None = None
 
     def cap(self) -> int:
-        return 2 * self.s.max_iterations if self.boosted else self.s.max_iterations
+        cap = self.escalation * self.s.max_iterations
+        return 2 * cap if self.boosted else cap
 
     def noise_scale(self, iteration: int) -> float:
         """Scale of the narrow samples' noise in iteration `iteration` (0-based) of this step."""
@@ -64,7 +66,7 @@ class Effort:
         """Whether to plan another iteration after `done` iterations, the last of which scored its
         starting plan `nominal_cost` and its best candidate `best_cost` (+inf: diverged)."""
         if self.fixed:
-            return done < self.s.budget
+            return done < self.escalation * self.s.budget
         if done == 1:
             rising = (self.last_cost is not None and math.isfinite(best_cost)
                       and best_cost > self.last_cost * (1.0 + self.s.degrade_rise))

@@ -1,0 +1,134 @@
+"""Particles across runs: the sequential Monte Carlo idea (Hämäläinen et al. 2014) applied to whole
+MPC runs, segment by segment.
+
+K particles — whole agents — attempt each keyframe segment from checkpoints taken where the last
+segment ended. Those that reach the keyframe survive and are resampled by cost (systematic
+resampling over soft-min weights); a particle drawn more than once continues with a fresh noise
+stream, so the copies explore differently. If no particle completes a segment, the segment is
+retried with twice the planning effort and fresh noise (`retries` times), then the solve backs up
+one keyframe (`backups` times) and redoes the previous segment; past that it stops and reports the
+run that got furthest. Every stream derives from the seed, so a solve stays deterministic.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..contact_keyframes import ContactKeyframe
+from ..model import BuiltModel
+from ..rollout import RolloutEngine
+from ..settings import PlannerSettings
+from ..solution import Progress
+from .agent import Agent, AgentRun
+from .checkpoint import Checkpoint
+
+
+def softmin_weights(costs: np.ndarray) -> np.ndarray:
+    """Weights ∝ exp(−(c − min c) / spread): the cheaper, the likelier; uniform when all are equal."""
+    c = np.asarray(costs, dtype=float)
+    finite = np.isfinite(c)
+    c = np.where(finite, c, c[finite].max() if finite.any() else 0.0)  # no cost known: as bad as the worst
+    spread = float(np.std(c))
+    w = np.exp(-(c - c.min()) / spread) if spread > 0 else np.ones_like(c)
+    return w / w.sum()
+
+
+def systematic_resample(weights: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
+    """`n` indices drawn in proportion to `weights` with one uniform number (low variance: each index
+    appears ⌊n·w⌋ or ⌈n·w⌉ times), in ascending order."""
+    cum = np.cumsum(weights)
+    cum[-1] = 1.0
+    return np.searchsorted(cum, (rng.random() + np.arange(n)) / n, side="right")
+
+
+def fresh_stream(seed: int, *key: int) -> dict:
+    """The state of a noise stream derived from the seed and `key` (segment, attempt, particle…)."""
+    return np.random.default_rng([seed, *key]).bit_generator.state
+
+
+@dataclass
+class ParticleLog:
+    """What the particle layer did: per attempt of a segment, how many particles reached its keyframe."""
+    attempts: list = field(default_factory=list)
+    backups: int = 0
+    furthest: int = 0  # keyframes reached by the run that got furthest
+    lineages: int = 0  # distinct first-segment ancestors among the final particles
+    iterations: int = 0  # planning iterations spent by every particle, failed attempts included
+
+    def summary(self) -> dict:
+        return {"attempts": self.attempts, "backups": self.backups, "furthest_keyframe": self.furthest,
+                "lineages": self.lineages, "iterations": self.iterations}
+
+
+def run_particles(built: BuiltModel, plan: BuiltModel, keyframes: list[ContactKeyframe], settings: PlannerSettings,
+                  seed: int, engine: RolloutEngine, progress=None) -> tuple[AgentRun, ParticleLog]:
+    """One seed's solve with `settings.particles` particles; the best final particle's run (or the
+    run that got furthest) and what the particles did."""
+    n, nkf = settings.particles, len(keyframes)
+    log = ParticleLog()
+
+    def resume(cp: Checkpoint) -> Agent:
+        return Agent.resume(cp, built, plan, keyframes, settings, engine)
+
+    first = Agent(built, plan, keyframes, settings, seed, engine).checkpoint()
+    starts = {0: [_with_stream(first, fresh_stream(seed, 0, 0, 0, i)) if i else first for i in range(n)]}
+    ancestry = {0: list(range(n))}
+    k, furthest = 0, None
+    while k < nkf:
+        survivors: list[Agent] = []
+        for attempt in range(settings.retries + 1):
+            for i, cp in enumerate(starts[k]):
+                agent = resume(cp)
+                if attempt:
+                    agent.planner.rng.bit_generator.state = fresh_stream(seed, k, attempt, log.backups, i + 1)
+                    agent.effort.escalation = 2 ** attempt
+                while not agent.done and agent.tracker.index <= k:
+                    agent.step()
+                log.iterations += agent.iterations - cp.meta["iterations"]
+                if agent.tracker.index > k:
+                    survivors.append((i, agent))
+                elif furthest is None or _further(agent, furthest):
+                    furthest = agent
+                if progress is not None and agent.last_cost is not None:
+                    progress(Progress(min(1.0, (k + len(survivors) / n) / nkf), agent.last_cost, reached=k,
+                                      keyframes=nkf, iterations=log.iterations))
+            log.attempts.append({"keyframe": k, "attempt": attempt, "survivors": len(survivors)})
+            if survivors:
+                break
+        if not survivors:
+            if k > 0 and log.backups < settings.backups:
+                log.backups += 1
+                k -= 1  # redo the previous segment from its start, with fresh noise (the key has `backups`)
+                continue
+            break
+        costs = np.array([a.last_cost if a.last_cost is not None else np.inf for _, a in survivors])
+        rng = np.random.default_rng([seed, k, log.backups, 1_000_003])
+        chosen = systematic_resample(softmin_weights(costs), n, rng)
+        checkpoints, seen = [], set()
+        for j, s in enumerate(chosen):
+            cp = survivors[s][1].checkpoint()
+            if s in seen:  # a copy: the same state, its own noise from here on
+                cp = _with_stream(cp, fresh_stream(seed, k + 1, log.backups, j, 2))
+            seen.add(int(s))
+            checkpoints.append(cp)
+        starts[k + 1] = checkpoints
+        ancestry[k + 1] = [ancestry[k][survivors[s][0]] for s in chosen]
+        k += 1
+    if k >= nkf:  # every final particle reached the last keyframe: the cheapest whole run wins
+        runs = [resume(cp).result() for cp in starts[nkf]]
+        best = int(np.argmin([float(np.mean(r.cost_per_step)) for r in runs]))
+        log.furthest, log.lineages = nkf, len(set(ancestry[nkf]))
+        return runs[best], log
+    run = furthest.result()
+    log.furthest = int(furthest.tracker.index)
+    return run, log
+
+
+def _with_stream(cp: Checkpoint, stream: dict) -> Checkpoint:
+    return Checkpoint(dict(cp.meta, rng=stream), cp.arrays)
+
+
+def _further(a: Agent, b: Agent) -> bool:
+    """Whether run `a` got further than run `b`: more keyframes, then longer."""
+    return (a.tracker.index, a.data.time) > (b.tracker.index, b.data.time)

@@ -1,0 +1,87 @@
+"""Particles across runs: resampling keeps survivors in proportion to their weights, copies get
+their own noise streams, a solve with particles is deterministic per seed, and retries and
+back-ups are bounded — a keyframe no particle can reach ends the solve with the furthest keyframe
+reported after exactly the attempts the settings allow."""
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from test_bad_input import check_invalid, run_cli
+
+from solver.methods.contact import CONTACT
+from solver.mpc.particles import fresh_stream, run_particles, softmin_weights, systematic_resample
+from solver.rollout import RolloutEngine
+from solver.task import task_from_dict
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_systematic_resampling_keeps_survivors_in_proportion():
+    w = np.array([0.5, 0.25, 0.125, 0.125])
+    for u in range(20):
+        idx = systematic_resample(w, 8, np.random.default_rng(u))
+        counts = np.bincount(idx, minlength=4)
+        assert np.all(np.abs(counts - 8 * w) < 1.0), counts  # ⌊n·w⌋ or ⌈n·w⌉ each
+    many = np.bincount(np.concatenate([systematic_resample(np.array([0.7, 0.2, 0.1]), 10, np.random.default_rng(s))
+                                       for s in range(200)]), minlength=3) / 2000
+    np.testing.assert_allclose(many, [0.7, 0.2, 0.1], atol=0.01)
+
+
+def test_softmin_weights_favour_the_cheaper():
+    w = softmin_weights(np.array([1.0, 2.0, 3.0]))
+    assert w.sum() == pytest.approx(1.0) and w[0] > w[1] > w[2] > 0
+    np.testing.assert_allclose(softmin_weights(np.array([5.0, 5.0])), [0.5, 0.5])
+    np.testing.assert_allclose(softmin_weights(np.array([1.0, np.inf])), [0.5, 0.5])  # unknown: as the worst
+
+
+def test_copies_get_different_streams_derived_from_the_seed():
+    a, b = fresh_stream(7, 1, 0, 0, 2), fresh_stream(7, 1, 0, 1, 2)
+    assert a != b and a == fresh_stream(7, 1, 0, 0, 2)
+    draw = [np.random.default_rng(0) for _ in range(2)]
+    for g, s in zip(draw, (a, b)):
+        g.bit_generator.state = s
+    assert draw[0].random() != draw[1].random()
+
+
+def _prepared(**settings):
+    doc = json.loads((ROOT / "tests/data/golden/contact_partwise.json").read_text())
+    doc["settings"] = {"rollouts": 16, "max_iterations": 2, **settings}
+    for kf in doc["keyframes"]:
+        kf["time_limit"] = 1.0
+    return doc
+
+
+def _run(doc, seed=0):
+    prep = CONTACT.prepare(task_from_dict(doc))
+    with RolloutEngine(prep.plan.model, 2) as engine:
+        return run_particles(prep.built, prep.plan, prep.keyframes, prep.settings, seed, engine)
+
+
+def test_particles_are_deterministic_per_seed_and_reach_every_keyframe():
+    doc = _prepared(particles=3)
+    (a, log_a), (b, log_b) = _run(doc), _run(doc)
+    assert a.success and log_a.furthest == 2 and 1 <= log_a.lineages <= 3
+    assert a.qpos.tobytes() == b.qpos.tobytes() and log_a.summary() == log_b.summary()
+
+
+def test_retries_and_backups_are_bounded_and_the_furthest_keyframe_is_reported():
+    doc = _prepared(particles=2, retries=1, backups=1)
+    doc["keyframes"][1]["pairs"] = [{"body1": "pelvis", "pos1": [0, 0, 0], "body2": "world", "pos2": [10, 0, 1]}]
+    doc["keyframes"][1]["time_limit"] = 0.15  # 10 m away in 0.15 s: no particle can
+    run, log = _run(doc)
+    assert not run.success and run.failed_keyframe == 1 and log.furthest == 1 and log.backups == 1
+    # kf 0 once; kf 1 twice (a retry); back up: kf 0 again; kf 1 twice more; then it gives up.
+    assert [(a["keyframe"], a["attempt"]) for a in log.attempts] == [(0, 0), (1, 0), (1, 1), (0, 0), (1, 0), (1, 1)]
+    assert [a["survivors"] for a in log.attempts] == [2, 0, 0, 2, 0, 0]
+
+
+@pytest.mark.parametrize("field, value, words", [("particles", 0, "must be > 0"), ("particles", 1000, "at most 64"),
+                                                 ("retries", -1, "must be >= 0"), ("max_iterations", 0, "must be > 0"),
+                                                 ("improvement", -0.1, "must be >= 0")])
+def test_bad_particle_and_effort_settings_are_exit_2(tmp_path, field, value, words):
+    doc = _prepared(**{field: value})
+    path = tmp_path / "task.json"
+    path.write_text(json.dumps(doc))
+    rc, out, err = run_cli(path, tmp_path / "out")
+    check_invalid(rc, out, err, [f"settings.{field}", words])
