@@ -34,14 +34,14 @@ def _fields(run):
 def test_a_run_resumed_from_a_keyframe_checkpoint_is_the_uninterrupted_run(tmp_path, planner):
     prep = _prepared(planner)
     saved = []
-
-    def keep(agent):
-        path = tmp_path / f"checkpoint_{agent.tracker.index}.npz"
-        agent.checkpoint().save(path)
-        saved.append(path)
-
     with RolloutEngine(prep.plan.model, 2) as engine:
-        whole = Agent(prep.built, prep.plan, prep.keyframes, prep.settings, 3, engine).run(on_keyframe=keep)
+        agent = Agent(prep.built, prep.plan, prep.keyframes, prep.settings, 3, engine)
+        while not agent.done:  # checkpoint at the first control step after each reached keyframe
+            if agent.tracker.index > len(saved):
+                saved.append(tmp_path / f"checkpoint_{agent.tracker.index}.npz")
+                agent.checkpoint().save(saved[-1])
+            agent.step()
+        whole = agent.result()
     assert whole.reached[0] is not None and saved, "the first keyframe must be reached to checkpoint it"
     with RolloutEngine(prep.plan.model, 1) as engine:  # a fresh engine, another thread count
         resumed = Agent.resume(Checkpoint.load(saved[0]), prep.built, prep.plan, prep.keyframes, prep.settings,

@@ -173,14 +173,9 @@ class Agent:
         if data.time > self.horizon_total + 1.0:  # cannot happen with time limits; a guard against loops
             tracker.failed = True
 
-    def run(self, progress=None, poll_keyframes=None, on_keyframe=None) -> AgentRun:
-        """Step until done; `on_keyframe(agent)` is called at the first control step after each
-        reached keyframe (where a checkpoint resumes)."""
-        reached = self.tracker.index
+    def run(self, progress=None, poll_keyframes=None) -> AgentRun:
+        """Step until done."""
         while not self.done:
-            if on_keyframe is not None and self.tracker.index > reached:
-                reached = self.tracker.index
-                on_keyframe(self)
             self.step(progress, poll_keyframes)
         return self.result()
 
