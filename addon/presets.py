@@ -8,11 +8,10 @@ from __future__ import annotations
 import os
 
 import bpy
-from mathutils import Matrix, Quaternion, Vector
 
 from ..solver.paths import task_names, task_path
 from .rig import build_armature, pose_from_qpos
-from .shapes import add_bone_shapes, character_material, shape_mesh
+from .shapes import add_bone_shapes, character_material, furniture_material, pose_matrix, shape_mesh
 from .taskio import key_pose_keyframes, settings_to_scene, store_contact_keyframes
 
 
@@ -21,26 +20,16 @@ def preset_names() -> list[str]:
     return task_names()
 
 
-def _matrix(pos, quat) -> Matrix:
-    return Matrix.Translation(Vector(pos)) @ Quaternion(quat).normalized().to_matrix().to_4x4()
-
-
-def _furniture_material():
-    mat = bpy.data.materials.get("PhysKey Furniture") or bpy.data.materials.new("PhysKey Furniture")
-    mat.diffuse_color = (0.45, 0.3, 0.2, 1.0)
-    return mat
-
-
 def build_furniture(context, environment) -> list:
     from ..solver.mjcf import env_body_quat
     created = []
-    material = _furniture_material()
+    material = furniture_material()
     for b in environment.bodies:
         empty = bpy.data.objects.new(b.name, None)
         empty.empty_display_type = "PLAIN_AXES"
         empty.physkey.is_body = True
         context.collection.objects.link(empty)
-        empty.matrix_world = _matrix(b.pos, env_body_quat(b))
+        empty.matrix_world = pose_matrix(b.pos, env_body_quat(b))
         created.append(empty)
         for g in b.geoms:
             if g.type == "mesh":
@@ -58,7 +47,7 @@ def build_furniture(context, environment) -> list:
             child = bpy.data.objects.new(g.name, mesh)
             context.collection.objects.link(child)
             child.parent = empty
-            child.matrix_basis = _matrix(g.pos, g.quat)
+            child.matrix_basis = pose_matrix(g.pos, g.quat)
             props = child.physkey
             props.collider, props.friction = True, g.friction
             props.shape = "hull" if g.type == "mesh" else g.type

@@ -9,10 +9,7 @@ from mathutils import Matrix, Quaternion, Vector
 
 from ..solver.rotations import quat_mul
 from ..solver.scene import Actuator, Body, Character, Geom, Joint, Site
-
-
-def _local_matrix(pos, quat) -> Matrix:
-    return Matrix.Translation(Vector(pos)) @ Quaternion(quat).normalized().to_matrix().to_4x4()
+from .shapes import pose_matrix
 
 
 def build_armature(context, character: Character, name: str | None = None):
@@ -28,7 +25,7 @@ def build_armature(context, character: Character, name: str | None = None):
     bpy.ops.object.mode_set(mode="EDIT")
     try:
         for b in character.bodies:
-            local = _local_matrix(b.pos, b.quat)
+            local = pose_matrix(b.pos, b.quat)
             rest[b.name] = rest[b.parent] @ local if b.parent else local
             eb = arm.edit_bones.new(b.name)
             eb.head, eb.tail = (0.0, 0.0, 0.0), (0.0, b.length, 0.0)
@@ -132,9 +129,7 @@ def pose_from_qpos(obj, model, qpos, root_joint: str = "root") -> None:
         bone = pb.bone
         if bone.parent is None:
             a = int(model.jnt_qposadr[model.joint(root_joint).id])
-            world = (Matrix.Translation(Vector(qpos[a:a + 3]))
-                     @ Quaternion(qpos[a + 3:a + 7]).normalized().to_matrix().to_4x4())
-            world = world @ Matrix.Scale(scale, 4)
+            world = pose_matrix(qpos[a:a + 3], qpos[a + 3:a + 7]) @ Matrix.Scale(scale, 4)
             basis = bone.matrix_local.inverted() @ (inv_obj @ world)
             pb.location = basis.to_translation()
             pb.rotation_quaternion = basis.to_quaternion()

@@ -49,7 +49,7 @@ def add_bone_shapes(context, obj, material=None) -> list:
             child.parent = obj
             child.parent_type = "BONE"
             child.parent_bone = bone.name
-            local = Matrix.Translation(Vector(g.pos)) @ Quaternion(g.quat).normalized().to_matrix().to_4x4()
+            local = pose_matrix(g.pos, g.quat)
             # Bone parenting measures from the bone's tail; cancel that in the parent inverse.
             child.matrix_parent_inverse = Matrix.Translation((0.0, -bone.length, 0.0))
             child.matrix_basis = local
@@ -58,7 +58,23 @@ def add_bone_shapes(context, obj, material=None) -> list:
     return created
 
 
-def character_material():
-    mat = bpy.data.materials.get("PhysKey Character") or bpy.data.materials.new("PhysKey Character")
-    mat.diffuse_color = (0.8, 0.6, 0.4, 1.0)
+def pose_matrix(pos, quat) -> Matrix:
+    """The 4×4 transform of a position and a (w, x, y, z) quaternion (MuJoCo's pose of a body or geom)."""
+    return Matrix.Translation(Vector(pos)) @ Quaternion(quat).normalized().to_matrix().to_4x4()
+
+
+def named_material(name: str, color) -> bpy.types.Material:
+    """The material `name` (made with viewport colour `color` the first time it is needed)."""
+    mat = bpy.data.materials.get(name)
+    if mat is None:
+        mat = bpy.data.materials.new(name)
+        mat.diffuse_color = color
     return mat
+
+
+def character_material():
+    return named_material("PhysKey Character", (0.8, 0.6, 0.4, 1.0))
+
+
+def furniture_material():
+    return named_material("PhysKey Furniture", (0.45, 0.3, 0.2, 1.0))
