@@ -32,8 +32,9 @@ def motion_quality(model: mujoco.MjModel, character_bodies: list[str], times: np
     qpos = np.asarray(qpos, dtype=float)
     times = np.asarray(times, dtype=float)
     data = mujoco.MjData(model)
-    ids = {model.body(b).id for b in character_bodies}
-    char_geom = np.isin(model.geom_bodyid, list(ids))
+    ids = [model.body(b).id for b in character_bodies]
+    char_body = np.isin(np.arange(model.nbody), ids)
+    char_geom = char_body[model.geom_bodyid]
     feet = [model.body(b).id for b in FOOT_BODIES if b in character_bodies]
     head = model.body(HEAD_BODY).id if HEAD_BODY in character_bodies else None
     n = len(qpos)
@@ -52,8 +53,8 @@ def motion_quality(model: mujoco.MjModel, character_bodies: list[str], times: np
                 depth[i] = max(0.0, -float(np.min(np.asarray(con.dist)[mine])))
             bodies = model.geom_bodyid[g]
             for k, f in enumerate(feet):
-                touching = (bodies[:, 0] == f) & ~np.isin(bodies[:, 1], list(ids))
-                touching |= (bodies[:, 1] == f) & ~np.isin(bodies[:, 0], list(ids))
+                touching = (((bodies[:, 0] == f) & ~char_body[bodies[:, 1]])
+                            | ((bodies[:, 1] == f) & ~char_body[bodies[:, 0]]))
                 foot_down[i, k] = bool(touching.any())
         foot_xy[i] = data.xpos[feet, :2]
         if head is not None:
@@ -61,7 +62,7 @@ def motion_quality(model: mujoco.MjModel, character_bodies: list[str], times: np
     planted = foot_down[1:] & foot_down[:-1]
     sliding = float(np.sum(np.linalg.norm(np.diff(foot_xy, axis=0), axis=-1) * planted)) if n > 1 else 0.0
     hinge = [int(model.jnt_qposadr[j]) for j in range(model.njnt)
-             if model.jnt_type[j] == mujoco.mjtJoint.mjJNT_HINGE and model.jnt_bodyid[j] in ids]
+             if model.jnt_type[j] == mujoco.mjtJoint.mjJNT_HINGE and char_body[model.jnt_bodyid[j]]]
     jerk = 0.0
     frames = np.arange(times[0], times[-1] + 1e-9, 1.0 / fps) if n else np.zeros(0)
     if len(frames) > 3 and hinge:

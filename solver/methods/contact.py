@@ -84,8 +84,8 @@ class Contact(Method):
         if particles is not None:
             summary["particles"] = particles.summary()
         # Lying is meant where the active keyframe does not ask for an upright torso.
-        may_lie = np.array([prep.keyframes[min(int(k), len(prep.keyframes) - 1)].weight("Torso Up") == 0.0
-                            for k in run.keyframe_index]) if prep.keyframes else None
+        lying = np.array([kf.weight("Torso Up") == 0.0 for kf in prep.keyframes])
+        may_lie = lying[np.minimum(run.keyframe_index, len(lying) - 1)]
         summary["quality"] = motion_quality(prep.built.model, prep.built.character_bodies, run.times, run.qpos,
                                             may_lie)
         return Solution(times=run.times, qpos=run.qpos, success=run.success,

@@ -76,7 +76,7 @@ def run_particles(built: BuiltModel, plan: BuiltModel, keyframes: list[ContactKe
     ancestry = {0: list(range(n))}
     k, furthest = 0, None
     while k < nkf:
-        survivors: list[Agent] = []
+        survivors: list[tuple[int, Agent]] = []  # (index among this segment's particles, its agent)
         for attempt in range(settings.retries + 1):
             for i, cp in enumerate(starts[k]):
                 agent = resume(cp)
@@ -116,7 +116,7 @@ def run_particles(built: BuiltModel, plan: BuiltModel, keyframes: list[ContactKe
         ancestry[k + 1] = [ancestry[k][survivors[s][0]] for s in chosen]
         k += 1
     if k >= nkf:  # every final particle reached the last keyframe: the cheapest whole run wins
-        runs = [resume(cp).result() for cp in starts[nkf]]
+        runs = [survivors[s][1].result() for s in sorted({int(s) for s in chosen})]  # copies share one run
         best = int(np.argmin([float(np.mean(r.cost_per_step)) for r in runs]))
         log.furthest, log.lineages = nkf, len(set(ancestry[nkf]))
         return runs[best], log
