@@ -11,6 +11,8 @@ import sys
 import threading
 import time
 
+from .progress import SolveProgress
+
 EXTENSION_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -44,6 +46,7 @@ class SolveJob:
                                      stderr=self._log, text=True, bufsize=1)
         self.events: queue.Queue = queue.Queue()
         self.started = time.perf_counter()
+        self.progress = SolveProgress(num_seeds)
         self._reader = threading.Thread(target=self._read, name="physkey-solver-events", daemon=True)
         self._reader.start()
 

@@ -2,7 +2,9 @@
 and leaves the scene as it was."""
 from __future__ import annotations
 
+import math
 import os
+import time
 
 import bpy
 from bpy.props import EnumProperty, StringProperty
@@ -146,13 +148,11 @@ def handle_events(scene, job, events) -> str | None:
     error = None
     for e in events:
         kind = e.get("event")
-        if kind == "progress":
-            props.progress = min(1.0, float(e["fraction"]))
-            cost = "no stable motion yet" if e.get("cost") is None else f"cost {e['cost']:.4g}"
-            where = f"keyframe {e['reached']}/{e['keyframes']}, " if "reached" in e else ""
-            props.status = f"seed {e['seed']}: {where}{100 * props.progress:.0f}%, {cost}" + \
-                PHYSKEY_OT_solve._eta(scene, job)
-        elif kind in ("solution", "stage"):
+        if kind in ("progress", "solution"):
+            job.progress.update(e)
+            props.progress = job.progress.overall
+            props.status = job.progress.text(time.perf_counter() - job.started)
+        if kind in ("solution", "stage"):
             add_from_event(scene, e)
         elif kind == "seed_failed":
             props.status = f"seed {e['seed']} failed: {e['message']}"
@@ -164,8 +164,10 @@ def handle_events(scene, job, events) -> str | None:
             props.status = e["message"]
         elif kind == "done":
             unstable = sum(1 for s in props.solutions if s.unstable and s.stage < 0)
+            differ = e.get("diversity")
             props.status = f"done: {e['solutions']} solution(s)" + (f", {unstable} unstable" if unstable else "") + \
-                f" in {e['wall_s']:.1f} s"
+                (f", differing by {math.degrees(differ['mean_pairwise_rad']):.0f}° at the keyframes"
+                 if differ else "") + f" in {e['wall_s']:.1f} s"
         elif kind == "exit" and e["returncode"] not in (0, None) and error is None:
             error = f"the solver stopped (exit {e['returncode']}): {job.stderr_tail(3) or 'see ' + job.log_path}"
     return error
@@ -177,15 +179,6 @@ class PHYSKEY_OT_solve(bpy.types.Operator):
     bl_label = "Solve"
 
     wait: bpy.props.BoolProperty(default=False, description="Block until done (scripts and tests)")
-
-    @staticmethod
-    def _eta(scene, job) -> str:
-        import time
-        f = scene.physkey.progress
-        if f <= 0.02:
-            return ""
-        left = (time.perf_counter() - job.started) * (1.0 - f) / f
-        return f", about {left:.0f} s left"
 
     def _start(self, context):
         from .taskio import extract_scene, task_from_scene
@@ -215,7 +208,6 @@ class PHYSKEY_OT_solve(bpy.types.Operator):
         return {"FINISHED"}
 
     def execute(self, context):
-        import time
         try:
             job = self._start(context)
         except ValueError as e:

@@ -120,12 +120,13 @@ def _floor_of_batch(model, state0, ctrl, mocap_pos=None, nthread: int = 1, hold:
 
 
 def bench_mpc(task_name: str, trials: int, rollouts: int, planner: str, budget: int | None = None,
-              slowdown: float | None = None, workers: int | None = None) -> dict:
+              slowdown: float | None = None, workers: int | None = None, particles: int | None = None) -> dict:
     """Run `trials` seeds of a contact task and report the paper's Table 2 measures plus the
     planning iteration's wall time against its physics floor."""
     import tempfile
 
     from . import schema
+    from .diversity import solutions_diversity
     from .methods import get_method
     from .pool import run_seeds
     from .rollout import get_state
@@ -140,6 +141,8 @@ def bench_mpc(task_name: str, trials: int, rollouts: int, planner: str, budget: 
         task.settings["budget"] = budget
     if slowdown is not None:
         task.settings["slowdown"] = slowdown
+    if particles is not None:
+        task.settings["particles"] = particles
     task.seeds = list(range(trials))
     prepared = get_method("contact").prepare(task)
     cores = os.cpu_count() or 1
@@ -151,6 +154,8 @@ def bench_mpc(task_name: str, trials: int, rollouts: int, planner: str, budget: 
         run_seeds(schema.to_dict(task), task.seeds, out, workers, lambda e: None, entries.append,
                   lambda seed, msg: failures.append({"seed": seed, "error": msg}))
         wall = time.perf_counter() - start
+        alternatives = solutions_diversity(prepared.built.model, prepared.built.character_bodies, out, entries,
+                                           successful_only=True)
         # The floor is measured from states the trials went through (contacts change the cost of a step).
         visited = []
         for e in entries:
@@ -186,6 +191,17 @@ def bench_mpc(task_name: str, trials: int, rollouts: int, planner: str, budget: 
             "won_by": {k: round(float(np.mean([e["won_by"][k] for e in entries])), 4) for k in entries[0]["won_by"]}
             if entries else None,
             "failed_keyframes": [e["failed_keyframe"] for e in entries if not e["success"]],
+            "particles": prepared.settings.particles,
+            "furthest_keyframes": [e["particles"]["furthest_keyframe"] for e in entries if "particles" in e],
+            "backups": sum(e["particles"]["backups"] for e in entries if "particles" in e),
+            "retries": sum(sum(1 for a in e["particles"]["attempts"] if a["attempt"]) for e in entries
+                           if "particles" in e),
+            # Motion quality of the successful solutions: the worst of each figure over the trials.
+            "max_penetration_m": max((e["quality"]["max_penetration_m"] for e in ok), default=None),
+            "max_fall_s": max((e["quality"]["fall_s"] or 0.0 for e in ok), default=None),
+            "max_foot_sliding_m": max((e["quality"]["foot_sliding_m"] for e in ok), default=None),
+            "max_jerk_rms": max((e["quality"]["jerk_rms"] for e in ok), default=None),
+            "diversity": alternatives,
             # Planning effort: iterations per 0.015 s control step, and the machine's wall time per second
             # of successful motion (every trial's wall time, over the successful trials' motion).
             "iterations_per_step": round(sum(e["iterations"] for e in entries) / max(

@@ -77,10 +77,13 @@ def _prepare(task_path: str, num_seeds=None):
 
 def _check_memory(prepared, workers: int) -> None:
     """Refuse, before anything runs, a batch (rollouts × steps × workers) beyond half the machine's memory."""
-    from .memory import check_batch
+    from .memory import check_batch, check_retained
     batch = prepared.batch()
     if batch is not None:
         check_batch(batch.setting, batch.model, batch.rollouts, batch.steps, workers)
+    retained = prepared.retained()
+    if retained is not None:
+        check_retained(*retained, workers)
 
 
 def cmd_validate(args) -> int:
@@ -161,9 +164,13 @@ def cmd_run(args, emit: Events) -> int:
         index.finish("failed")
         raise
     ok = len(index.doc["solutions"])
+    from .diversity import solutions_diversity
+    built = prepared.built
+    index.doc["diversity"] = solutions_diversity(built.model, built.character_bodies, args.out, index.doc["solutions"])
     index.finish("done" if ok == len(task.seeds) else "partial" if ok else "failed")
     emit({"event": "done", "result": os.path.abspath(index.path), "solutions": ok,
-          "failed": len(index.doc["failed"]), "wall_s": round(time.perf_counter() - start, 3)})
+          "failed": len(index.doc["failed"]), "wall_s": round(time.perf_counter() - start, 3),
+          "diversity": index.doc["diversity"]})
     if not args.jsonl:
         best = min(index.doc["solutions"], key=lambda e: e["cost"], default=None)
         print(f"{ok}/{len(task.seeds)} seed(s) solved in {time.perf_counter() - start:.1f} s; "
@@ -207,7 +214,7 @@ def cmd_bench(args) -> int:
             raise InvalidInput("--task", "bench mpc needs --task NAME (a contact task in scenes/tasks)")
         check_name("planner", PLANNERS, args.planner, "--planner")
         report = bench_mpc(args.task, args.trials, args.rollouts, args.planner, args.budget, args.slowdown,
-                           args.workers)
+                           args.workers, args.particles)
     if args.json:
         print(json.dumps(report, indent=1))
     else:
@@ -247,6 +254,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help=f"mpc: a registered planner ({', '.join(PLANNERS)})")
     b.add_argument("--budget", type=int, default=None, help="mpc: planning iterations per control step")
     b.add_argument("--slowdown", type=float, default=None, help="mpc: Γ (wall-clock budget) instead of --budget")
+    b.add_argument("--particles", type=int, default=None, help="mpc: particles per seed (default: the task's)")
     b.add_argument("--workers", type=int, default=None, help="mpc/assist: worker processes")
     b.add_argument("--seeds", type=int, default=2, help="assist: seeds per β mode")
     b.add_argument("--samples", type=int, default=None, help="assist: sample budget per seed")

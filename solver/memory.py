@@ -27,6 +27,17 @@ def batch_bytes(model: mujoco.MjModel, nroll: int, nstep: int) -> int:
     return int(nroll) * int(nstep) * per_step * 8 * WORKING_COPIES
 
 
+def run_record_bytes(model: mujoco.MjModel, duration_s: float, control_dt: float, iterations_per_step: int = 1) -> int:
+    """Memory of one contact run's records over `duration_s` (`mpc.agent.RECORDS`): per simulation
+    step the pose, the controls and three scalars; per control step the full state, the sensors,
+    the controls, two scalars and one entry per planning iteration."""
+    steps = duration_s / model.opt.timestep + 1
+    control_steps = duration_s / control_dt
+    nstate = mujoco.mj_stateSize(model, mujoco.mjtState.mjSTATE_FULLPHYSICS)
+    per_control = nstate + model.nsensordata + model.nu + 2 + iterations_per_step
+    return int(8 * (steps * (model.nq + model.nu + 3) + control_steps * per_control))
+
+
 def _gb(n: float) -> str:
     return f"{n / 1e9:.1f} GB"
 
@@ -41,4 +52,16 @@ def check_batch(path: str, model: mujoco.MjModel, nroll: int, nstep: int, worker
         across = f" across {workers} worker processes" if workers > 1 else ""
         raise InvalidInput(path, f"{nroll} rollout(s) × {nstep} steps need about {_gb(need)} of memory{across}; "
                                  f"the limit is {_gb(limit)} (half of this machine's) — ask for fewer or shorter ones")
+    return need
+
+
+def check_retained(path: str, what: str, per_worker: int, workers: int = 1, limit: int | None = None) -> int:
+    """InvalidInput at `path` when `workers` × `per_worker` bytes of what a seed keeps while it runs
+    (`what`: how it comes about) exceed `limit` (half the machine's memory by default)."""
+    need = per_worker * max(1, workers)
+    limit = physical_memory() // 2 if limit is None else limit
+    if need > limit:
+        across = f" across {workers} worker processes" if workers > 1 else ""
+        raise InvalidInput(path, f"{what} need about {_gb(need)} of memory{across}; the limit is {_gb(limit)} "
+                                 f"(half of this machine's) — ask for fewer")
     return need

@@ -58,3 +58,33 @@ def test_memory_estimate_covers_the_engines_buffers():
         allocated = out.state.nbytes + out.sensordata.nbytes + ctrl.nbytes
     assert allocated <= batch_bytes(model, nroll, nstep) / WORKING_COPIES <= 1.2 * allocated
     assert check_batch(path, model, nroll, nstep, workers=2) == 2 * batch_bytes(model, nroll, nstep)
+
+
+def test_particles_beyond_memory_are_refused_and_the_record_estimate_is_what_a_run_keeps(tmp_path):
+    from solver.memory import run_record_bytes
+    from solver.methods.contact import CONTACT
+    from solver.mpc.agent import Agent
+    from solver.rollout import RolloutEngine
+    from solver.task import task_from_dict
+    doc = json.loads((ROOT / "scenes/tasks/armchair_stand_sit_stand.json").read_text())
+    doc["settings"] = {"particles": 64, "backups": 16}
+    for kf in doc["keyframes"]:
+        kf["time_limit"] = 600.0  # 64 particles × 19 runs of an hour: about 800 GB
+    path = tmp_path / "many.json"
+    path.write_text(json.dumps(doc))
+    proc = _run(["run", path, "--out", tmp_path / "out"])
+    line = proc.stderr.strip()
+    assert proc.returncode == 2 and "\n" not in line, proc.stderr
+    assert line.startswith("error: settings.particles: 64 particles") and " GB of memory" in line
+    assert not (tmp_path / "out").exists()
+    # The estimate of one run's records against what a real agent's checkpoint holds after 0.3 s.
+    golden = json.loads((ROOT / "tests/data/golden/contact_partwise.json").read_text())
+    golden["settings"] = {"rollouts": 8, "budget": 1}
+    prep = CONTACT.prepare(task_from_dict(golden))
+    with RolloutEngine(prep.plan.model, 1) as engine:
+        agent = Agent(prep.built, prep.plan, prep.keyframes, prep.settings, 0, engine)
+        for _ in range(20):
+            agent.step()
+        held = sum(v.nbytes for k, v in agent.checkpoint().arrays.items() if k.startswith("record."))
+    estimate = run_record_bytes(prep.built.model, agent.data.time, prep.settings.planning_timestep)
+    assert held <= estimate <= 1.05 * held

@@ -59,6 +59,11 @@ class Prepared:
         """The biggest batched rollout of one seed, or None where the method makes only small ones."""
         return None
 
+    def retained(self) -> Optional[tuple[str, str, int]]:
+        """What one seed keeps in memory beyond its batch, where that can grow large: (the setting's
+        path, what it is, bytes), or None."""
+        return None
+
 
 ProgressFn = Callable[[Progress], None]
 # Keyframes appended while a solve runs: each call returns the raw keyframe items (task-file JSON)

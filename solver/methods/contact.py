@@ -13,6 +13,7 @@ import numpy as np
 from .. import schema
 from ..contact_keyframes import ContactKeyframe, check_bodies, parse_keyframes
 from ..errors import InvalidInput
+from ..memory import run_record_bytes
 from ..mjcf import model_from_xml
 from ..model import BuiltModel, build_model
 from ..mpc.agent import run_agent
@@ -39,6 +40,19 @@ class ContactPrepared(Prepared):
         """One planning iteration's rollouts."""
         nstep = int(np.ceil(self.settings.horizon / self.settings.planning_timestep - 1e-9))
         return Batch("settings.rollouts", self.plan.model, self.settings.rollouts, nstep)
+
+    def retained(self):
+        """Particles keep whole runs' records: each particle's agent and its checkpoints at the
+        keyframes a back-up may return to (`particles.run_particles`), each up to the whole run."""
+        s = self.settings
+        if s.particles <= 1:
+            return None
+        duration = sum(k.time_limit for k in self.keyframes) + 1.0
+        cap = s.budget if s.budget is not None else 2 * s.max_iterations
+        per_run = run_record_bytes(self.built.model, duration, s.planning_timestep, (2 ** s.retries) * cap)
+        runs = s.particles * (s.backups + 3)
+        return "settings.particles", f"{s.particles} particles keeping up to {runs} runs of {duration:.0f} s", \
+            per_run * runs
 
 
 class Contact(Method):

@@ -115,6 +115,8 @@ def run_particles(built: BuiltModel, plan: BuiltModel, keyframes: list[ContactKe
         starts[k + 1] = checkpoints
         ancestry[k + 1] = [ancestry[k][survivors[s][0]] for s in chosen]
         k += 1
+        for old in [j for j in starts if j < k - (settings.backups - log.backups)]:
+            del starts[old]  # no back-up left can return that far: its checkpoints go (memory)
     if k >= nkf:  # every final particle reached the last keyframe: the cheapest whole run wins
         runs = [survivors[s][1].result() for s in sorted({int(s) for s in chosen})]  # copies share one run
         best = int(np.argmin([float(np.mean(r.cost_per_step)) for r in runs]))

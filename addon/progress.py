@@ -1,0 +1,62 @@
+"""The progress of a whole solve, from its seeds' progress events: the mean fraction over every seed
+(seeds not heard from yet count as not started), the furthest keyframe any seed has reached, the
+planning effort spent, and an estimate of the time left. Plain Python (no bpy) so the numbers the
+status bar shows are testable on their own.
+
+Per-seed events arrive interleaved; showing whichever seed reported last made the bar jump back
+and forth, so the bar is the mean and the text names the furthest keyframe.
+"""
+from __future__ import annotations
+
+
+class SolveProgress:
+    def __init__(self, num_seeds: int):
+        self.num_seeds = max(1, int(num_seeds))
+        self.fraction: dict[int, float] = {}
+        self.reached: dict[int, int] = {}
+        self.iterations: dict[int, int] = {}
+        self.keyframes: int | None = None
+        self.last_cost: float | None = None  # the latest seed's current planning cost
+
+    def update(self, event: dict) -> None:
+        """Take one `progress` event (`seed`, `fraction`, optionally `cost`, `reached`, `keyframes`,
+        `iterations`); a finished seed (`solution`) counts as complete."""
+        seed = event.get("seed")
+        if event.get("event") == "solution":
+            seed = event["solution"]["seed"]
+            self.fraction[seed] = 1.0
+            return
+        self.fraction[seed] = max(self.fraction.get(seed, 0.0), min(1.0, float(event.get("fraction", 0.0))))
+        if "reached" in event:
+            self.reached[seed] = max(self.reached.get(seed, 0), int(event["reached"]))
+            self.keyframes = int(event["keyframes"])
+        if "iterations" in event:
+            self.iterations[seed] = int(event["iterations"])
+        if event.get("cost") is not None:
+            self.last_cost = float(event["cost"])
+
+    @property
+    def overall(self) -> float:
+        """Mean fraction over all seeds, in [0, 1]."""
+        return min(1.0, sum(self.fraction.values()) / self.num_seeds)
+
+    def eta_s(self, elapsed_s: float) -> float | None:
+        """Seconds left at the pace so far; None until there is enough to go on."""
+        f = self.overall
+        if f <= 0.02:
+            return None
+        return elapsed_s * (1.0 - f) / f
+
+    def text(self, elapsed_s: float) -> str:
+        """One line for the status bar and the panel."""
+        parts = [f"{100 * self.overall:.0f}%"]
+        if self.keyframes:
+            parts.append(f"furthest keyframe {max(self.reached.values(), default=0)}/{self.keyframes}")
+        if self.iterations:
+            parts.append(f"{sum(self.iterations.values())} planning iterations")
+        if self.last_cost is not None:
+            parts.append(f"cost {self.last_cost:.4g}")
+        eta = self.eta_s(elapsed_s)
+        if eta is not None:
+            parts.append(f"about {eta:.0f} s left")
+        return ", ".join(parts)

@@ -1,0 +1,36 @@
+"""The solve's progress as Blender shows it: the mean over every seed (one not heard from counts as
+not started, a finished one as done), never jumping back when the seeds' events interleave; the
+furthest keyframe any seed reached; the effort spent; an estimate of the time left."""
+import pytest
+
+from addon.progress import SolveProgress
+
+
+def _event(seed, fraction, reached=None, iterations=None, cost=1.0):
+    e = {"event": "progress", "seed": seed, "fraction": fraction, "cost": cost}
+    if reached is not None:
+        e.update(reached=reached, keyframes=5)
+    if iterations is not None:
+        e["iterations"] = iterations
+    return e
+
+
+def test_the_bar_is_the_mean_over_seeds_and_does_not_jump():
+    p = SolveProgress(num_seeds=4)
+    seen = []
+    for e in (_event(0, 0.5, 2, 100), _event(1, 0.1, 0, 30), _event(0, 0.6, 3, 150), _event(1, 0.2, 1, 60)):
+        p.update(e)
+        seen.append(p.overall)
+    assert seen == pytest.approx([0.125, 0.15, 0.175, 0.2]) and seen == sorted(seen)
+    p.update({"event": "solution", "solution": {"seed": 1}})
+    assert p.overall == pytest.approx((0.6 + 1.0) / 4)
+    text = p.text(elapsed_s=40.0)
+    assert "furthest keyframe 3/5" in text and "210 planning iterations" in text
+    assert "about 60 s left" in text  # 40 s for 40%: 60 s for the rest
+
+
+def test_no_estimate_before_there_is_anything_to_go_on():
+    p = SolveProgress(num_seeds=2)
+    assert p.eta_s(5.0) is None and p.text(5.0) == "0%"
+    p.update(_event(0, 0.02))
+    assert p.eta_s(5.0) is None
