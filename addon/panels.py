@@ -179,6 +179,7 @@ class PHYSKEY_PT_solve(_Sidebar, bpy.types.Panel):
             if props.mpc_effort == "fixed":
                 col.prop(props, "mpc_budget", text="Iterations/step")
             col.prop(props, "mpc_planner", text="Planner")
+            col.prop(props, "mpc_particles", text="Particles")
         elif props.method == "assist":
             col.prop(props, "assist_population", text="Population")
             col.prop(props, "assist_lambda_beta", text="Assist penalty λβ")

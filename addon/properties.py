@@ -150,6 +150,7 @@ class PHYSKEY_PG_scene(bpy.types.PropertyGroup):
                              default="adaptive", description="How much planning each control step gets")
     mpc_budget: setting_property(PlannerSettings, "budget", default=1)
     mpc_planner: setting_property(PlannerSettings, "planner", items=PLANNER_ITEMS)
+    mpc_particles: setting_property(PlannerSettings, "particles")
     # Assisted keyframes (CMA-ES)
     assist_population: setting_property(AssistSettings, "population")
     assist_lambda_beta: setting_property(AssistSettings, "lambda_beta")

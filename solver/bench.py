@@ -120,7 +120,8 @@ def _floor_of_batch(model, state0, ctrl, mocap_pos=None, nthread: int = 1, hold:
 
 
 def bench_mpc(task_name: str, trials: int, rollouts: int, planner: str, budget: int | None = None,
-              slowdown: float | None = None, workers: int | None = None, particles: int | None = None) -> dict:
+              slowdown: float | None = None, workers: int | None = None, particles: int | None = None,
+              params: dict | None = None, variant: str | None = None) -> dict:
     """Run `trials` seeds of a contact task and report the paper's Table 2 measures plus the
     planning iteration's wall time against its physics floor."""
     import tempfile
@@ -143,6 +144,9 @@ def bench_mpc(task_name: str, trials: int, rollouts: int, planner: str, budget: 
         task.settings["slowdown"] = slowdown
     if particles is not None:
         task.settings["particles"] = particles
+    if params or variant:  # a generalization variant (PartwiseMPC Table 3): the scene's parameters, the body shape
+        task.scene.params = dict(task.scene.params, **(params or {}))
+        task.scene.variant = variant or task.scene.variant
     task.seeds = list(range(trials))
     prepared = get_method("contact").prepare(task)
     cores = os.cpu_count() or 1
@@ -177,7 +181,8 @@ def bench_mpc(task_name: str, trials: int, rollouts: int, planner: str, budget: 
                                                    nthread))
     floor = float(np.mean(floors))
     sim_time = sum(e["duration_s"] for e in entries)
-    return {"benchmark": "mpc", "task": task.name, "planner": planner, "rollouts": rollouts,
+    return {"benchmark": "mpc", "task": task.name, "scene_params": task.scene.params,
+            "variant": task.scene.variant, "planner": planner, "rollouts": rollouts,
             "budget": prepared.settings.budget, "slowdown": prepared.settings.slowdown, "trials": trials,
             "success_rate": len(ok) / trials, "successes": len(ok),
             "duration_mean_s": round(float(durations.mean()), 3) if len(ok) else None,
@@ -202,6 +207,11 @@ def bench_mpc(task_name: str, trials: int, rollouts: int, planner: str, budget: 
             "max_foot_sliding_m": max((e["quality"]["foot_sliding_m"] for e in ok), default=None),
             "max_jerk_rms": max((e["quality"]["jerk_rms"] for e in ok), default=None),
             "diversity": alternatives,
+            # Per trial: what failed and where, the effort, the quality (RESULTS' "what failed" column).
+            "per_trial": [{"seed": e["seed"], "success": e["success"], "failed_keyframe": e["failed_keyframe"],
+                           "keyframes_reached": e["keyframes_reached"], "duration_s": e["duration_s"],
+                           "wall_s": e["wall_s"], "iterations": e["iterations"], "quality": e["quality"],
+                           "particles": e.get("particles")} for e in entries],
             # Planning effort: iterations per 0.015 s control step, and the machine's wall time per second
             # of successful motion (every trial's wall time, over the successful trials' motion).
             "iterations_per_step": round(sum(e["iterations"] for e in entries) / max(

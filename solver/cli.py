@@ -201,6 +201,20 @@ def cmd_import_mjcf(args) -> int:
     return EXIT_OK
 
 
+def _scene_params(text: str | None) -> dict:
+    """`height=0.3,tilt=15` → {"height": 0.3, "tilt": 15.0}; InvalidInput naming --params otherwise."""
+    out = {}
+    for item in filter(None, (text or "").split(",")):
+        key, sep, value = item.partition("=")
+        try:
+            out[key.strip()] = float(value)
+        except ValueError:
+            sep = ""
+        if not sep or not key.strip():
+            raise InvalidInput("--params", f"'{item}' is not NAME=NUMBER")
+    return out
+
+
 def cmd_bench(args) -> int:
     from .bench import bench_assist, bench_mpc, bench_rollout
     if args.what == "rollout":
@@ -214,7 +228,7 @@ def cmd_bench(args) -> int:
             raise InvalidInput("--task", "bench mpc needs --task NAME (a contact task in scenes/tasks)")
         check_name("planner", PLANNERS, args.planner, "--planner")
         report = bench_mpc(args.task, args.trials, args.rollouts, args.planner, args.budget, args.slowdown,
-                           args.workers, args.particles)
+                           args.workers, args.particles, _scene_params(args.params), args.variant)
     if args.json:
         print(json.dumps(report, indent=1))
     else:
@@ -254,6 +268,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help=f"mpc: a registered planner ({', '.join(PLANNERS)})")
     b.add_argument("--budget", type=int, default=None, help="mpc: planning iterations per control step")
     b.add_argument("--slowdown", type=float, default=None, help="mpc: Γ (wall-clock budget) instead of --budget")
+    b.add_argument("--params", default=None, help="mpc: scene parameters, e.g. height=0.3,tilt=15 (Table 3)")
+    b.add_argument("--variant", default=None, help="mpc: the character's body-shape variant (big_arms, …)")
     b.add_argument("--particles", type=int, default=None, help="mpc: particles per seed (default: the task's)")
     b.add_argument("--workers", type=int, default=None, help="mpc/assist: worker processes")
     b.add_argument("--seeds", type=int, default=2, help="assist: seeds per β mode")

@@ -85,11 +85,11 @@ class PlannerSettings:
                                     nonneg=True, max=1.0)
     particles: int = _setting(1, "Particles: whole runs attempting each keyframe segment from the last one's "
                                  "checkpoints; those that reach it are resampled by cost (1: a single run)",
-                              positive=True, max=64)
-    retries: int = _setting(2, "Particles: retries of a segment no particle completes, each with twice the effort "
-                               "and fresh noise, before backing up one keyframe", nonneg=True, max=8)
-    backups: int = _setting(2, "Particles: how often a solve may back up one keyframe before it gives up",
-                            nonneg=True, max=16)
+                              positive=True, max=64, soft_max=8)
+    retries: int = _setting(2, "Retries of a failed keyframe segment from the last reached keyframe, each with "
+                               "twice the effort and fresh noise, before backing up one keyframe", nonneg=True, max=8)
+    backups: int = _setting(2, "How often a solve may back up one keyframe and redo the previous segment before it "
+                               "gives up", nonneg=True, max=16)
     slowdown: Optional[float] = _setting(None, "Γ: plan for control_dt / Γ of wall time per control step instead "
                                                "of a fixed budget (interactive preview)", positive=True,
                                          min=MIN_SLOWDOWN)

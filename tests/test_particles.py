@@ -85,3 +85,24 @@ def test_bad_particle_and_effort_settings_are_exit_2(tmp_path, field, value, wor
     path.write_text(json.dumps(doc))
     rc, out, err = run_cli(path, tmp_path / "out")
     check_invalid(rc, out, err, [f"settings.{field}", words])
+
+
+@pytest.mark.parametrize("particles", [1, 2])
+def test_keyframes_appended_while_solving_are_taken_between_segments(particles):
+    """A keyframe appended while the solve runs (Blender's `append_keyframes` line) is attempted
+    after the ones before it, by every particle, as a single run's tracker would."""
+    from solver.contact_keyframes import parse_keyframes
+    doc = _prepared(particles=particles, retries=0, backups=0)
+    doc["keyframes"] = doc["keyframes"][:1]
+    extra = dict(doc["keyframes"][0], name="again", sustain=0.05)
+    prep = CONTACT.prepare(task_from_dict(doc))
+    calls = []
+
+    def poll():
+        calls.append(len(calls))
+        return parse_keyframes([extra], "append_keyframes") if len(calls) == 2 else []  # after segment 0
+    with RolloutEngine(prep.plan.model, 2) as engine:
+        run, log = run_particles(prep.built, prep.plan, prep.keyframes, prep.settings, 0, engine, poll_keyframes=poll)
+    assert run.success and log.furthest == 2 and len(run.reached) == 2
+    assert run.reached[0] <= run.reached[1] and run.keyframe_index.max() >= 1
+    assert [(a["keyframe"], a["survivors"] > 0) for a in log.attempts] == [(0, True), (1, True)]

@@ -16,7 +16,6 @@ from ..errors import InvalidInput
 from ..memory import run_record_bytes
 from ..mjcf import model_from_xml
 from ..model import BuiltModel, build_model
-from ..mpc.agent import run_agent
 from ..mpc.particles import run_particles
 from ..mpc.planner import COMPOSED, ORIGINS, planner_options
 from ..quality import motion_quality
@@ -45,8 +44,6 @@ class ContactPrepared(Prepared):
         """Particles keep whole runs' records: each particle's agent and its checkpoints at the
         keyframes a back-up may return to (`particles.run_particles`), each up to the whole run."""
         s = self.settings
-        if s.particles <= 1:
-            return None
         duration = sum(k.time_limit for k in self.keyframes) + 1.0
         cap = s.budget if s.budget is not None else 2 * s.max_iterations
         per_run = run_record_bytes(self.built.model, duration, s.planning_timestep, (2 ** s.retries) * cap)
@@ -81,13 +78,9 @@ class Contact(Method):
 
     def solve(self, prep: ContactPrepared, seed: int, engine: RolloutEngine, progress=None,
               appended=None) -> Solution:
-        particles = None
-        if prep.settings.particles > 1:
-            run, particles = run_particles(prep.built, prep.plan, prep.keyframes, prep.settings, seed, engine,
-                                           progress)
-        else:
-            poll = None if appended is None else (lambda: parse_keyframes(appended(), "append_keyframes"))
-            run = run_agent(prep.built, prep.plan, prep.keyframes, prep.settings, seed, engine, progress, poll)
+        poll = None if appended is None else (lambda: parse_keyframes(appended(), "append_keyframes"))
+        run, particles = run_particles(prep.built, prep.plan, prep.keyframes, prep.settings, seed, engine, progress,
+                                       poll)
         n_it = max(len(run.origins), 1)
         won_by = {name: float(np.sum(run.origins == i)) / n_it for i, name in enumerate(ORIGINS)}
         summary = {"planner": prep.settings.planner, "rollouts": prep.settings.rollouts,
@@ -95,8 +88,7 @@ class Contact(Method):
                    "total_cost": float(run.cost_per_step.sum() * (prep.plan.model.opt.timestep)),
                    "failed_keyframe": run.failed_keyframe, "iterations": run.iterations,
                    "plan_wall_s": round(run.plan_wall_s, 3)}
-        if particles is not None:
-            summary["particles"] = particles.summary()
+        summary["particles"] = particles.summary()
         # Lying is meant where the active keyframe does not ask for an upright torso.
         lying = np.array([kf.weight("Torso Up") == 0.0 for kf in prep.keyframes])
         may_lie = lying[np.minimum(run.keyframe_index, len(lying) - 1)]

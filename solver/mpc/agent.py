@@ -105,8 +105,7 @@ class Agent:
         if poll_keyframes is not None:
             new = poll_keyframes()
             if new:
-                tracker.append(new, data.time)
-                self.horizon_total += sum(k.time_limit for k in new)
+                self.extend_keyframes(new)
         mujoco.mj_forward(m, data)
         state = get_state(m, data)
         kf = tracker.current
@@ -172,6 +171,11 @@ class Agent:
                               keyframes=len(tracker.keyframes), iterations=self.iterations))
         if data.time > self.horizon_total + 1.0:  # cannot happen with time limits; a guard against loops
             tracker.failed = True
+
+    def extend_keyframes(self, new: list[ContactKeyframe]) -> None:
+        """Keyframes appended while running (a finished run resumes with them)."""
+        self.tracker.append(list(new), self.data.time)
+        self.horizon_total += sum(k.time_limit for k in new)
 
     def run(self, progress=None, poll_keyframes=None) -> AgentRun:
         """Step until done."""

@@ -21,7 +21,7 @@ from ..rollout import RolloutEngine
 from ..settings import PlannerSettings
 from ..solution import Progress
 from .agent import Agent, AgentRun
-from .checkpoint import Checkpoint
+from .checkpoint import Checkpoint, fingerprint
 
 
 def softmin_weights(costs: np.ndarray) -> np.ndarray:
@@ -62,10 +62,13 @@ class ParticleLog:
 
 
 def run_particles(built: BuiltModel, plan: BuiltModel, keyframes: list[ContactKeyframe], settings: PlannerSettings,
-                  seed: int, engine: RolloutEngine, progress=None) -> tuple[AgentRun, ParticleLog]:
+                  seed: int, engine: RolloutEngine, progress=None, poll_keyframes=None) -> tuple[AgentRun, ParticleLog]:
     """One seed's solve with `settings.particles` particles; the best final particle's run (or the
-    run that got furthest) and what the particles did."""
-    n, nkf = settings.particles, len(keyframes)
+    run that got furthest) and what the particles did. With one particle and no failure this is
+    the single run, byte for byte. `poll_keyframes` returns keyframes appended while solving; they
+    are taken between segments (where the single run would reach them too: after the current)."""
+    n = settings.particles
+    keyframes = list(keyframes)
     log = ParticleLog()
 
     def resume(cp: Checkpoint) -> Agent:
@@ -74,25 +77,29 @@ def run_particles(built: BuiltModel, plan: BuiltModel, keyframes: list[ContactKe
     first = Agent(built, plan, keyframes, settings, seed, engine).checkpoint()
     starts = {0: [_with_stream(first, fresh_stream(seed, 0, 0, 0, i)) if i else first for i in range(n)]}
     ancestry = {0: list(range(n))}
-    k, furthest = 0, None
-    while k < nkf:
-        survivors: list[tuple[int, Agent]] = []  # (index among this segment's particles, its agent)
+    k, furthest, survivors, chosen = 0, None, [], []
+    while True:
+        new = poll_keyframes() if poll_keyframes is not None else None
+        if new:
+            keyframes, starts = _appended(starts, keyframes, new, built, plan, settings, engine)
+        if k >= len(keyframes):
+            break
+        nkf = len(keyframes)
+        survivors = []  # (index among this segment's particles, its agent)
         for attempt in range(settings.retries + 1):
             for i, cp in enumerate(starts[k]):
                 agent = resume(cp)
                 if attempt:
                     agent.planner.rng.bit_generator.state = fresh_stream(seed, k, attempt, log.backups, i + 1)
                     agent.effort.escalation = 2 ** attempt
+                report = _segment_progress(progress, k, i, n, nkf, log.iterations - cp.meta["iterations"])
                 while not agent.done and agent.tracker.index <= k:
-                    agent.step()
+                    agent.step(report)
                 log.iterations += agent.iterations - cp.meta["iterations"]
                 if agent.tracker.index > k:
                     survivors.append((i, agent))
                 elif furthest is None or _further(agent, furthest):
                     furthest = agent
-                if progress is not None and agent.last_cost is not None:
-                    progress(Progress(min(1.0, (k + len(survivors) / n) / nkf), agent.last_cost, reached=k,
-                                      keyframes=nkf, iterations=log.iterations))
             log.attempts.append({"keyframe": k, "attempt": attempt, "survivors": len(survivors)})
             if survivors:
                 break
@@ -117,14 +124,42 @@ def run_particles(built: BuiltModel, plan: BuiltModel, keyframes: list[ContactKe
         k += 1
         for old in [j for j in starts if j < k - (settings.backups - log.backups)]:
             del starts[old]  # no back-up left can return that far: its checkpoints go (memory)
-    if k >= nkf:  # every final particle reached the last keyframe: the cheapest whole run wins
+    if k >= len(keyframes):  # every final particle reached the last keyframe: the cheapest whole run wins
         runs = [survivors[s][1].result() for s in sorted({int(s) for s in chosen})]  # copies share one run
         best = int(np.argmin([float(np.mean(r.cost_per_step)) for r in runs]))
-        log.furthest, log.lineages = nkf, len(set(ancestry[nkf]))
+        log.furthest, log.lineages = len(keyframes), len(set(ancestry[k]))
         return runs[best], log
     run = furthest.result()
     log.furthest = int(furthest.tracker.index)
     return run, log
+
+
+def _segment_progress(progress, k: int, i: int, n: int, nkf: int, iterations_before: int):
+    """The agent's per-control-step progress as the whole solve's: segment k of nkf, particle i of n
+    (the effort of earlier particles and attempts included)."""
+    if progress is None:
+        return None
+
+    def report(p: Progress) -> None:
+        within = min(max(p.fraction * nkf - k, 0.0), 1.0)  # the agent's fraction of its current keyframe
+        progress(Progress(min(1.0, (k + (i + within) / n) / nkf), p.cost, reached=k, keyframes=nkf,
+                          iterations=p.iterations + iterations_before))
+    return report
+
+
+def _appended(starts: dict, keyframes: list, new: list, built, plan, settings, engine) -> tuple[list, dict]:
+    """Keyframes appended while solving: every checkpoint carries them on, as a single run's tracker
+    would (a finished run resumes with them from its current time)."""
+    extended = keyframes + list(new)
+    out = {}
+    for level, cps in starts.items():
+        out[level] = []
+        for cp in cps:
+            agent = Agent.resume(cp, built, plan, keyframes, settings, engine)
+            agent.extend_keyframes(new)
+            agent.fingerprint = fingerprint(built, settings, extended)
+            out[level].append(agent.checkpoint())
+    return extended, out
 
 
 def _with_stream(cp: Checkpoint, stream: dict) -> Checkpoint:
