@@ -209,7 +209,8 @@ def bench_mpc(task_name: str, trials: int, rollouts: int, planner: str, budget: 
             "diversity": alternatives,
             # Per trial: what failed and where, the effort, the quality (RESULTS' "what failed" column).
             "per_trial": [{"seed": e["seed"], "success": e["success"], "failed_keyframe": e["failed_keyframe"],
-                           "keyframes_reached": e["keyframes_reached"], "duration_s": e["duration_s"],
+                           "failure": e.get("failure"), "keyframes_reached": e["keyframes_reached"],
+                           "duration_s": e["duration_s"],
                            "wall_s": e["wall_s"], "iterations": e["iterations"], "quality": e["quality"],
                            "particles": e.get("particles")} for e in entries],
             # Planning effort: iterations per 0.015 s control step, and the machine's wall time per second

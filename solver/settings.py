@@ -90,6 +90,9 @@ class PlannerSettings:
                                "twice the effort and fresh noise, before backing up one keyframe", nonneg=True, max=8)
     backups: int = _setting(2, "How often a solve may back up one keyframe and redo the previous segment before it "
                                "gives up", nonneg=True, max=16)
+    give_up_fallen_s: float = _setting(1.0, "A keyframe fails once the head has been below 0.5 m this long where "
+                                            "the keyframe asks for an upright torso, so the retry starts sooner "
+                                            "(0: only the time limit)", nonneg=True, max=MAX_MOTION_S)
     slowdown: Optional[float] = _setting(None, "Γ: plan for control_dt / Γ of wall time per control step instead "
                                                "of a fixed budget (interactive preview)", positive=True,
                                          min=MIN_SLOWDOWN)

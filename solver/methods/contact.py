@@ -86,7 +86,7 @@ class Contact(Method):
         summary = {"planner": prep.settings.planner, "rollouts": prep.settings.rollouts,
                    "partwise_win_fraction": won_by["composed"], "won_by": won_by,
                    "total_cost": float(run.cost_per_step.sum() * (prep.plan.model.opt.timestep)),
-                   "failed_keyframe": run.failed_keyframe, "iterations": run.iterations,
+                   "failed_keyframe": run.failed_keyframe, "failure": run.failure, "iterations": run.iterations,
                    "plan_wall_s": round(run.plan_wall_s, 3)}
         summary["particles"] = particles.summary()
         # Lying is meant where the active keyframe does not ask for an upright torso.

@@ -51,6 +51,7 @@ class AgentRun:
     reached: list
     success: bool
     failed_keyframe: int | None
+    failure: str | None  # why it failed: "time limit" or "fell" (the tracker's), None on success
     unstable_at: float | None  # time the diverging step started (= the last recorded time)
     unstable_reason: str | None
     iterations: int
@@ -162,6 +163,8 @@ class Agent:
         rec["ctl_ctrl"].append(u)
         if self.unstable_at is not None:
             return
+        if self.head is not None:
+            tracker.watch_fall(data.time, float(data.xpos[self.head, 2]), settings.give_up_fallen_s)
         if np.isfinite(info.best_cost):
             self.last_cost = info.best_cost
         if progress is not None and self.last_cost is not None:
@@ -191,7 +194,8 @@ class Agent:
         t = self.tracker
         meta = {"fingerprint": self.fingerprint, "rng": self.planner.rng.bit_generator.state,
                 "tracker": {"index": t.index, "start": t.start, "within_since": t.within_since,
-                            "reached": t.reached, "failed": t.failed, "keyframes": len(t.keyframes)},
+                            "reached": t.reached, "failed": t.failed, "failure": t.failure,
+                            "fallen_since": t.fallen_since, "keyframes": len(t.keyframes)},
                 "effort": self.effort.get_state(), "planned_for": self.planned_for,
                 "horizon_total": self.horizon_total, "iterations": self.iterations, "last_cost": self.last_cost,
                 "plan_wall_s": self.plan_wall}
@@ -215,6 +219,7 @@ class Agent:
         agent.planner.set_state({k.removeprefix("planner."): v for k, v in arrays.items() if k.startswith("planner.")})
         t, tm = agent.tracker, meta["tracker"]
         t.index, t.start, t.within_since, t.failed = tm["index"], tm["start"], tm["within_since"], tm["failed"]
+        t.failure, t.fallen_since = tm["failure"], tm["fallen_since"]
         t.reached = list(tm["reached"])
         agent.effort.set_state(meta["effort"])
         agent.planned_for, agent.horizon_total = meta["planned_for"], meta["horizon_total"]
@@ -233,7 +238,8 @@ class Agent:
                         keyframe_index=np.asarray(rec["kf_idx"], dtype=np.int32), distance=np.asarray(rec["dist"]),
                         control_times=np.asarray(rec["ctl_t"]), cost_per_step=cost,
                         origins=np.asarray(rec["origins"], dtype=np.uint8), reached=tracker.reached, success=success,
-                        failed_keyframe=tracker.index if tracker.failed else None, unstable_at=self.unstable_at,
+                        failed_keyframe=tracker.index if tracker.failed else None,
+                        failure=tracker.failure if tracker.failed else None, unstable_at=self.unstable_at,
                         unstable_reason=self.unstable_reason, iterations=self.iterations,
                         plan_wall_s=self.plan_wall)
 

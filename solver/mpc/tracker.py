@@ -8,6 +8,7 @@ import mujoco
 import numpy as np
 
 from ..contact_keyframes import WORLD, ContactKeyframe
+from ..quality import FALLEN_HEAD_HEIGHT
 
 
 @dataclass
@@ -19,6 +20,8 @@ class KeyframeTracker:
     within_since: float | None = None  # first instant of the current stretch within tolerance
     reached: list = field(default_factory=list)
     failed: bool = False
+    failure: str | None = None  # why the current keyframe failed: "time limit" or "fell"
+    fallen_since: float | None = None  # first instant of the current stretch fallen (see `watch_fall`)
 
     def __post_init__(self):
         self.reached = [None] * len(self.keyframes)
@@ -39,7 +42,7 @@ class KeyframeTracker:
         if distance > kf.tolerance:
             self.within_since = None
             if t - self.start > kf.time_limit + 1e-9:
-                self.failed = True
+                self.failed, self.failure = True, "time limit"
             return
         if self.within_since is None:
             self.within_since = t
@@ -47,6 +50,19 @@ class KeyframeTracker:
             self.reached[self.index] = t
             self.index += 1
             self.start, self.within_since = t, None
+
+    def watch_fall(self, t: float, head_height: float, give_up_s: float) -> None:
+        """Fail the current keyframe once the head has stayed below `FALLEN_HEAD_HEIGHT` for
+        `give_up_s` where the keyframe asks for an upright torso (0: never): a fallen character
+        does not get up to meet a seated or standing keyframe, and the time left to its limit is
+        better spent retrying from the last reached keyframe."""
+        if self.done or give_up_s <= 0 or self.current.weight("Torso Up") == 0.0 or head_height >= FALLEN_HEAD_HEIGHT:
+            self.fallen_since = None
+            return
+        if self.fallen_since is None:
+            self.fallen_since = t
+        if t - self.fallen_since >= give_up_s - 1e-9:
+            self.failed, self.failure = True, "fell"
 
     def append(self, keyframes: list[ContactKeyframe], t: float) -> None:
         """Keyframes added while running; a finished (successful) run resumes with them."""

@@ -1,0 +1,63 @@
+"""A fallen character gives up its keyframe: once the head has been below 0.5 m for
+`give_up_fallen_s` where the keyframe asks for an upright torso, the keyframe fails ("fell") instead
+of planning on to its time limit, so a retry from the last reached keyframe starts sooner; where
+lying is asked for, or with 0, only the time limit ends it."""
+import json
+from pathlib import Path
+
+import mujoco
+import pytest
+
+from solver.contact_keyframes import parse_keyframes
+from solver.methods.contact import CONTACT
+from solver.mpc.agent import run_agent
+from solver.mpc.tracker import KeyframeTracker
+from solver.quality import FALLEN_HEAD_HEIGHT
+from solver.rollout import RolloutEngine
+from solver.task import task_from_dict
+
+ROOT = Path(__file__).resolve().parents[1]
+PAIR = {"body1": "pelvis", "pos1": [0, 0, 0], "body2": "world", "pos2": [9, 0, 1]}
+
+
+def _tracker(torso_up: float) -> KeyframeTracker:
+    kf = parse_keyframes([{"pairs": [PAIR], "time_limit": 10.0, "weights": {"Torso Up": torso_up}}])
+    return KeyframeTracker(kf)
+
+
+def test_the_keyframe_fails_after_the_head_stays_low_for_the_give_up_time():
+    t = _tracker(torso_up=100.0)
+    low, high = FALLEN_HEAD_HEIGHT - 0.1, FALLEN_HEAD_HEIGHT + 0.1
+    for time, head in [(0.0, low), (0.5, high), (1.0, low), (1.5, low), (1.9, low)]:  # a stretch from 1.0 s
+        t.watch_fall(time, head, give_up_s=1.0)
+        assert not t.failed
+    t.watch_fall(2.0, low, give_up_s=1.0)
+    assert t.failed and t.failure == "fell" and t.done
+    lying = _tracker(torso_up=0.0)  # the keyframe asks for no upright torso: lying is meant
+    never = _tracker(torso_up=100.0)
+    for time in (0.0, 5.0, 9.0):
+        lying.watch_fall(time, low, give_up_s=1.0)
+        never.watch_fall(time, low, give_up_s=0.0)
+    assert not lying.failed and not never.failed
+
+
+@pytest.mark.parametrize("give_up", [1.0, 0.0])
+def test_a_standing_character_that_falls_gives_up_early(give_up):
+    doc = json.loads((ROOT / "scenes/tasks/reach_hand_targets.json").read_text())
+    # Two rollouts, no noise: the planner cannot balance and the character falls within ~1.5 s.
+    doc["settings"] = {"rollouts": 2, "budget": 1, "exploration": 0.0, "planner": "baseline",
+                       "give_up_fallen_s": give_up}
+    doc["keyframes"] = doc["keyframes"][:1]
+    doc["keyframes"][0]["time_limit"] = 4.0
+    prep = CONTACT.prepare(task_from_dict(doc))
+    with RolloutEngine(prep.plan.model, 1) as engine:
+        run = run_agent(prep.built, prep.plan, prep.keyframes, prep.settings, 0, engine)
+    data = mujoco.MjData(prep.built.model)
+    data.qpos[:] = run.qpos[-1]
+    mujoco.mj_kinematics(prep.built.model, data)
+    head = float(data.xpos[prep.built.model.body("head").id, 2])
+    assert not run.success and run.failed_keyframe == 0
+    if give_up:
+        assert run.failure == "fell" and run.times[-1] < 3.0 and head < FALLEN_HEAD_HEIGHT
+    else:
+        assert run.failure == "time limit" and run.times[-1] == pytest.approx(4.0, abs=0.02)
