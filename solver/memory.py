@@ -46,22 +46,18 @@ def check_batch(path: str, model: mujoco.MjModel, nroll: int, nstep: int, worker
                 limit: int | None = None) -> int:
     """InvalidInput at `path` when `workers` batches of nroll × nstep need more than `limit` (half the
     machine's memory by default); returns the estimate in bytes."""
-    need = batch_bytes(model, nroll, nstep) * max(1, workers)
-    limit = physical_memory() // 2 if limit is None else limit
-    if need > limit:
-        across = f" across {workers} worker processes" if workers > 1 else ""
-        raise InvalidInput(path, f"{nroll} rollout(s) × {nstep} steps need about {_gb(need)} of memory{across}; "
-                                 f"the limit is {_gb(limit)} (half of this machine's) — ask for fewer or shorter ones")
-    return need
+    return check_retained(path, f"{nroll} rollout(s) × {nstep} steps", batch_bytes(model, nroll, nstep), workers,
+                          limit, "fewer or shorter ones")
 
 
-def check_retained(path: str, what: str, per_worker: int, workers: int = 1, limit: int | None = None) -> int:
-    """InvalidInput at `path` when `workers` × `per_worker` bytes of what a seed keeps while it runs
-    (`what`: how it comes about) exceed `limit` (half the machine's memory by default)."""
+def check_retained(path: str, what: str, per_worker: int, workers: int = 1, limit: int | None = None,
+                   instead: str = "fewer") -> int:
+    """InvalidInput at `path` when `workers` × `per_worker` bytes of `what` (a batch, or what a seed
+    keeps while it runs) exceed `limit` (half the machine's memory by default); the estimate in bytes."""
     need = per_worker * max(1, workers)
     limit = physical_memory() // 2 if limit is None else limit
     if need > limit:
         across = f" across {workers} worker processes" if workers > 1 else ""
         raise InvalidInput(path, f"{what} need about {_gb(need)} of memory{across}; the limit is {_gb(limit)} "
-                                 f"(half of this machine's) — ask for fewer")
+                                 f"(half of this machine's) — ask for {instead}")
     return need
