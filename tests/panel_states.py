@@ -7,6 +7,9 @@ from __future__ import annotations
 import contextlib
 import types
 
+# What the status line says while a solve runs (addon/progress.py's format).
+RUNNING_STATUS = "40%, furthest keyframe 2/6, 310 planning iterations, cost 12.5, about 45 s left"
+
 
 def _fresh(bpy, preset=None):
     bpy.ops.wm.read_homefile(use_empty=True)
@@ -92,7 +95,7 @@ def _running(bpy, module):
     _fresh(bpy, "armchair_stand_sit_stand")
     session = importlib.import_module(f"{module.__name__}.addon.session")
     scene = bpy.context.scene
-    scene.physkey.progress, scene.physkey.status, scene.physkey.running = 0.4, "seed 0: 40%, cost 12.5", True
+    scene.physkey.progress, scene.physkey.status, scene.physkey.running = 0.4, RUNNING_STATUS, True
     session.add_job(scene, types.SimpleNamespace(close=lambda: None, cancel=lambda: None))
     try:
         yield
@@ -106,7 +109,7 @@ def _saved_while_running(bpy, module):
     """A file saved during a solve: `running` is stored with the scene, but no solve runs."""
     _fresh(bpy, "armchair_stand_sit_stand")
     props = bpy.context.scene.physkey
-    props.progress, props.status, props.running = 0.4, "seed 0: 40%, cost 12.5", True
+    props.progress, props.status, props.running = 0.4, RUNNING_STATUS, True
     yield
 
 
