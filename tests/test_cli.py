@@ -116,3 +116,26 @@ def test_bench_rollout_reports_ratio_to_the_physics_floor():
     report = json.loads(out)
     assert report["rollouts"] == 45 and report["steps"] == 70
     assert 0 < report["ratio"] < 2 and report["floor_steps_per_s"] > 0
+
+
+def test_bench_mpc_reports_success_effort_quality_and_diversity_of_a_variant(tmp_path):
+    """`bench mpc` on a generalization variant (PartwiseMPC Table 3: a lower chair, big legs): the
+    report says which variant ran and carries what RESULTS' tables need, per trial too; a malformed
+    --params is exit 2 naming it."""
+    doc = json.loads((ROOT / "tests/data/golden/contact_partwise.json").read_text())
+    doc["settings"] = {"rollouts": 12}
+    path = tmp_path / "short.json"
+    path.write_text(json.dumps(doc))
+    rc, out, err = run_cli("bench", "mpc", "--task", path, "--trials", "2", "--rollouts", "12", "--budget", "1",
+                           "--params", "height=0.12", "--variant", "big_legs", "--json")
+    assert rc == 0, err
+    r = json.loads(out)
+    assert r["scene_params"] == {"height": 0.12} and r["variant"] == "big_legs" and r["trials"] == 2
+    assert [t["seed"] for t in r["per_trial"]] == [0, 1] and r["particles"] == 1
+    for t in r["per_trial"]:
+        assert set(t["quality"]) >= {"max_penetration_m", "fall_s"} and t["iterations"] > 0
+        assert t["success"] == (t["failed_keyframe"] is None) and (t["failure"] is None) == t["success"]
+    assert r["successes"] == sum(t["success"] for t in r["per_trial"])
+    assert r["diversity"] is None or r["diversity"]["solutions"] == r["successes"]
+    rc, _, err = run_cli("bench", "mpc", "--task", path, "--params", "height=low")
+    assert rc == 2 and err.strip() == "error: --params: 'height=low' is not NAME=NUMBER"
