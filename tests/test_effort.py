@@ -51,6 +51,22 @@ def test_more_effort_after_a_keyframe_switch_and_while_falling_or_the_cost_rises
     assert _iterations(effort, [(12.0, 12.0)] * 5, t=3.015) == 2  # the cost rose by 20%
 
 
+def test_a_retry_plans_at_least_its_escalation_per_step_with_a_finer_stopping_rule():
+    """Escalation e (the particle layer's retry of a failed segment) is real effort: at least e
+    iterations per control step, a cap e times higher, and the improvement threshold divided by e."""
+    s = PlannerSettings(improvement=0.02, max_iterations=3)
+    converged = [(10.0, 10.0)] * 40
+    steady = [(10.0 * 0.985 ** k, 10.0 * 0.985 ** (k + 1)) for k in range(40)]  # 1.5% better each time
+    counts = {}
+    for e in (1, 2, 4):
+        effort = Effort(s, DT)
+        effort.escalation = e
+        _iterations(effort, converged, t=0.0)  # past the start's boost
+        counts[e] = (_iterations(effort, converged, t=1.0), _iterations(effort, steady, t=1.1))
+    # 1.5% improvements: under the 2% threshold at once; over 1% (e = 2) and 0.5% (e = 4): to the cap.
+    assert counts == {1: (1, 1), 2: (2, 6), 4: (4, 12)}
+
+
 def test_a_fixed_budget_plans_exactly_that_many():
     effort = Effort(PlannerSettings(budget=3), DT)
     assert _iterations(effort, [(10.0, 10.0)] * 10, switched=True) == 3

@@ -29,7 +29,9 @@ class Effort:
         self.last_head: float | None = None
         self.boosted = False
         self.final_cost: float | None = None
-        self.escalation = 1  # × the cap (or the budget): raised by the particle layer to retry a segment
+        # Raised by the particle layer to retry a segment with more effort: × the cap (or the budget), at
+        # least that many iterations per control step, and the improvement threshold ÷ it.
+        self.escalation = 1
 
     def get_state(self) -> dict:
         """What carries over between control steps (for checkpoints; JSON)."""
@@ -75,11 +77,12 @@ class Effort:
             self.final_cost = best_cost
         if done >= self.cap():
             return False
-        if done < (2 if self.boosted else 1) or not math.isfinite(best_cost):
+        if done < max(2 if self.boosted else 1, self.escalation) or not math.isfinite(best_cost):
             return True
         if not math.isfinite(nominal_cost):  # the old plan diverged and a new one was found
             return True
-        return (nominal_cost - best_cost) > self.s.improvement * max(abs(nominal_cost), 1e-12)
+        threshold = self.s.improvement / self.escalation
+        return (nominal_cost - best_cost) > threshold * max(abs(nominal_cost), 1e-12)
 
     def end_step(self) -> None:
         """Called after a control step's last iteration."""
