@@ -39,7 +39,8 @@ class Events:
             return
         kind = event["event"]
         if kind == "progress":
-            self.fraction[event["seed"]] = event["fraction"]
+            # A retried segment starts over; the bar does not go back (the furthest a seed got).
+            self.fraction[event["seed"]] = max(self.fraction.get(event["seed"], 0.0), event["fraction"])
             total = sum(self.fraction.values()) / max(len(self.seeds), 1)
             bar = "#" * int(30 * total)
             cost = "-" if event.get("cost") is None else f"{event['cost']:.4g}"
