@@ -121,7 +121,7 @@ def _floor_of_batch(model, state0, ctrl, mocap_pos=None, nthread: int = 1, hold:
 
 def bench_mpc(task_name: str, trials: int, rollouts: int, planner: str, budget: int | None = None,
               slowdown: float | None = None, workers: int | None = None, particles: int | None = None,
-              params: dict | None = None, variant: str | None = None) -> dict:
+              params: dict | None = None, variant: str | None = None, first_seed: int = 0) -> dict:
     """Run `trials` seeds of a contact task and report the paper's Table 2 measures plus the
     planning iteration's wall time against its physics floor."""
     import tempfile
@@ -147,7 +147,7 @@ def bench_mpc(task_name: str, trials: int, rollouts: int, planner: str, budget: 
     if params or variant:  # a generalization variant (PartwiseMPC Table 3): the scene's parameters, the body shape
         task.scene.params = dict(task.scene.params, **(params or {}))
         task.scene.variant = variant or task.scene.variant
-    task.seeds = list(range(trials))
+    task.seeds = list(range(first_seed, first_seed + trials))
     prepared = get_method("contact").prepare(task)
     cores = os.cpu_count() or 1
     workers = min(trials, cores) if workers is None else workers

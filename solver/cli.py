@@ -228,8 +228,11 @@ def cmd_bench(args) -> int:
         if not args.task:
             raise InvalidInput("--task", "bench mpc needs --task NAME (a contact task in scenes/tasks)")
         check_name("planner", PLANNERS, args.planner, "--planner")
+        if args.trials < 1 or args.first_seed < 0:
+            raise InvalidInput("--trials" if args.trials < 1 else "--first-seed", "must be at least 1 (trials) and "
+                               "0 (first seed)")
         report = bench_mpc(args.task, args.trials, args.rollouts, args.planner, args.budget, args.slowdown,
-                           args.workers, args.particles, _scene_params(args.params), args.variant)
+                           args.workers, args.particles, _scene_params(args.params), args.variant, args.first_seed)
     if args.json:
         print(json.dumps(report, indent=1))
     else:
@@ -264,6 +267,7 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--repeats", type=int, default=20, help="rollout: timing repeats")
     b.add_argument("--task", help="mpc: contact task name or file")
     b.add_argument("--trials", type=int, default=4, help="mpc: seeds to run")
+    b.add_argument("--first-seed", type=int, default=0, help="mpc: the first of the --trials seeds")
     b.add_argument("--rollouts", type=int, default=default_of(PlannerSettings, "rollouts"), help="mpc: N")
     b.add_argument("--planner", default="partwise",
                    help=f"mpc: a registered planner ({', '.join(PLANNERS)})")
