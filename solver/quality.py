@@ -15,8 +15,21 @@ HEAD_BODY = "head"
 FALLEN_HEAD_HEIGHT = 0.5  # m: a head below this has fallen (seated and kneeling heads stay well above)
 
 
+def head_was_up(head_z: np.ndarray, segment: np.ndarray) -> np.ndarray:
+    """Per pose: whether the head has been at or above FALLEN_HEAD_HEIGHT since its segment (the
+    active keyframe, contiguous runs of `segment`) began — a low head before that is getting up, not
+    a fall (the agent's `KeyframeTracker.watch_fall` reads it the same way)."""
+    up = np.asarray(head_z) >= FALLEN_HEAD_HEIGHT
+    seg = np.asarray(segment)
+    out = np.zeros(len(up), dtype=bool)
+    starts = np.flatnonzero(np.r_[True, seg[1:] != seg[:-1]]) if len(seg) else np.zeros(0, dtype=int)
+    for a, b in zip(starts, np.r_[starts[1:], len(seg)]):
+        out[a:b] = np.logical_or.accumulate(up[a:b])
+    return out
+
+
 def motion_quality(model: mujoco.MjModel, character_bodies: list[str], times: np.ndarray, qpos: np.ndarray,
-                   may_lie: np.ndarray | None = None, fps: float = 30.0) -> dict:
+                   may_lie: np.ndarray | None = None, fps: float = 30.0, segment: np.ndarray | None = None) -> dict:
     """The quality figures of a trajectory (`qpos` per time in `times`):
 
     - `max_penetration_m`: the deepest overlap of a character geom with anything (the environment
@@ -26,8 +39,9 @@ def motion_quality(model: mujoco.MjModel, character_bodies: list[str], times: np
     - `jerk_rms`: the RMS of the hinge angles' third time derivative (rad/s³, finite differences)
       at `fps` frames per second — the rate the animator renders, where jitter shows;
     - `fall_s`: the time the head spends below FALLEN_HEAD_HEIGHT while `may_lie` (per pose) does
-      not allow lying; None where `may_lie` is None (the method does not say when lying is meant)
-      or the character has no head.
+      not allow lying — with `segment` (the active keyframe per pose), only after the head has been
+      up in that segment, so getting up from lying is not a fall; None where `may_lie` is None (the
+      method does not say when lying is meant) or the character has no head.
     """
     qpos = np.asarray(qpos, dtype=float)
     times = np.asarray(times, dtype=float)
@@ -71,6 +85,8 @@ def motion_quality(model: mujoco.MjModel, character_bodies: list[str], times: np
     fall = None
     if head is not None and may_lie is not None:
         fallen = (head_z < FALLEN_HEAD_HEIGHT) & ~np.asarray(may_lie, dtype=bool)
+        if segment is not None:
+            fallen &= head_was_up(head_z, segment)
         dt_each = np.diff(times, append=times[-1]) if n else np.zeros(0)
         fall = float(np.sum(dt_each[fallen]))
     return {"max_penetration_m": round(float(depth.max(initial=0.0)), 6), "foot_sliding_m": round(sliding, 6),

@@ -28,16 +28,24 @@ def _tracker(torso_up: float) -> KeyframeTracker:
 def test_the_keyframe_fails_after_the_head_stays_low_for_the_give_up_time():
     t = _tracker(torso_up=100.0)
     low, high = FALLEN_HEAD_HEIGHT - 0.1, FALLEN_HEAD_HEIGHT + 0.1
-    for time, head in [(0.0, low), (0.5, high), (1.0, low), (1.5, low), (1.9, low)]:  # a stretch from 1.0 s
+    for time, head in [(0.0, high), (0.5, high), (1.0, low), (1.5, low), (1.9, low)]:  # a stretch from 1.0 s
         t.watch_fall(time, head, give_up_s=1.0)
         assert not t.failed
     t.watch_fall(2.0, low, give_up_s=1.0)
     assert t.failed and t.failure == "fell" and t.done
+    rising = _tracker(torso_up=100.0)  # the head low from the keyframe's start: getting up, not fallen
+    for time in (0.0, 1.0, 2.0, 3.0):
+        rising.watch_fall(time, low, give_up_s=1.0)
+    assert not rising.failed
+    rising.watch_fall(3.5, high, give_up_s=1.0)
+    rising.watch_fall(4.0, low, give_up_s=1.0)
+    rising.watch_fall(5.0, low, give_up_s=1.0)
+    assert rising.failed and rising.failure == "fell"  # down again after having been up
     lying = _tracker(torso_up=0.0)  # the keyframe asks for no upright torso: lying is meant
     never = _tracker(torso_up=100.0)
-    for time in (0.0, 5.0, 9.0):
-        lying.watch_fall(time, low, give_up_s=1.0)
-        never.watch_fall(time, low, give_up_s=0.0)
+    for time, head in ((0.0, high), (5.0, low), (9.0, low)):
+        lying.watch_fall(time, head, give_up_s=1.0)
+        never.watch_fall(time, head, give_up_s=0.0)
     assert not lying.failed and not never.failed
 
 

@@ -72,6 +72,14 @@ def test_a_fall_is_the_time_the_head_is_low_where_lying_is_not_asked_for():
     got = motion_quality(model, bodies, times, qpos, may_lie)
     assert got["fall_s"] == pytest.approx(0.3)  # poses 4, 5, 6 are fallen and not allowed to be
     assert motion_quality(model, bodies, times, qpos)["fall_s"] is None  # no say on lying: not judged
+    # Keyframe segments: in the second (from pose 5) the head starts low, so it is getting up, not a
+    # fall, until the head has been up in that segment.
+    segment = np.array([0] * 5 + [1] * 5)
+    assert motion_quality(model, bodies, times, qpos, may_lie, segment=segment)["fall_s"] == pytest.approx(0.1)
+    rises = np.stack([_pose([0, 0, low])] * 5 + [_pose([0, 0, 1.0])] * 2 + [_pose([0, 0, low])] * 3)
+    got = motion_quality(model, bodies, times, rises, np.zeros(10, bool), segment=np.ones(10, int))
+    assert got["fall_s"] == pytest.approx(0.2)  # low from the start: not a fall; down again after rising
+    # (poses 7, 8; the last pose carries no time)
 
 
 @pytest.mark.parametrize("name", ["contact_partwise", "assist"])

@@ -93,7 +93,7 @@ class Contact(Method):
         lying = np.array([kf.weight("Torso Up") == 0.0 for kf in prep.keyframes])
         may_lie = lying[np.minimum(run.keyframe_index, len(lying) - 1)]
         summary["quality"] = motion_quality(prep.built.model, prep.built.character_bodies, run.times, run.qpos,
-                                            may_lie)
+                                            may_lie, segment=run.keyframe_index)
         return Solution(times=run.times, qpos=run.qpos, success=run.success,
                         cost=float(run.cost_per_step.mean()) if len(run.cost_per_step) else 0.0,
                         keyframes_reached=[None if t is None else round(float(t), 6) for t in run.reached],

@@ -195,7 +195,8 @@ class Agent:
         meta = {"fingerprint": self.fingerprint, "rng": self.planner.rng.bit_generator.state,
                 "tracker": {"index": t.index, "start": t.start, "within_since": t.within_since,
                             "reached": t.reached, "failed": t.failed, "failure": t.failure,
-                            "fallen_since": t.fallen_since, "keyframes": len(t.keyframes)},
+                            "fallen_since": t.fallen_since, "head_was_up": t.head_was_up,
+                            "keyframes": len(t.keyframes)},
                 "effort": self.effort.get_state(), "planned_for": self.planned_for,
                 "horizon_total": self.horizon_total, "iterations": self.iterations, "last_cost": self.last_cost,
                 "plan_wall_s": self.plan_wall}
@@ -219,7 +220,7 @@ class Agent:
         agent.planner.set_state({k.removeprefix("planner."): v for k, v in arrays.items() if k.startswith("planner.")})
         t, tm = agent.tracker, meta["tracker"]
         t.index, t.start, t.within_since, t.failed = tm["index"], tm["start"], tm["within_since"], tm["failed"]
-        t.failure, t.fallen_since = tm["failure"], tm["fallen_since"]
+        t.failure, t.fallen_since, t.head_was_up = tm["failure"], tm["fallen_since"], tm["head_was_up"]
         t.reached = list(tm["reached"])
         agent.effort.set_state(meta["effort"])
         agent.planned_for, agent.horizon_total = meta["planned_for"], meta["horizon_total"]

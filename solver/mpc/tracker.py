@@ -22,6 +22,7 @@ class KeyframeTracker:
     failed: bool = False
     failure: str | None = None  # why the current keyframe failed: "time limit" or "fell"
     fallen_since: float | None = None  # first instant of the current stretch fallen (see `watch_fall`)
+    head_was_up: bool = False  # the head has been up since the current keyframe became active
 
     def __post_init__(self):
         self.reached = [None] * len(self.keyframes)
@@ -50,13 +51,17 @@ class KeyframeTracker:
             self.reached[self.index] = t
             self.index += 1
             self.start, self.within_since = t, None
+            self.head_was_up, self.fallen_since = False, None
 
     def watch_fall(self, t: float, head_height: float, give_up_s: float) -> None:
         """Fail the current keyframe once the head has stayed below `FALLEN_HEAD_HEIGHT` for
-        `give_up_s` where the keyframe asks for an upright torso (0: never): a fallen character
-        does not get up to meet a seated or standing keyframe, and the time left to its limit is
-        better spent retrying from the last reached keyframe."""
-        if self.done or give_up_s <= 0 or self.current.weight("Torso Up") == 0.0 or head_height >= FALLEN_HEAD_HEIGHT:
+        `give_up_s` after having been up during this keyframe, where the keyframe asks for an
+        upright torso (0: never): a fallen character does not get up to meet a seated or standing
+        keyframe, and the time left to its limit is better spent retrying from the last reached
+        keyframe. Getting up from lying (the head low from the keyframe's start) is not a fall."""
+        up = head_height >= FALLEN_HEAD_HEIGHT
+        self.head_was_up = self.head_was_up or up
+        if self.done or give_up_s <= 0 or self.current.weight("Torso Up") == 0.0 or up or not self.head_was_up:
             self.fallen_since = None
             return
         if self.fallen_since is None:
@@ -68,6 +73,7 @@ class KeyframeTracker:
         """Keyframes added while running; a finished (successful) run resumes with them."""
         if self.index >= len(self.keyframes):
             self.start, self.within_since = t, None
+            self.head_was_up, self.fallen_since = False, None
         self.keyframes.extend(keyframes)
         self.reached.extend([None] * len(keyframes))
 
