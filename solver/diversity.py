@@ -15,12 +15,8 @@ import os
 import mujoco
 import numpy as np
 
-
-def character_hinges(model: mujoco.MjModel, character_bodies: list[str]) -> np.ndarray:
-    """qpos addresses of the character's hinge joints."""
-    ids = {model.body(b).id for b in character_bodies}
-    return np.array([model.jnt_qposadr[j] for j in range(model.njnt)
-                     if model.jnt_type[j] == mujoco.mjtJoint.mjJNT_HINGE and model.jnt_bodyid[j] in ids], dtype=int)
+from .quality import character_hinges
+from .resample import good_prefix
 
 
 def keyframe_poses(times: np.ndarray, qpos: np.ndarray, reached: np.ndarray, hinges: np.ndarray) -> np.ndarray:
@@ -58,17 +54,15 @@ def diversity(poses: list[np.ndarray]) -> dict | None:
 def solutions_diversity(model: mujoco.MjModel, character_bodies: list[str], out_dir: str, entries: list[dict],
                         successful_only: bool = False) -> dict | None:
     """`diversity` of a run's solutions (result.json entries, their npz files under `out_dir`)."""
-    hinges = character_hinges(model, character_bodies)
+    hinges = np.asarray(character_hinges(model, character_bodies), dtype=int)
     poses = []
     for e in entries:
         if successful_only and not e.get("success"):
             continue
         with np.load(os.path.join(out_dir, e["npz"]), allow_pickle=False) as z:
             times, qpos, reached = z["times"], z["qpos"], z["keyframes_reached"]
-        finite = np.all(np.isfinite(qpos), axis=1)
-        if not finite.all():  # an unstable run: compare the motion up to its last good pose
-            keep = np.arange(len(finite)) < np.argmin(finite)
-            times, qpos = times[keep], qpos[keep]
+        keep = good_prefix(qpos)  # an unstable run: compare the motion up to its last good pose
+        times, qpos = times[keep], qpos[keep]
         if len(qpos):
             poses.append(keyframe_poses(times, qpos, reached, hinges))
     return diversity(poses)

@@ -15,6 +15,13 @@ HEAD_BODY = "head"
 FALLEN_HEAD_HEIGHT = 0.5  # m: a head below this has fallen (seated and kneeling heads stay well above)
 
 
+def character_hinges(model: mujoco.MjModel, character_bodies: list[str]) -> list[int]:
+    """qpos addresses of the character's hinge joints."""
+    ids = {model.body(b).id for b in character_bodies}
+    return [int(model.jnt_qposadr[j]) for j in range(model.njnt)
+            if model.jnt_type[j] == mujoco.mjtJoint.mjJNT_HINGE and model.jnt_bodyid[j] in ids]
+
+
 def head_was_up(head_z: np.ndarray, segment: np.ndarray) -> np.ndarray:
     """Per pose: whether the head has been at or above FALLEN_HEAD_HEIGHT since its segment (the
     active keyframe, contiguous runs of `segment`) began — a low head before that is getting up, not
@@ -75,8 +82,7 @@ def motion_quality(model: mujoco.MjModel, character_bodies: list[str], times: np
             head_z[i] = data.xpos[head, 2]
     planted = foot_down[1:] & foot_down[:-1]
     sliding = float(np.sum(np.linalg.norm(np.diff(foot_xy, axis=0), axis=-1) * planted)) if n > 1 else 0.0
-    hinge = [int(model.jnt_qposadr[j]) for j in range(model.njnt)
-             if model.jnt_type[j] == mujoco.mjtJoint.mjJNT_HINGE and char_body[model.jnt_bodyid[j]]]
+    hinge = character_hinges(model, character_bodies)
     jerk = 0.0
     frames = np.arange(times[0], times[-1] + 1e-9, 1.0 / fps) if n else np.zeros(0)
     if len(frames) > 3 and hinge:

@@ -35,3 +35,9 @@ def resample_qpos(model: mujoco.MjModel, times: np.ndarray, qpos: np.ndarray, at
     for c in quats:
         out[:, c:c + 4] /= np.linalg.norm(out[:, c:c + 4], axis=1, keepdims=True)
     return out
+
+
+def good_prefix(qpos: np.ndarray) -> np.ndarray:
+    """Mask of the poses before the first non-finite one (an unstable run's usable motion)."""
+    finite = np.all(np.isfinite(qpos), axis=1)
+    return finite if finite.all() else np.arange(len(finite)) < np.argmin(finite)

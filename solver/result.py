@@ -13,7 +13,7 @@ import numpy as np
 
 from . import schema
 from .fileio import write_npz_atomic, write_text_atomic
-from .resample import frame_times, resample_qpos
+from .resample import frame_times, good_prefix, resample_qpos
 from .solution import Solution
 
 RESULT_SCHEMA_VERSION = 1
@@ -31,8 +31,7 @@ def write_solution(out_dir: str, model, seed: int, sol: Solution, fps: float, wa
     os.makedirs(folder, exist_ok=True)
     duration = round(float(sol.times[-1]), 9) if len(sol.times) else 0.0
     ft = frame_times(duration, fps)
-    finite = np.all(np.isfinite(sol.qpos), axis=1)
-    usable = finite if finite.all() else np.arange(len(finite)) < np.argmin(finite)
+    usable = good_prefix(sol.qpos)
     frames = resample_qpos(model, sol.times[usable], sol.qpos[usable], ft[ft <= sol.times[usable][-1] + 1e-9])
     arrays = {"times": sol.times, "qpos": sol.qpos, "frame_times": ft[: len(frames)], "frame_qpos": frames}
     reached = [np.nan if t is None else float(t) for t in sol.keyframes_reached]
