@@ -63,6 +63,7 @@ class Task:
 def build_scene(ref: SceneRef) -> SceneDesc:
     """The SceneDesc a task's scene reference stands for."""
     from . import characters, environments
+    from .rest import rest_pose
     if ref.desc is not None:
         return depth_first(copy.deepcopy(ref.desc))
     env, pose = environments.build(ref.environment, ref.params)
@@ -71,6 +72,10 @@ def build_scene(ref: SceneRef) -> SceneDesc:
     scene = SceneDesc(schema_version=SCHEMA_VERSION, name=ref.environment, character=characters.humanoid(ref.variant),
                       environment=env, initial_pose=copy.deepcopy(ref.initial_pose or pose), timestep=ref.timestep)
     check_references(scene, "scene")
+    if ref.initial_pose is None:
+        # The furniture's pose was authored for its default size and the default body: rest it on
+        # this variant instead of starting inside the seat or the floor. The task's own pose is its author's.
+        scene.initial_pose = rest_pose(scene)
     return scene
 
 

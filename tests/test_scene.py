@@ -104,7 +104,8 @@ def test_environment_parameters_move_the_furniture():
     low = build_scene(SceneRef(environment="armchair", params={"height": 0.12}))
     high = build_scene(SceneRef(environment="armchair"))
     assert high.environment.bodies[0].pos[2] - low.environment.bodies[0].pos[2] == pytest.approx(0.08)
-    assert high.initial_pose.root_pos[2] - low.initial_pose.root_pos[2] == pytest.approx(0.08)
+    # the seated pose goes down with the seat, then rests: the legs fold a little rather than enter the floor
+    assert high.initial_pose.root_pos[2] - low.initial_pose.root_pos[2] == pytest.approx(0.08, abs=0.015)
     stool = build_scene(SceneRef(environment="stool", params={"height": 0.2}))
     m = _compiled(stool)
     top = m.geom_size[m.geom("base").id][1]
