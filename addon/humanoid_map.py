@@ -1,0 +1,236 @@
+"""Which of an animator's bones are the humanoid's pelvis, spine, chest, head, legs and arms.
+
+Pure Python over plain bone records (no `bpy`): names first — Rigify meta-rigs and generated rigs
+(`ORG-`/`DEF-`, `.L/.R`), Mixamo (`mixamorig:LeftUpLeg`), the Unreal mannequin (`thigh_l`),
+Blender's own metarig names — then topology where names fail: the pelvis is the nearest common
+ancestor of the thighs, the chest the nearest common ancestor of the upper arms, the abdomen the
+spine bones between them, the head the top of the chain above the chest. The slots are the default
+humanoid's body names, so a mapped rig is the default humanoid with the animator's proportions.
+Fingers, face, twist and mechanism bones are left unmapped: welded to their mapped parent.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+SIDES = ("left", "right")
+LIMB_SLOTS = ("thigh", "shin", "foot", "upper_arm", "lower_arm", "hand")
+TRUNK_SLOTS = ("pelvis", "waist_lower", "torso", "head")
+SLOTS = TRUNK_SLOTS + tuple(f"{limb}_{side}" for side in ("right", "left") for limb in LIMB_SLOTS)
+LABELS = {"pelvis": "Pelvis", "waist_lower": "Lower back", "torso": "Chest", "head": "Head",
+          "thigh": "Thigh", "shin": "Shin", "foot": "Foot", "upper_arm": "Upper arm", "lower_arm": "Forearm",
+          "hand": "Hand"}
+# What a limb bone is called, after prefixes and the side are taken off (lower case, no separators).
+_LIMB_NAMES = {
+    "thigh": ("thigh", "upleg", "upperleg", "thighbone", "femur", "hipjoint"),
+    "shin": ("shin", "calf", "leg", "lowerleg", "knee", "tibia", "crus"),
+    "foot": ("foot", "ankle"),
+    "upper_arm": ("upperarm", "arm", "humerus"),
+    "lower_arm": ("forearm", "lowerarm", "elbow", "radius", "ulna"),
+    "hand": ("hand", "wrist", "palm"),
+}
+_SPINE_NAMES = ("spine", "neck", "head", "chest", "upperchest", "abdomen", "back")
+# Bones that are controls, helpers or deformation extras, never the limb itself.
+_HELPER = re.compile(r"(^|[^a-z])(ik|fk|mch|wgt|pole|target|tweak|twist|roll|parent|socket|ctrl|ctl|helper|"
+                     r"end|nub|tip|vis|str|rot|swing|master|prop|corrective|bend|mid|lowres)([^a-z]|$)")
+_PREFIX = re.compile(r"^(mixamorig\d*:|def-|org-|bip\d*[ _]|cc_base_|rig[:_]|armature[:_]|valvebiped\.bip01_)")
+
+
+@dataclass(frozen=True)
+class BoneInfo:
+    """What mapping needs of a bone: rest-pose head and tail in the armature's space."""
+    name: str
+    parent: str | None
+    head: tuple[float, float, float]
+    tail: tuple[float, float, float]
+    deform: bool = True
+
+
+class MappingError(ValueError):
+    """A rig in which no humanoid can be found; the message says what is missing and how to fix it."""
+
+
+def side_and_base(name: str) -> tuple[str | None, str]:
+    """('left' | 'right' | None, the name lower-cased without prefixes, side markers, numbering and
+    separators), e.g. 'mixamorig:LeftUpLeg' → ('left', 'upleg'), 'DEF-thigh.L' → ('left', 'thigh')."""
+    n = _PREFIX.sub("", name.strip().lower())
+    side = None
+    for pattern, s in ((r"[._\- ]l$", "left"), (r"[._\- ]r$", "right"), (r"[._\- ]left$", "left"),
+                       (r"[._\- ]right$", "right"), (r"^left[._\- ]?", "left"), (r"^right[._\- ]?", "right"),
+                       (r"^l[._\- ]", "left"), (r"^r[._\- ]", "right")):
+        if re.search(pattern, n):
+            side, n = s, re.sub(pattern, "", n)
+            break
+    n = re.sub(r"[._\- ]?0*\d+$", "", n)  # spine.001, spine_01, Spine1
+    return side, re.sub(r"[^a-z]", "", n)
+
+
+def _close(a, b, tol: float = 1e-5) -> bool:
+    return sum((x - y) ** 2 for x, y in zip(a, b)) <= tol * tol
+
+
+def _is_helper(name: str) -> bool:
+    return bool(_HELPER.search(_PREFIX.sub("", name.lower()).replace(".", "_")))
+
+
+class _Rig:
+    def __init__(self, bones: list[BoneInfo]):
+        full_parent = {b.name: b.parent for b in bones}
+        self.generated = any(b.name.startswith("ORG-") for b in bones)
+        if self.generated:  # the ORG- bones carry the meta-rig's hierarchy; the rest is machinery
+            bones = [b for b in bones if b.name.startswith("ORG-")]
+        self.by_name = {b.name: b for b in bones}
+        self.parent = {}
+        for b in bones:  # the nearest ancestor that is kept
+            p = b.parent
+            while p is not None and p not in self.by_name:
+                p = full_parent.get(p)
+            self.parent[b.name] = p
+        if self.generated:
+            # Rigify parents each ORG spine bone to its own control; the meta-rig's chain is where a
+            # bone's tail meets the next one's head (the meta-rig's connected bones).
+            for b in bones:
+                joined = [a.name for a in bones if a is not b and _close(a.tail, b.head)]
+                if joined:
+                    self.parent[b.name] = joined[0]
+        self.children: dict[str, list[str]] = {b.name: [] for b in bones}
+        for name, parent in self.parent.items():
+            if parent is not None:
+                self.children[parent].append(name)
+
+    def ancestors(self, name: str) -> list[str]:
+        out, p = [], self.parent.get(name)
+        while p is not None:
+            out.append(p)
+            p = self.parent.get(p)
+        return out
+
+    def common_ancestor(self, a: str, b: str) -> str | None:
+        up = set(self.ancestors(b))
+        return next((x for x in self.ancestors(a) if x in up), None)
+
+
+def _limb_candidates(rig: _Rig, limb: str, side: str) -> list[str]:
+    out = []
+    for b in rig.by_name.values():
+        s, base = side_and_base(b.name)
+        if s == side and base in _LIMB_NAMES[limb] and not _is_helper(b.name):
+            out.append(b.name)
+    # deform bones first, then the shallowest (DEF-thigh.L before DEF-thigh.L.001)
+    return sorted(out, key=lambda n: (not rig.by_name[n].deform, len(rig.ancestors(n)), n))
+
+
+def _limbs(rig: _Rig, side: str) -> dict[str, str]:
+    """The six limb slots of one side, each a descendant of the previous one in its limb."""
+    found: dict[str, str] = {}
+    for chain in (("thigh", "shin", "foot"), ("upper_arm", "lower_arm", "hand")):
+        above = None
+        for limb in chain:
+            names = [n for n in _limb_candidates(rig, limb, side) if above is None or above in rig.ancestors(n)]
+            if not names and above is not None:  # topology: the next bone down the chain
+                names = [c for c in rig.children[above] if not _is_helper(c)
+                         and side_and_base(c)[0] in (side, None)][:1]
+            if names:
+                found[f"{limb}_{side}"] = above = names[0]
+    return found
+
+
+def _height(rig: _Rig, name: str, up: int) -> float:
+    return rig.by_name[name].head[up]
+
+
+def _head_bone(rig: _Rig, chest: str, arms: set[str], up: int) -> str | None:
+    """The top of the chain above the chest: follow the child that reaches highest, never into an arm."""
+    by_name = [c for c in rig.by_name if side_and_base(c)[1] == "head" and chest in rig.ancestors(c)
+               and not _is_helper(c)]
+    if by_name:
+        return min(by_name, key=lambda n: len(rig.ancestors(n)))
+    current, best, named = chest, None, False
+    while True:
+        kids = [c for c in rig.children[current] if not _subtree(rig, c) & arms
+                and rig.by_name[c].tail[up] > rig.by_name[c].head[up]]
+        chain = [c for c in kids if side_and_base(c)[1] in _SPINE_NAMES + (side_and_base(current)[1],)]
+        if chain:
+            kids, named = chain, True
+        elif named:  # past the named neck and head: face bones
+            return best
+        if not kids:
+            return best
+        current = best = max(kids, key=lambda c: rig.by_name[c].tail[up])
+
+
+def _subtree(rig: _Rig, name: str) -> set[str]:
+    out, todo = set(), [name]
+    while todo:
+        n = todo.pop()
+        out.add(n)
+        todo.extend(rig.children[n])
+    return out
+
+
+def map_humanoid(bones: list[BoneInfo], up: int = 2) -> dict[str, str]:
+    """{slot: bone name} for every slot in SLOTS, or MappingError naming what could not be found.
+    `up` is the index of the armature's up axis (Z in Blender)."""
+    rig = _Rig(bones)
+    found: dict[str, str] = {}
+    for side in SIDES:
+        found.update(_limbs(rig, side))
+    missing_limbs = [s for s in SLOTS if s not in TRUNK_SLOTS and s not in found]
+    if missing_limbs:
+        raise MappingError(f"no bone found for {', '.join(_label(s) for s in missing_limbs)}: name the bones "
+                           "the usual way (thigh.L, LeftUpLeg, thigh_l …) or pick them in the Humanoid Mapping panel")
+    pelvis = rig.common_ancestor(found["thigh_left"], found["thigh_right"])
+    chest = rig.common_ancestor(found["upper_arm_left"], found["upper_arm_right"])
+    if pelvis is None or chest is None or pelvis not in rig.ancestors(chest):
+        raise MappingError("the legs and the arms do not meet in one spine (the thighs' common parent must be "
+                           "below the upper arms' common parent): pick Pelvis and Chest in the Humanoid Mapping panel")
+    spine = list(reversed([chest] + rig.ancestors(chest)[: rig.ancestors(chest).index(pelvis)]))
+    if len(spine) < 2:
+        raise MappingError(f"only one bone ('{chest}') between the pelvis '{pelvis}' and the arms: the humanoid "
+                           "bends at the waist and the chest, so the spine needs at least two bones")
+    hip = 0.5 * (_height(rig, found["thigh_left"], up) + _height(rig, found["thigh_right"], up))
+    shoulder = 0.5 * (_height(rig, found["upper_arm_left"], up) + _height(rig, found["upper_arm_right"], up))
+    # The default humanoid's chest joint is about half-way from the hips to the shoulders.
+    chest_joint = min(spine[1:], key=lambda n: abs((_height(rig, n, up) - hip) / max(shoulder - hip, 1e-9) - 0.5))
+    found.update(pelvis=pelvis, waist_lower=spine[0], torso=chest_joint)
+    arms = {found["upper_arm_left"], found["upper_arm_right"]}
+    head = _head_bone(rig, chest, arms, up)
+    if head is None:
+        raise MappingError(f"no head above the chest '{chest}': pick the Head bone in the Humanoid Mapping panel")
+    found["head"] = head
+    check_mapping(found, bones)
+    return {s: found[s] for s in SLOTS}
+
+
+def _label(slot: str) -> str:
+    for side in SIDES:
+        if slot.endswith("_" + side):
+            return f"{LABELS[slot[: -len(side) - 1]]} ({side})"
+    return LABELS[slot]
+
+
+def slot_label(slot: str) -> str:
+    """What the Humanoid Mapping panel calls a slot, e.g. 'Forearm (left)'."""
+    return _label(slot)
+
+
+def check_mapping(mapping: dict[str, str], bones: list[BoneInfo]) -> None:
+    """MappingError for a slot with no bone, a bone the rig does not have, one bone in two slots or a
+    zero-length bone, each named."""
+    names = {b.name: b for b in bones}
+    missing = [s for s in SLOTS if not mapping.get(s)]
+    if missing:
+        raise MappingError(f"no bone for {', '.join(_label(s) for s in missing)}: "
+                           "pick one in the Humanoid Mapping panel")
+    for slot in SLOTS:
+        if mapping[slot] not in names:
+            raise MappingError(f"{_label(slot)}: the rig has no bone '{mapping[slot]}'")
+    seen: dict[str, str] = {}
+    for slot in SLOTS:
+        bone = mapping[slot]
+        if bone in seen:
+            raise MappingError(f"bone '{bone}' is mapped to both {_label(seen[bone])} and {_label(slot)}")
+        seen[bone] = slot
+        b = names[bone]
+        if sum((h - t) ** 2 for h, t in zip(b.head, b.tail)) <= 1e-12:
+            raise MappingError(f"bone '{bone}' ({_label(slot)}) has zero length")
