@@ -6,7 +6,8 @@ segment ended. Those that reach the keyframe survive and are resampled by cost (
 resampling over soft-min weights); a particle drawn more than once continues with a fresh noise
 stream, so the copies explore differently. If no particle completes a segment, the segment is
 retried with twice the planning effort and fresh noise (`retries` times), then the solve backs up
-one keyframe (`backups` times) and redoes the previous segment; past that it stops and reports the
+one keyframe (`backups` times) and redoes the previous segment with fresh noise (the same noise
+would only lead back to the same state); past that it stops and reports the
 run that got furthest. Every stream derives from the seed, so a solve stays deterministic.
 """
 from __future__ import annotations
@@ -77,7 +78,7 @@ def run_particles(built: BuiltModel, plan: BuiltModel, keyframes: list[ContactKe
     first = Agent(built, plan, keyframes, settings, seed, engine).checkpoint()
     starts = {0: [_with_stream(first, fresh_stream(seed, 0, 0, 0, i)) if i else first for i in range(n)]}
     ancestry = {0: list(range(n))}
-    k, furthest, survivors, chosen = 0, None, [], []
+    k, furthest, survivors, chosen, redo = 0, None, [], [], None
     while True:
         new = poll_keyframes() if poll_keyframes is not None else None
         if new:
@@ -89,7 +90,7 @@ def run_particles(built: BuiltModel, plan: BuiltModel, keyframes: list[ContactKe
         for attempt in range(settings.retries + 1):
             for i, cp in enumerate(starts[k]):
                 agent = resume(cp)
-                if attempt:
+                if attempt or k == redo:  # a retry, or a backed-up segment: not the noise that led here
                     agent.planner.rng.bit_generator.state = fresh_stream(seed, k, attempt, log.backups, i + 1)
                     agent.effort.escalation = 2 ** attempt
                 report = _segment_progress(progress, k, i, n, nkf, log.iterations - cp.meta["iterations"])
@@ -100,13 +101,15 @@ def run_particles(built: BuiltModel, plan: BuiltModel, keyframes: list[ContactKe
                     survivors.append((i, agent))
                 elif furthest is None or _further(agent, furthest):
                     furthest = agent
-            log.attempts.append({"keyframe": k, "attempt": attempt, "survivors": len(survivors)})
+            best = min((a.last_cost for _, a in survivors if a.last_cost is not None), default=None)
+            log.attempts.append({"keyframe": k, "attempt": attempt, "survivors": len(survivors),
+                                 "best_cost": None if best is None else round(float(best), 6)})
             if survivors:
                 break
         if not survivors:
             if k > 0 and log.backups < settings.backups:
                 log.backups += 1
-                k -= 1  # redo the previous segment from its start, with fresh noise (the key has `backups`)
+                k = redo = k - 1  # redo the previous segment from its start, with fresh noise
                 continue
             break
         costs = np.array([a.last_cost if a.last_cost is not None else np.inf for _, a in survivors])
