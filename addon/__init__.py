@@ -5,8 +5,8 @@ it imports the solver's pure schema and MJCF modules so there is one format.
 
 
 def _classes():
-    from . import contact_ops, operators, panels, properties
-    return properties.classes + operators.classes + contact_ops.classes + panels.classes
+    from . import contact_ops, operators, panels, properties, rig_ops
+    return properties.classes + operators.classes + contact_ops.classes + panels.classes + rig_ops.classes
 
 
 def _stop_solves(*_args):

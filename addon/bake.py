@@ -12,7 +12,7 @@ from ..solver.rotations import quat_mul
 LINEAR = 1  # bpy keyframe interpolation enum value of 'LINEAR'
 
 
-def _continuous(q):
+def continuous_quaternions(q):
     """Flip quaternions onto one hemisphere frame to frame, so interpolation never takes the long way."""
     q = q.copy()
     flips = np.cumprod(np.where(np.sum(q[1:] * q[:-1], axis=1) < 0, -1.0, 1.0))
@@ -44,7 +44,7 @@ def bone_channels(obj, model, qpos: np.ndarray) -> dict:
             basis = rest_inv @ inv_obj @ world
             loc = basis[:, :3, 3]
             rot = np.array([list(Matrix(m[:3, :3].tolist()).to_quaternion()) for m in basis])
-            out[pb.name] = (loc, _continuous(rot))
+            out[pb.name] = (loc, continuous_quaternions(rot))
             continue
         rot = np.tile([1.0, 0.0, 0.0, 0.0], (nf, 1))
         for j in bone.physkey.joints:
@@ -56,7 +56,7 @@ def bone_channels(obj, model, qpos: np.ndarray) -> dict:
                 h = 0.5 * qpos[:, adr]
                 r = np.concatenate([np.cos(h)[:, None], np.sin(h)[:, None] * model.jnt_axis[jid]], axis=1)
             rot = quat_mul(rot, r)
-        out[pb.name] = (None, _continuous(rot))
+        out[pb.name] = (None, continuous_quaternions(rot))
     return out
 
 
@@ -73,16 +73,15 @@ def _fcurve(channelbag, data_path, index, frames, values, group=None):
     return fc
 
 
-def bake_action(obj, model, frame_times, frame_qpos, name: str, frame_start: int, fps: float,
-                extra: dict | None = None):
-    """A new Action (never replacing one: Blender uniquifies the name) holding the motion, with
-    `extra` {property name: (times, values)} as custom-property curves on the object."""
+def write_action(obj, channels: dict, name: str, frames):
+    """A new Action (never replacing one: Blender uniquifies the name) for `obj` holding `channels`
+    {bone: (location (F, 3) or None, rotation_quaternion (F, 4))} at `frames`; returns (action,
+    slot, channelbag)."""
     action = bpy.data.actions.new(name)
     slot = action.slots.new(id_type="OBJECT", name=obj.name)
     strip = action.layers.new("PhysKey").strips.new(type="KEYFRAME")
     bag = strip.channelbag(slot, ensure=True)
-    frames = frame_start + np.asarray(frame_times, float) * fps
-    for bone, (loc, rot) in bone_channels(obj, model, np.asarray(frame_qpos, float)).items():
+    for bone, (loc, rot) in channels.items():
         group = bag.groups.new(bone)
         base = f'pose.bones["{bone}"]'
         if loc is not None:
@@ -90,6 +89,15 @@ def bake_action(obj, model, frame_times, frame_qpos, name: str, frame_start: int
                 _fcurve(bag, f"{base}.location", i, frames, loc[:, i], group)
         for i in range(4):
             _fcurve(bag, f"{base}.rotation_quaternion", i, frames, rot[:, i], group)
+    return action, slot, bag
+
+
+def bake_action(obj, model, frame_times, frame_qpos, name: str, frame_start: int, fps: float,
+                extra: dict | None = None):
+    """A new Action holding the motion on the physics character, with `extra` {property name:
+    (times, values)} as custom-property curves on the object."""
+    frames = frame_start + np.asarray(frame_times, float) * fps
+    action, slot, bag = write_action(obj, bone_channels(obj, model, np.asarray(frame_qpos, float)), name, frames)
     for prop, (times, values) in (extra or {}).items():
         obj[prop] = float(values[0]) if len(values) else 0.0
         _fcurve(bag, f'["{prop}"]', 0, frame_start + np.asarray(times, float) * fps, np.asarray(values, float))
@@ -130,7 +138,7 @@ def bake_free_bodies(scene, model, frame_times, frame_qpos, name: str, frame_sta
         action = bpy.data.actions.new(f"{name}_{body}")
         slot = action.slots.new(id_type="OBJECT", name=obj.name)
         bag = action.layers.new("PhysKey").strips.new(type="KEYFRAME").channelbag(slot, ensure=True)
-        rot = _continuous(q[:, a + 3:a + 7] / np.linalg.norm(q[:, a + 3:a + 7], axis=1, keepdims=True))
+        rot = continuous_quaternions(q[:, a + 3:a + 7] / np.linalg.norm(q[:, a + 3:a + 7], axis=1, keepdims=True))
         for i in range(3):
             _fcurve(bag, "location", i, frames, q[:, a + i])
         for i in range(4):

@@ -68,8 +68,18 @@ COLLIDER_SHAPES = [("auto", "Auto", "Convex hull of the mesh (its bounding box i
                    ("hull", "Convex hull", "Convex hull of the mesh's vertices")]
 
 
+class PHYSKEY_PG_slot(bpy.types.PropertyGroup):
+    """One humanoid slot (`name`: the physics body, e.g. 'thigh_left') and the rig's bone in it."""
+    bone: StringProperty(default="", description="The rig's bone that is this part of the humanoid")
+
+
 class PHYSKEY_PG_object(bpy.types.PropertyGroup):
     is_character: BoolProperty(default=False)
+    animator_rig: PointerProperty(type=bpy.types.Object, description="The animator's rig this physics character "
+                                  "was made from: Keep bakes the motion onto it too")
+    humanoid_map: CollectionProperty(type=PHYSKEY_PG_slot, description="Which of this rig's bones are which "
+                                     "part of the humanoid")
+    active_humanoid_slot: bpy.props.IntProperty(default=0)
     animator_action: StringProperty(default="", description="The animator's action, restored when a preview ends")
     is_body: BoolProperty(default=False, description="An environment body: its collider children move with it")
     collider: BoolProperty(default=False, description="The character can touch this object")
@@ -169,8 +179,8 @@ class PHYSKEY_PG_scene(bpy.types.PropertyGroup):
     running: BoolProperty(default=False)
 
 
-classes = (PHYSKEY_PG_joint, PHYSKEY_PG_geom, PHYSKEY_PG_site, PHYSKEY_PG_bone, PHYSKEY_PG_object, PHYSKEY_PG_pair,
-           PHYSKEY_PG_contact_keyframe, PHYSKEY_PG_pose_key, PHYSKEY_PG_solution, PHYSKEY_PG_scene)
+classes = (PHYSKEY_PG_joint, PHYSKEY_PG_geom, PHYSKEY_PG_site, PHYSKEY_PG_bone, PHYSKEY_PG_slot, PHYSKEY_PG_object,
+           PHYSKEY_PG_pair, PHYSKEY_PG_contact_keyframe, PHYSKEY_PG_pose_key, PHYSKEY_PG_solution, PHYSKEY_PG_scene)
 
 
 def register_properties():

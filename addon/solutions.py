@@ -1,7 +1,8 @@
 """Solutions in the scene: events from a solve become entries; selecting one previews it on the
 rig (in a scratch action — the animator's own action is set aside, never edited); *Keep* bakes it
 into a new Action named after scene, method and seed, with timeline markers and β / contact
-distance curves. A solution whose simulation blew up (`status: "unstable"` in result.json) is listed
+distance curves — and, for a physics humanoid made from the animator's own rig, a new Action on
+that rig too. A solution whose simulation blew up (`status: "unstable"` in result.json) is listed
 as unstable with the time; it previews up to then but is never kept."""
 from __future__ import annotations
 
@@ -143,5 +144,10 @@ def keep(context, index: int):
     assign(obj, action, slot)
     bake_free_bodies(scene, model, arrays["frame_times"], arrays["frame_qpos"], action.name,
                           scene.frame_start, fps)
+    rig = obj.physkey.animator_rig
+    if rig is not None and rig.name in scene.objects:  # the animator's own rig, the physics humanoid made from it
+        from .retarget import bake_onto_rig
+        bake_onto_rig(rig, obj, model, arrays["frame_times"], arrays["frame_qpos"], f"{action.name}_{rig.name}",
+                      scene.frame_start, fps)
     add_markers(scene, json.loads(item.reached_json), scene.frame_start, fps, f"{action.name} kf")
     return action

@@ -1,6 +1,7 @@
 """The scene states the panel tests draw PhysKey's sidebar in (`STATES`: name → context manager that
 sets the scene up and tears it down): empty, a character, a bone selected, presets, solutions, an
-unstable solution, a solve running, a file saved during a solve. Used by tests/test_panels.py and
+unstable solution, a solve running, a file saved during a solve, the animator's own rig and the
+physics humanoid made from it. Used by tests/test_panels.py and
 tools/panel_outline.py."""
 from __future__ import annotations
 
@@ -113,7 +114,27 @@ def _saved_while_running(bpy, module):
     yield
 
 
+@contextlib.contextmanager
+def _own_rig(bpy, module):
+    """The animator's own rig selected, its humanoid bones found."""
+    from humanoid_rigs import mixamo_skeleton
+    _fresh(bpy)
+    mixamo_skeleton(bpy)
+    assert bpy.ops.physkey.map_humanoid() == {"FINISHED"}
+    yield
+
+
+@contextlib.contextmanager
+def _own_rig_physics(bpy, module):
+    """The physics humanoid made from the animator's rig, selected."""
+    from humanoid_rigs import mixamo_skeleton
+    _fresh(bpy)
+    mixamo_skeleton(bpy)
+    assert bpy.ops.physkey.character_from_rig() == {"FINISHED"}
+    yield
+
+
 STATES = {"empty": _empty, "character": _character, "character_bone": _character_bone, "preset": _preset,
           "preset_collider": _preset_collider, "assist": _assist, "solutions": _solutions,
           "unstable_solution": _unstable_solution, "running": _running,
-          "saved_while_running": _saved_while_running}
+          "saved_while_running": _saved_while_running, "own_rig": _own_rig, "own_rig_physics": _own_rig_physics}

@@ -10,7 +10,7 @@ from layout_recorder import Layout, LayoutError, Session, draw_panel, physkey_li
 from panel_states import RUNNING_STATUS, STATES
 
 PANELS = ("PHYSKEY_PT_character", "PHYSKEY_PT_colliders", "PHYSKEY_PT_contacts", "PHYSKEY_PT_pose_keys",
-          "PHYSKEY_PT_solve")
+          "PHYSKEY_PT_solve", "PHYSKEY_PT_own_rig")
 _DRAWN: dict = {}  # state → {panel idname: outline lines (None: hidden by poll)}, lists drawn
 
 
@@ -38,7 +38,7 @@ def test_every_physkey_panel_and_list_is_found():
     bpy, module = installed_extension()
     assert tuple(c.bl_idname for c in physkey_panels(bpy, module.__name__)) == PANELS
     assert {c.__name__ for c in physkey_lists(bpy, module.__name__)} == {
-        "PHYSKEY_UL_contact_keyframes", "PHYSKEY_UL_pose_keys", "PHYSKEY_UL_solutions"}
+        "PHYSKEY_UL_contact_keyframes", "PHYSKEY_UL_pose_keys", "PHYSKEY_UL_solutions", "PHYSKEY_UL_humanoid_map"}
 
 
 @pytest.mark.parametrize("state", list(STATES))
@@ -69,6 +69,14 @@ def test_character_panel():
     assert bone.count("prop PHYSKEY_PG_joint.range_min") == 2 and bone.count("prop PHYSKEY_PG_joint.strength") == 2
     assert "prop PHYSKEY_PG_geom.mass" in bone and "prop PHYSKEY_PG_geom.density" in bone  # one of each
     assert "operator physkey.export_mjcf" in bone and "operator physkey.autofill_rig" in bone
+
+
+def test_your_rig_panel():
+    assert "label \"Select your character's armature\" [INFO]" in _text("empty", "PHYSKEY_PT_own_rig")
+    mapped = _text("own_rig", "PHYSKEY_PT_own_rig")
+    assert "operator physkey.map_humanoid 'Find Humanoid Bones' [VIEWZOOM]" in mapped
+    assert "PHYSKEY_UL_humanoid_map" in mapped and "operator physkey.character_from_rig" in mapped
+    assert "Keep bakes onto 'mixamo' too" in _text("own_rig_physics", "PHYSKEY_PT_own_rig")
 
 
 def test_colliders_panel():

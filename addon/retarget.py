@@ -1,0 +1,269 @@
+"""The animator's own rig ↔ PhysKey's physics humanoid.
+
+`make_physics_character` maps the rig (`humanoid_map`), builds the default humanoid with the rig's
+proportions (`solver.proportions`) as a PhysKey character overlaid on the rig, and links the two.
+`bake_onto_rig` puts a solved motion onto the rig's mapped bones as a new Action: each mapped bone
+turns with its physics body, offset by the fixed rotation between the two at the *aligned rest* —
+the rig's rest with each limb bone swung onto the physics limb's direction (the physics humanoid
+keeps the default's rest posture, arms down, whatever the rig's T- or A-pose) — and the rig's
+pelvis follows the physics pelvis. The spine bones between mapped ones are welded in the physics
+character, so the bake holds them at rest; every bone head of a mapped bone then lands on the point
+of its physics body that it marks at rest. Bones outside the mapping (fingers, face, twist bones)
+are not keyed and keep the animator's pose.
+"""
+from __future__ import annotations
+
+import numpy as np
+from mathutils import Matrix
+
+from .humanoid_map import SLOTS, BoneInfo, MappingError, map_humanoid
+
+LIMB_NEXT = {"thigh": "shin", "shin": "foot", "upper_arm": "lower_arm", "lower_arm": "hand"}
+LIMBS = ("thigh", "shin", "foot", "upper_arm", "lower_arm", "hand")
+
+
+def bone_infos(obj) -> list[BoneInfo]:
+    return [BoneInfo(b.name, b.parent.name if b.parent else None, tuple(b.head_local), tuple(b.tail_local),
+                     b.use_deform) for b in obj.data.bones]
+
+
+def stored_mapping(obj) -> dict[str, str]:
+    return {item.name: item.bone for item in obj.physkey.humanoid_map}
+
+
+def store_mapping(obj, mapping: dict[str, str]) -> None:
+    obj.physkey.humanoid_map.clear()
+    for slot in SLOTS:
+        item = obj.physkey.humanoid_map.add()
+        item.name, item.bone = slot, mapping.get(slot, "")
+
+
+def mapping_of(obj) -> dict[str, str]:
+    """The rig's stored mapping where it has one (the animator may have fixed slots), else the one
+    found now; MappingError when it is incomplete or wrong."""
+    from .humanoid_map import check_mapping
+    stored = stored_mapping(obj)
+    if stored:
+        check_mapping(stored, bone_infos(obj))
+        return stored
+    return map_humanoid(bone_infos(obj))
+
+
+def _world(obj, bone_name: str) -> tuple[np.ndarray, np.ndarray]:
+    """World (head, tail) of a bone at rest."""
+    b = obj.data.bones[bone_name]
+    m = obj.matrix_world
+    return np.array(m @ b.head_local), np.array(m @ b.tail_local)
+
+
+def _facing(obj, mapping) -> Matrix:
+    """The rotation about world Z that turns the rig to face +X with its left at +Y (PhysKey's
+    standing frame), from where its left hip is."""
+    left = _world(obj, mapping["thigh_left"])[0] - _world(obj, mapping["thigh_right"])[0]
+    left[2] = 0.0
+    if np.linalg.norm(left) < 1e-6:
+        raise MappingError(f"the thighs '{mapping['thigh_left']}' and '{mapping['thigh_right']}' are at the same "
+                           "place: the rig's left and right cannot be told apart")
+    angle = np.pi / 2 - np.arctan2(left[1], left[0])
+    return Matrix.Rotation(float(angle), 3, "Z")
+
+
+def _check_scale(obj) -> None:
+    scale = obj.matrix_world.to_scale()
+    if min(scale) <= 0 or max(scale) - min(scale) > 1e-6 * max(scale):
+        raise MappingError(f"'{obj.name}' is scaled non-uniformly {tuple(round(s, 4) for s in scale)}; apply the scale")
+
+
+def rig_points(obj, mapping) -> tuple[dict, Matrix, np.ndarray]:
+    """({body: (head, tail)} in PhysKey's standing frame, the facing rotation, the origin used)."""
+    _check_scale(obj)
+    turn = _facing(obj, mapping)
+    origin = np.array(obj.matrix_world.to_translation())
+    r = np.array(turn)
+    points = {}
+    for slot in SLOTS:
+        head, tail = _world(obj, mapping[slot])
+        points[slot] = (r @ (head - origin), r @ (tail - origin))
+    return points, turn, origin
+
+
+def make_physics_character(context, rig, mass: float | None = None):
+    """A PhysKey character with the rig's proportions, overlaid on the rig and linked to it."""
+    from ..solver.proportions import proportioned_humanoid
+    from .rig import build_armature
+    if rig is None or rig.type != "ARMATURE":
+        raise MappingError("select the armature of your character")
+    if rig.physkey.is_character:
+        raise MappingError(f"'{rig.name}' is a PhysKey physics character already; select your own rig")
+    mapping = mapping_of(rig)
+    points, turn, origin = rig_points(rig, mapping)
+    character = proportioned_humanoid(points, mass=mass, name=f"{rig.name} physics")
+    obj = build_armature(context, character, name=f"{rig.name} physics")
+    obj.matrix_world = Matrix.Translation(origin) @ turn.inverted().to_4x4()
+    obj.physkey.animator_rig = rig
+    obj.show_in_front = True
+    store_mapping(rig, mapping)
+    return obj, mapping
+
+
+# ------------------------------------------------------------------------------------------------
+# Baking a solved motion onto the rig
+
+def _swing(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """The smallest rotation (3×3) turning unit vector a onto unit vector b."""
+    v, c = np.cross(a, b), float(np.dot(a, b))
+    if c < -1 + 1e-12:
+        axis = np.cross(a, [1.0, 0.0, 0.0] if abs(a[0]) < 0.9 else [0.0, 1.0, 0.0])
+        axis /= np.linalg.norm(axis)
+        return 2 * np.outer(axis, axis) - np.eye(3)
+    k = np.array([[0, -v[2], v[1]], [v[2], 0, -v[0]], [-v[1], v[0], 0]])
+    return np.eye(3) + k + k @ k / (1 + c)
+
+
+def _rest(obj, name):
+    """World rest matrix (4×4, scale removed) of a bone."""
+    m = obj.matrix_world @ obj.data.bones[name].matrix_local
+    out = np.array(m.normalized())
+    out[:3, 3] = np.array(m.to_translation())
+    return out
+
+
+def alignment(rig, physics, mapping) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Per slot: (C, p) — the mapped bone's rotation relative to its physics body (3×3) and the
+    bone head's position in the body's frame, both at the aligned rest (see the module doc)."""
+    aligned: dict[str, np.ndarray] = {}
+    out = {}
+    for slot in SLOTS:  # trunk first, then each limb root to tip
+        bone = mapping[slot]
+        rest = _rest(rig, bone)
+        limb, side = _split(slot)
+        body = _rest(physics, slot)
+        above = _limb_parent(limb, side)
+        if above is None:
+            carried = rest
+        else:  # carried rigidly by the mapped bone above (the bones between at rest)
+            carried = aligned[above] @ np.linalg.inv(_rest(rig, mapping[above])) @ rest
+        if limb in LIMBS:
+            nxt = LIMB_NEXT.get(limb)
+            head_rest, tail_rest = _world(rig, bone)
+            end = _world(rig, mapping[f"{nxt}_{side}"])[0] if nxt else tail_rest
+            d_local = np.linalg.inv(rest[:3, :3]) @ (end - head_rest)
+            d_now = carried[:3, :3] @ (d_local / np.linalg.norm(d_local))
+            turn = _swing(d_now, body[:3, 1])
+            carried = carried.copy()
+            carried[:3, :3] = turn @ carried[:3, :3]
+        aligned[slot] = carried
+        out[slot] = (body[:3, :3].T @ carried[:3, :3], body[:3, :3].T @ (carried[:3, 3] - body[:3, 3]))
+    return out
+
+
+def _split(slot: str) -> tuple[str, str]:
+    """('upper_arm', 'left') for 'upper_arm_left'; (slot, '') for the trunk's slots."""
+    for side in ("left", "right"):
+        if slot.endswith("_" + side):
+            return slot[: -len(side) - 1], side
+    return slot, ""
+
+
+def _limb_parent(limb: str, side: str) -> str | None:
+    for upper, lower in LIMB_NEXT.items():
+        if lower == limb:
+            return f"{upper}_{side}"
+    return None
+
+
+def _body_frames(model, frame_qpos, bodies: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """World positions (F, B, 3) and rotations (F, B, 3, 3) of `bodies` at every frame (MuJoCo's
+    forward kinematics, one call per frame)."""
+    import mujoco
+    data = mujoco.MjData(model)
+    ids = [model.body(b).id for b in bodies]
+    pos = np.empty((len(frame_qpos), len(ids), 3))
+    rot = np.empty((len(frame_qpos), len(ids), 3, 3))
+    for f, q in enumerate(frame_qpos):
+        data.qpos[:] = q
+        mujoco.mj_kinematics(model, data)
+        pos[f] = data.xpos[ids]
+        rot[f] = data.xmat[ids].reshape(-1, 3, 3)
+    return pos, rot
+
+
+def rig_channels(rig, physics, model, frame_qpos, mapping) -> dict:
+    """Per rig bone: (location (F, 3) or None, rotation_quaternion (F, 4)) putting the mapped bones
+    on their physics bodies; the bones between mapped bones at rest."""
+    align = alignment(rig, physics, mapping)
+    pos, rot = _body_frames(model, frame_qpos, list(SLOTS))
+    nf = len(frame_qpos)
+    slot_of = {bone: slot for slot, bone in mapping.items()}
+    keyed = set(slot_of)
+    for bone in list(keyed):  # the chain between mapped bones: welded, held at rest
+        b = rig.data.bones[bone].parent
+        chain = []
+        while b is not None and b.name not in keyed:
+            chain.append(b.name)
+            b = b.parent
+        if b is not None:
+            keyed.update(chain)
+    inv_obj = np.linalg.inv(np.array(rig.matrix_world.normalized()))
+    scale = rig.matrix_world.to_scale()[0]
+    root = _root_slot(mapping, rig)
+    posed: dict[str, np.ndarray] = {}  # armature-space posed matrices (F, 4, 4)
+    out = {}
+    for b in rig.data.bones:  # parents before children
+        rest_local = np.array(b.matrix_local)
+        if b.parent is None:
+            parent_posed = None
+        else:
+            parent_posed = posed.get(b.parent.name)
+            if parent_posed is None:
+                parent_posed = np.broadcast_to(np.array(rig.pose.bones[b.parent.name].matrix), (nf, 4, 4))
+        offset = rest_local if b.parent is None else np.linalg.inv(np.array(b.parent.matrix_local)) @ rest_local
+        if b.name in slot_of:
+            slot = slot_of[b.name]
+            k = SLOTS.index(slot)
+            c, p = align[slot]
+            world = np.zeros((nf, 4, 4))
+            world[:, :3, :3] = rot[:, k] @ c
+            world[:, :3, 3] = pos[:, k] + rot[:, k] @ p
+            world[:, 3, 3] = 1.0
+            target = inv_obj @ world  # armature space, unit scale
+            target[:, :3, 3] /= scale
+            base = offset if parent_posed is None else parent_posed @ offset
+            basis = np.linalg.inv(base) @ target
+            loc = basis[:, :3, 3].copy() if slot == root and not b.use_connect else None
+            if loc is None:  # the head follows from the parent's pose
+                basis[:, :3, 3] = 0.0
+            out[b.name] = (loc, _quats(basis[:, :3, :3]))
+            posed[b.name] = base @ basis
+        elif b.name in keyed:
+            out[b.name] = (None, np.tile([1.0, 0.0, 0.0, 0.0], (nf, 1)))
+            posed[b.name] = offset if parent_posed is None else parent_posed @ offset
+    return out
+
+
+def _root_slot(mapping, rig) -> str:
+    """The mapped slot highest in the rig's hierarchy: it carries the root motion."""
+    depth = {slot: len(rig.data.bones[bone].parent_recursive) for slot, bone in mapping.items()}
+    return min(SLOTS, key=lambda s: (depth[s], SLOTS.index(s)))
+
+
+def _quats(rot: np.ndarray) -> np.ndarray:
+    from .bake import continuous_quaternions
+    return continuous_quaternions(np.array([list(Matrix(m.tolist()).to_quaternion()) for m in rot]))
+
+
+def bake_onto_rig(rig, physics, model, frame_times, frame_qpos, name: str, frame_start: int, fps: float):
+    """A new Action on the animator's rig with the solved motion (the rig's current action is kept
+    with a fake user, never edited); returns (action, slot)."""
+    from .bake import assign, write_action
+    mapping = mapping_of(rig)
+    channels = rig_channels(rig, physics, model, np.asarray(frame_qpos, float), mapping)
+    current = rig.animation_data.action if rig.animation_data else None
+    if current is not None:
+        current.use_fake_user = True
+    action, slot, _ = write_action(rig, channels, name, frame_start + np.asarray(frame_times, float) * fps)
+    action.use_fake_user = True
+    for bone in channels:
+        rig.pose.bones[bone].rotation_mode = "QUATERNION"
+    assign(rig, action, slot)
+    return action, slot
