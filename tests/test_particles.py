@@ -78,6 +78,17 @@ def test_retries_and_backups_are_bounded_and_the_furthest_keyframe_is_reported()
     assert log.attempts[3]["best_cost"] != log.attempts[0]["best_cost"]
 
 
+def test_a_failed_first_keyframe_starts_over_with_its_backups():
+    """Nothing comes before the first segment: a back-up starts it over (fresh noise, retries again),
+    still bounded."""
+    doc = _prepared(particles=1, retries=1, backups=2)
+    doc["keyframes"][0]["pairs"] = [{"body1": "pelvis", "pos1": [0, 0, 0], "body2": "world", "pos2": [10, 0, 1]}]
+    doc["keyframes"][0]["time_limit"] = 0.1
+    run, log = _run(doc)
+    assert not run.success and run.failed_keyframe == 0 and log.backups == 2
+    assert [(a["keyframe"], a["attempt"]) for a in log.attempts] == [(0, 0), (0, 1)] * 3
+
+
 @pytest.mark.parametrize("field, value, words", [("particles", 0, "must be > 0"), ("particles", 1000, "at most 64"),
                                                  ("retries", -1, "must be >= 0"), ("max_iterations", 0, "must be > 0"),
                                                  ("improvement", -0.1, "must be >= 0")])

@@ -7,7 +7,8 @@ resampling over soft-min weights); a particle drawn more than once continues wit
 stream, so the copies explore differently. If no particle completes a segment, the segment is
 retried with twice the planning effort and fresh noise (`retries` times), then the solve backs up
 one keyframe (`backups` times) and redoes the previous segment with fresh noise (the same noise
-would only lead back to the same state); past that it stops and reports the
+would only lead back to the same state) — the first segment, with nothing before it, starts over
+itself; past that it stops and reports the
 run that got furthest. Every stream derives from the seed, so a solve stays deterministic.
 """
 from __future__ import annotations
@@ -107,9 +108,11 @@ def run_particles(built: BuiltModel, plan: BuiltModel, keyframes: list[ContactKe
             if survivors:
                 break
         if not survivors:
-            if k > 0 and log.backups < settings.backups:
+            if log.backups < settings.backups:
                 log.backups += 1
-                k = redo = k - 1  # redo the previous segment from its start, with fresh noise
+                # redo the previous segment from its start with fresh noise; the first segment has
+                # nothing before it, so it starts again itself (its retries again too)
+                k = redo = max(k - 1, 0)
                 continue
             break
         costs = np.array([a.last_cost if a.last_cost is not None else np.inf for _, a in survivors])
