@@ -176,14 +176,17 @@ def map_humanoid(bones: list[BoneInfo], up: int = 2) -> dict[str, str]:
     for side in SIDES:
         found.update(_limbs(rig, side))
     missing_limbs = [s for s in SLOTS if s not in TRUNK_SLOTS and s not in found]
+    if not found:
+        raise MappingError("no humanoid legs or arms: no bone is named like a thigh, shin, foot, upper arm, forearm "
+                           "or hand (thigh.L, LeftUpLeg, thigh_l …); name them so, or pick each in the Your Rig panel")
     if missing_limbs:
         raise MappingError(f"no bone found for {', '.join(_label(s) for s in missing_limbs)}: name the bones "
-                           "the usual way (thigh.L, LeftUpLeg, thigh_l …) or pick them in the Humanoid Mapping panel")
+                           "the usual way (thigh.L, LeftUpLeg, thigh_l …) or pick them in the Your Rig panel")
     pelvis = rig.common_ancestor(found["thigh_left"], found["thigh_right"])
     chest = rig.common_ancestor(found["upper_arm_left"], found["upper_arm_right"])
     if pelvis is None or chest is None or pelvis not in rig.ancestors(chest):
         raise MappingError("the legs and the arms do not meet in one spine (the thighs' common parent must be "
-                           "below the upper arms' common parent): pick Pelvis and Chest in the Humanoid Mapping panel")
+                           "below the upper arms' common parent): pick Pelvis and Chest in the Your Rig panel")
     spine = list(reversed([chest] + rig.ancestors(chest)[: rig.ancestors(chest).index(pelvis)]))
     if len(spine) < 2:
         raise MappingError(f"only one bone ('{chest}') between the pelvis '{pelvis}' and the arms: the humanoid "
@@ -196,7 +199,7 @@ def map_humanoid(bones: list[BoneInfo], up: int = 2) -> dict[str, str]:
     arms = {found["upper_arm_left"], found["upper_arm_right"]}
     head = _head_bone(rig, chest, arms, up)
     if head is None:
-        raise MappingError(f"no head above the chest '{chest}': pick the Head bone in the Humanoid Mapping panel")
+        raise MappingError(f"no head above the chest '{chest}': pick the Head bone in the Your Rig panel")
     found["head"] = head
     check_mapping(found, bones)
     return {s: found[s] for s in SLOTS}
@@ -210,7 +213,7 @@ def _label(slot: str) -> str:
 
 
 def slot_label(slot: str) -> str:
-    """What the Humanoid Mapping panel calls a slot, e.g. 'Forearm (left)'."""
+    """What the Your Rig panel calls a slot, e.g. 'Forearm (left)'."""
     return _label(slot)
 
 
@@ -221,7 +224,7 @@ def check_mapping(mapping: dict[str, str], bones: list[BoneInfo]) -> None:
     missing = [s for s in SLOTS if not mapping.get(s)]
     if missing:
         raise MappingError(f"no bone for {', '.join(_label(s) for s in missing)}: "
-                           "pick one in the Humanoid Mapping panel")
+                           "pick one in the Your Rig panel")
     for slot in SLOTS:
         if mapping[slot] not in names:
             raise MappingError(f"{_label(slot)}: the rig has no bone '{mapping[slot]}'")

@@ -171,3 +171,47 @@ def test_solve_and_keep_bake_onto_the_animators_rig(rigs):
             got = rig.matrix_world @ rig.pose.bones[mapping[slot]].head
             want = physics.matrix_world @ physics.pose.bones[slot].head
             assert (got - want).length < 1e-3, f"{slot} at frame {frame}: {got} vs {want}"
+
+
+def _lamp(bpy):
+    arm = bpy.data.armatures.new("lamp")
+    obj = bpy.data.objects.new("lamp", arm)
+    bpy.context.collection.objects.link(obj)
+    _select(bpy, obj)
+    bpy.ops.object.mode_set(mode="EDIT")
+    for name, parent, head, tail in (("base", None, (0, 0, 0), (0, 0, 0.1)), ("arm", "base", (0, 0, 0.1), (0, 0, 0.5)),
+                                     ("shade", "arm", (0, 0, 0.5), (0.1, 0, 0.5))):
+        eb = arm.edit_bones.new(name)
+        eb.head, eb.tail = head, tail
+        if parent:
+            eb.parent = arm.edit_bones[parent]
+    bpy.ops.object.mode_set(mode="OBJECT")
+    return obj
+
+
+def test_a_rig_with_no_humanoid_is_a_clear_error(rigs):
+    bpy, module, _ = rigs
+    lamp = _lamp(bpy)
+    with pytest.raises(RuntimeError, match=r"no humanoid legs or arms: no bone is named like a thigh.*Your Rig panel"):
+        bpy.ops.physkey.character_from_rig()
+    assert not any(o.physkey.animator_rig == lamp for o in bpy.data.objects)  # nothing made
+
+
+def test_a_mapping_fixed_by_hand_is_checked(rigs):
+    bpy, module, _ = rigs
+    rig = _mixamo(bpy)
+    assert bpy.ops.physkey.map_humanoid() == {"FINISHED"}
+    slots = {item.name: item for item in rig.physkey.humanoid_map}
+    slots["hand_left"].bone = slots["lower_arm_left"].bone  # two slots, one bone
+    with pytest.raises(RuntimeError, match=r"bone 'mixamorig:LeftForeArm' is mapped to both Forearm \(left\) "
+                                           r"and Hand \(left\)"):
+        bpy.ops.physkey.character_from_rig()
+    slots["hand_left"].bone = "mixamorig:NoSuchBone"
+    with pytest.raises(RuntimeError, match=r"Hand \(left\): the rig has no bone 'mixamorig:NoSuchBone'"):
+        bpy.ops.physkey.character_from_rig()
+    slots["hand_left"].bone = "mixamorig:LeftHand"
+    rig.scale = (1.0, 2.0, 1.0)
+    with pytest.raises(RuntimeError, match=r"'mixamo.*' is scaled non-uniformly .*apply the scale"):
+        bpy.ops.physkey.character_from_rig()
+    rig.scale = (1.0, 1.0, 1.0)
+    assert bpy.ops.physkey.character_from_rig() == {"FINISHED"}
