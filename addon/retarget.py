@@ -142,18 +142,29 @@ def alignment(rig, physics, mapping) -> dict[str, tuple[np.ndarray, np.ndarray]]
         if above is None:
             carried = rest
         else:  # carried rigidly by the mapped bone above (the bones between at rest)
-            carried = aligned[above] @ np.linalg.inv(_rest(rig, mapping[above])) @ rest
+            carried = aligned[above] @ _rigid_inv(_rest(rig, mapping[above])) @ rest
         if limb in LIMBS:
             nxt = LIMB_NEXT.get(limb)
             head_rest, tail_rest = _world(rig, bone)
             end = _world(rig, mapping[f"{nxt}_{side}"])[0] if nxt else tail_rest
-            d_local = np.linalg.inv(rest[:3, :3]) @ (end - head_rest)
+            d_local = rest[:3, :3].T @ (end - head_rest)
             d_now = carried[:3, :3] @ (d_local / np.linalg.norm(d_local))
             turn = _swing(d_now, body[:3, 1])
             carried = carried.copy()
             carried[:3, :3] = turn @ carried[:3, :3]
         aligned[slot] = carried
         out[slot] = (body[:3, :3].T @ carried[:3, :3], body[:3, :3].T @ (carried[:3, 3] - body[:3, 3]))
+    return out
+
+
+def _rigid_inv(m: np.ndarray) -> np.ndarray:
+    """Inverse of rigid transforms (..., 4, 4) — rotation and translation only, as bone matrices
+    are here — without a general (and, batched, slow) matrix inverse."""
+    out = np.zeros_like(m)
+    rt = np.swapaxes(m[..., :3, :3], -1, -2)
+    out[..., :3, :3] = rt
+    out[..., :3, 3] = -np.einsum("...ij,...j->...i", rt, m[..., :3, 3])
+    out[..., 3, 3] = 1.0
     return out
 
 
@@ -204,7 +215,7 @@ def rig_channels(rig, physics, model, frame_qpos, mapping) -> dict:
             b = b.parent
         if b is not None:
             keyed.update(chain)
-    inv_obj = np.linalg.inv(np.array(rig.matrix_world.normalized()))
+    inv_obj = _rigid_inv(np.array(rig.matrix_world.normalized()))
     scale = rig.matrix_world.to_scale()[0]
     root = _root_slot(mapping, rig)
     posed: dict[str, np.ndarray] = {}  # armature-space posed matrices (F, 4, 4)
@@ -217,7 +228,7 @@ def rig_channels(rig, physics, model, frame_qpos, mapping) -> dict:
             parent_posed = posed.get(b.parent.name)
             if parent_posed is None:
                 parent_posed = np.broadcast_to(np.array(rig.pose.bones[b.parent.name].matrix), (nf, 4, 4))
-        offset = rest_local if b.parent is None else np.linalg.inv(np.array(b.parent.matrix_local)) @ rest_local
+        offset = rest_local if b.parent is None else _rigid_inv(np.array(b.parent.matrix_local)) @ rest_local
         if b.name in slot_of:
             slot = slot_of[b.name]
             k = SLOTS.index(slot)
@@ -229,7 +240,7 @@ def rig_channels(rig, physics, model, frame_qpos, mapping) -> dict:
             target = inv_obj @ world  # armature space, unit scale
             target[:, :3, 3] /= scale
             base = offset if parent_posed is None else parent_posed @ offset
-            basis = np.linalg.inv(base) @ target
+            basis = _rigid_inv(base) @ target
             loc = basis[:, :3, 3].copy() if slot == root and not b.use_connect else None
             if loc is None:  # the head follows from the parent's pose
                 basis[:, :3, 3] = 0.0
