@@ -73,10 +73,32 @@ def _fcurve(channelbag, data_path, index, frames, values, group=None):
     return fc
 
 
-def write_action(obj, channels: dict, name: str, frames):
+def rotation_curves(mode: str, quats: np.ndarray) -> tuple[str, np.ndarray]:
+    """The channel (`rotation_quaternion`, `rotation_euler` or `rotation_axis_angle`) and its values
+    (F, 4 or 3) that give rotations `quats` on a bone in rotation mode `mode` — the rig's own mode,
+    so an Euler-keyed rig stays Euler-keyed (Euler angles kept continuous frame to frame)."""
+    from mathutils import Euler, Quaternion
+    if mode == "QUATERNION":
+        return "rotation_quaternion", quats
+    if mode == "AXIS_ANGLE":
+        out = np.empty((len(quats), 4))
+        for f, q in enumerate(quats):
+            axis, angle = Quaternion(q).to_axis_angle()
+            out[f] = (angle, *axis)
+        return "rotation_axis_angle", out
+    out = np.empty((len(quats), 3))
+    previous = Euler((0.0, 0.0, 0.0), mode)
+    for f, q in enumerate(quats):
+        previous = Quaternion(q).to_euler(mode, previous)
+        out[f] = previous
+    return "rotation_euler", out
+
+
+def write_action(obj, channels: dict, name: str, frames, properties: dict | None = None):
     """A new Action (never replacing one: Blender uniquifies the name) for `obj` holding `channels`
-    {bone: (location (F, 3) or None, rotation_quaternion (F, 4))} at `frames`; returns (action,
-    slot, channelbag)."""
+    {bone: (location (F, 3) or None, rotation quaternions (F, 4))} at `frames`, each bone's rotation
+    in its own rotation mode, and `properties` {data path: value} held over the range; returns
+    (action, slot, channelbag)."""
     action = bpy.data.actions.new(name)
     slot = action.slots.new(id_type="OBJECT", name=obj.name)
     strip = action.layers.new("PhysKey").strips.new(type="KEYFRAME")
@@ -87,8 +109,12 @@ def write_action(obj, channels: dict, name: str, frames):
         if loc is not None:
             for i in range(3):
                 _fcurve(bag, f"{base}.location", i, frames, loc[:, i], group)
-        for i in range(4):
-            _fcurve(bag, f"{base}.rotation_quaternion", i, frames, rot[:, i], group)
+        channel, values = rotation_curves(obj.pose.bones[bone].rotation_mode, rot)
+        for i in range(values.shape[1]):
+            _fcurve(bag, f"{base}.{channel}", i, frames, values[:, i], group)
+    ends = np.array([frames[0], frames[-1]]) if len(frames) else np.zeros(0)
+    for path, value in (properties or {}).items():
+        _fcurve(bag, path, 0, ends, np.full(len(ends), value))
     return action, slot, bag
 
 

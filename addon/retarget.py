@@ -199,14 +199,39 @@ def _body_frames(model, frame_qpos, bodies: list[str]) -> tuple[np.ndarray, np.n
     return pos, rot
 
 
-def rig_channels(rig, physics, model, frame_qpos, mapping) -> dict:
-    """Per rig bone: (location (F, 3) or None, rotation_quaternion (F, 4)) putting the mapped bones
-    on their physics bodies; the bones between mapped bones at rest."""
+def mapped_targets(rig, physics, model, frame_qpos, mapping) -> dict[str, np.ndarray]:
+    """Per mapped bone: its armature-space matrix (F, 4, 4; rotation and head, unit scale) at every
+    frame — on its physics body, offset as at the aligned rest."""
     align = alignment(rig, physics, mapping)
     pos, rot = _body_frames(model, frame_qpos, list(SLOTS))
+    inv_obj = _rigid_inv(np.array(rig.matrix_world.normalized()))
+    scale = rig.matrix_world.to_scale()[0]
+    out = {}
+    for k, slot in enumerate(SLOTS):
+        c, p = align[slot]
+        world = np.zeros((len(frame_qpos), 4, 4))
+        world[:, :3, :3] = rot[:, k] @ c
+        world[:, :3, 3] = pos[:, k] + rot[:, k] @ p
+        world[:, 3, 3] = 1.0
+        target = inv_obj @ world
+        target[:, :3, 3] /= scale
+        out[mapping[slot]] = target
+    return out
+
+
+def offset_from_parent(bone) -> np.ndarray:
+    """The bone's rest matrix relative to its parent's (its armature-space rest without a parent)."""
+    rest = np.array(bone.matrix_local)
+    return rest if bone.parent is None else _rigid_inv(np.array(bone.parent.matrix_local)) @ rest
+
+
+def rig_channels(rig, physics, model, frame_qpos, mapping) -> dict:
+    """Per bone of a plain rig (deform bones driven directly): (location (F, 3) or None,
+    rotation (F, 4) quaternions) putting the mapped bones on their physics bodies; the bones
+    between mapped bones at rest."""
+    targets = mapped_targets(rig, physics, model, frame_qpos, mapping)
     nf = len(frame_qpos)
-    slot_of = {bone: slot for slot, bone in mapping.items()}
-    keyed = set(slot_of)
+    keyed = set(targets)
     for bone in list(keyed):  # the chain between mapped bones: welded, held at rest
         b = rig.data.bones[bone].parent
         chain = []
@@ -215,40 +240,26 @@ def rig_channels(rig, physics, model, frame_qpos, mapping) -> dict:
             b = b.parent
         if b is not None:
             keyed.update(chain)
-    inv_obj = _rigid_inv(np.array(rig.matrix_world.normalized()))
-    scale = rig.matrix_world.to_scale()[0]
-    root = _root_slot(mapping, rig)
+    root = mapping[_root_slot(mapping, rig)]
     posed: dict[str, np.ndarray] = {}  # armature-space posed matrices (F, 4, 4)
     out = {}
     for b in rig.data.bones:  # parents before children
-        rest_local = np.array(b.matrix_local)
-        if b.parent is None:
-            parent_posed = None
-        else:
-            parent_posed = posed.get(b.parent.name)
-            if parent_posed is None:
-                parent_posed = np.broadcast_to(np.array(rig.pose.bones[b.parent.name].matrix), (nf, 4, 4))
-        offset = rest_local if b.parent is None else _rigid_inv(np.array(b.parent.matrix_local)) @ rest_local
-        if b.name in slot_of:
-            slot = slot_of[b.name]
-            k = SLOTS.index(slot)
-            c, p = align[slot]
-            world = np.zeros((nf, 4, 4))
-            world[:, :3, :3] = rot[:, k] @ c
-            world[:, :3, 3] = pos[:, k] + rot[:, k] @ p
-            world[:, 3, 3] = 1.0
-            target = inv_obj @ world  # armature space, unit scale
-            target[:, :3, 3] /= scale
-            base = offset if parent_posed is None else parent_posed @ offset
-            basis = _rigid_inv(base) @ target
-            loc = basis[:, :3, 3].copy() if slot == root and not b.use_connect else None
+        if b.name not in keyed:
+            continue
+        parent_posed = None if b.parent is None else posed.get(b.parent.name)
+        if b.parent is not None and parent_posed is None:  # above the mapping: as the animator posed it
+            parent_posed = np.broadcast_to(np.array(rig.pose.bones[b.parent.name].matrix), (nf, 4, 4))
+        base = offset_from_parent(b) if parent_posed is None else parent_posed @ offset_from_parent(b)
+        if b.name in targets:
+            basis = _rigid_inv(base) @ targets[b.name]
+            loc = basis[:, :3, 3].copy() if b.name == root and not b.use_connect else None
             if loc is None:  # the head follows from the parent's pose
                 basis[:, :3, 3] = 0.0
-            out[b.name] = (loc, _quats(basis[:, :3, :3]))
+            out[b.name] = (loc, quaternions(basis[:, :3, :3]))
             posed[b.name] = base @ basis
-        elif b.name in keyed:
+        else:
             out[b.name] = (None, np.tile([1.0, 0.0, 0.0, 0.0], (nf, 1)))
-            posed[b.name] = offset if parent_posed is None else parent_posed @ offset
+            posed[b.name] = base
     return out
 
 
@@ -258,23 +269,28 @@ def _root_slot(mapping, rig) -> str:
     return min(SLOTS, key=lambda s: (depth[s], SLOTS.index(s)))
 
 
-def _quats(rot: np.ndarray) -> np.ndarray:
+def quaternions(rot: np.ndarray) -> np.ndarray:
+    """Unit quaternions (F, 4) of rotation matrices (F, 3, 3), continuous frame to frame."""
     from .bake import continuous_quaternions
     return continuous_quaternions(np.array([list(Matrix(m.tolist()).to_quaternion()) for m in rot]))
 
 
 def bake_onto_rig(rig, physics, model, frame_times, frame_qpos, name: str, frame_start: int, fps: float):
-    """A new Action on the animator's rig with the solved motion (the rig's current action is kept
-    with a fake user, never edited); returns (action, slot)."""
+    """A new Action on the animator's rig with the solved motion, each bone keyed in its own rotation
+    mode (the rig's current action is kept with a fake user, never edited); returns (action, slot)."""
     from .bake import assign, write_action
+    from .rigify_bake import is_rigify_generated, rigify_channels
     mapping = mapping_of(rig)
-    channels = rig_channels(rig, physics, model, np.asarray(frame_qpos, float), mapping)
+    frame_qpos = np.asarray(frame_qpos, float)
+    if is_rigify_generated(rig):
+        channels, switches = rigify_channels(rig, mapped_targets(rig, physics, model, frame_qpos, mapping))
+    else:
+        channels, switches = rig_channels(rig, physics, model, frame_qpos, mapping), {}
     current = rig.animation_data.action if rig.animation_data else None
     if current is not None:
         current.use_fake_user = True
-    action, slot, _ = write_action(rig, channels, name, frame_start + np.asarray(frame_times, float) * fps)
+    action, slot, _ = write_action(rig, channels, name, frame_start + np.asarray(frame_times, float) * fps,
+                                   properties=switches)
     action.use_fake_user = True
-    for bone in channels:
-        rig.pose.bones[bone].rotation_mode = "QUATERNION"
     assign(rig, action, slot)
     return action, slot

@@ -27,6 +27,8 @@ def rigs():
     basic = bpy.context.active_object
     basic.location = (2.0, 1.0, 0.0)  # anywhere in the scene, turned to face +X
     basic.rotation_euler = (0.0, 0.0, 1.2)
+    for k, pb in enumerate(basic.pose.bones):  # an animator's rotation modes, kept by the bake
+        pb.rotation_mode = ("XYZ", "ZXY", "AXIS_ANGLE", "QUATERNION")[k % 4]
     bpy.ops.object.armature_human_metarig_add()
     human = bpy.context.active_object
     human.location = (-2.0, 0.0, 0.0)
@@ -100,7 +102,7 @@ def _motion(model, n, seed=0):
     return q
 
 
-@pytest.mark.parametrize("name", ["basic human", "mixamo"])
+@pytest.mark.parametrize("name", ["basic human", "rigify generated", "mixamo"])
 def test_baked_motion_puts_every_mapped_bone_head_on_its_body(rigs, name):
     bpy, module, by_name = rigs
     rig = by_name[name]
@@ -120,7 +122,9 @@ def test_baked_motion_puts_every_mapped_bone_head_on_its_body(rigs, name):
         limb = slot.rsplit("_", 1)[0] in ("thigh", "shin", "foot", "upper_arm", "lower_arm", "hand")
         marks[slot] = np.zeros(3) if limb else np.array(rest.to_3x3().normalized().transposed() @
                                                          (head - rest.to_translation()))
+    modes = {pb.name: pb.rotation_mode for pb in rig.pose.bones}
     retarget.bake_onto_rig(rig, physics, model, times, qpos, "own rig test", 1, fps)
+    assert modes == {pb.name: pb.rotation_mode for pb in rig.pose.bones}  # keyed in the rig's own modes
     data = mujoco.MjData(model)
     worst, offsets = 0.0, {}
     for k in range(0, n, 3):
@@ -139,6 +143,17 @@ def test_baked_motion_puts_every_mapped_bone_head_on_its_body(rigs, name):
             first = offsets.setdefault(slot, offset)
             np.testing.assert_allclose(offset, first, atol=1e-5, err_msg=f"{name} {bone} frame {k}")
     print(f"{name}: worst head error {worst * 1000:.4f} mm")
+    paths = {fc.data_path for fc in rig.animation_data.action.layers[0].strips[0].channelbags[0].fcurves}
+    keyed = {p.split('"')[1] for p in paths if p.startswith("pose.bones")}
+    if name == "rigify generated":  # on the controls an animator keys, in FK, never on the mechanism
+        assert {'pose.bones["thigh_parent.L"]["IK_FK"]', 'pose.bones["upper_arm_parent.R"]["IK_FK"]'} <= paths
+        assert "thigh_fk.L" in keyed and "torso" in keyed
+        assert not [b for b in keyed if b.startswith(("ORG-", "DEF-", "MCH-"))]
+        for deform in ("DEF-thigh.L", "DEF-shin.R", "DEF-upper_arm.L", "DEF-spine.001"):  # the mesh follows
+            org = "ORG-" + deform[4:]
+            assert (rig.pose.bones[deform].head - rig.pose.bones[org].head).length < 1e-4
+    else:  # fingers, toes and face keep the animator's pose: not keyed
+        assert not [b for b in keyed if any(k in b.lower() for k in ("toe", "index", "heel", "breast", "face"))]
 
 
 def test_solve_and_keep_bake_onto_the_animators_rig(rigs):
@@ -217,7 +232,7 @@ def test_a_mapping_fixed_by_hand_is_checked(rigs):
     assert bpy.ops.physkey.character_from_rig() == {"FINISHED"}
 
 
-@pytest.mark.parametrize("name", ["basic human", "mixamo"])
+@pytest.mark.parametrize("name", ["basic human", "rigify generated", "mixamo"])
 def test_bake_of_1000_frames_onto_a_rig_takes_under_two_seconds(rigs, name):
     import time
     bpy, module, by_name = rigs

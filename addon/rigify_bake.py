@@ -1,0 +1,115 @@
+"""Baking onto a rig Rigify generated: through its controls, as Rigify's own bake tools do.
+
+A generated rig's deform and ORG bones follow its controls through constraints, so keys on them do
+nothing; the motion goes on the controls an animator would key. `torso` carries the root motion
+(rigid with the pelvis); the spine's tweak controls put each ORG spine bone where its physics body
+is (the pelvis, the lower back, the chest, the upper chest welded to the chest); `neck` stays
+welded to the upper chest and `head` turns with the physics head; each limb goes on its FK controls
+(`thigh_fk`, `shin_fk`, `foot_fk`, `upper_arm_fk`, `forearm_fk`, `hand_fk`), with the limbs' IK/FK
+switches keyed to FK and `head_follow` keyed to 1 (the head follows the neck) over the baked range.
+
+The bones between a control and its parent control (Rigify's MCH mechanism) are rigid with the
+nearest keyed control above them when every control is keyed as here; their offsets are measured
+once, with the rig evaluated in that configuration, and the animator's pose is put back after.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+SIDES = ("L", "R")
+SWITCHES = [f'pose.bones["{limb}_parent.{s}"]["IK_FK"]' for limb in ("thigh", "upper_arm") for s in SIDES] + [
+    'pose.bones["torso"]["head_follow"]']
+# control → the ORG bone it puts in place
+_TRUNK = [("torso", "ORG-spine"), ("tweak_spine", "ORG-spine"), ("tweak_spine.001", "ORG-spine.001"),
+          ("tweak_spine.002", "ORG-spine.002"), ("tweak_spine.003", "ORG-spine.003"), ("neck", "ORG-spine.004"),
+          ("head", "ORG-spine.006")]
+_LIMBS = [(f"{fk}_fk.{s}", f"ORG-{org}.{s}") for s in SIDES for fk, org in (
+    ("thigh", "thigh"), ("shin", "shin"), ("foot", "foot"), ("upper_arm", "upper_arm"), ("forearm", "forearm"),
+    ("hand", "hand"))]
+CONTROLS = _TRUNK + _LIMBS
+SPINE = [f"ORG-spine{suffix}" for suffix in ("", ".001", ".002", ".003", ".004", ".005", ".006")]
+_LOCATED = {"torso", "tweak_spine", "tweak_spine.001", "tweak_spine.002", "tweak_spine.003", "neck", "head"}
+
+
+def is_rigify_generated(rig) -> bool:
+    """A rig Rigify generated (its data carries Rigify's `rig_id`) with the controls baked onto."""
+    bones = rig.data.bones
+    return bool(rig.data.get("rig_id")) and all(c in bones and o in bones for c, o in CONTROLS)
+
+
+def _rest(rig, name) -> np.ndarray:
+    return np.array(rig.data.bones[name].matrix_local)
+
+
+def _inv(m: np.ndarray) -> np.ndarray:
+    from .retarget import _rigid_inv
+    return _rigid_inv(m)
+
+
+def _evaluated_with_controls_at_rest(rig) -> dict[str, np.ndarray]:
+    """Armature-space matrices of every bone with the baked controls at rest and the switches as
+    the bake keys them; the rig's pose and switches are put back."""
+    import bpy
+    saved = {pb.name: pb.matrix_basis.copy() for pb in rig.pose.bones}
+    switches = {path: rig.path_resolve(path) for path in SWITCHES}
+    action = rig.animation_data.action if rig.animation_data else None
+    if action is not None:
+        rig.animation_data.action = None  # its curves would override the pose set here
+    try:
+        for control, _ in CONTROLS:
+            rig.pose.bones[control].matrix_basis.identity()
+        for path in SWITCHES:
+            _set_path(rig, path, 1.0)
+        bpy.context.view_layer.update()
+        return {pb.name: np.array(pb.matrix) for pb in rig.pose.bones}
+    finally:
+        for name, basis in saved.items():
+            rig.pose.bones[name].matrix_basis = basis
+        for path, value in switches.items():
+            _set_path(rig, path, value)
+        if action is not None:
+            rig.animation_data.action = action
+        bpy.context.view_layer.update()
+
+
+def _set_path(rig, path: str, value) -> None:
+    owner, _, key = path.rpartition("[")
+    rig.path_resolve(owner)[key.strip('"]')] = value
+
+
+def rigify_channels(rig, targets: dict[str, np.ndarray]) -> tuple[dict, dict]:
+    """({control: (location (F, 3) or None, rotation quaternions (F, 4))}, {switch path: value})
+    putting the mapped ORG bones on their `targets` (armature space, F × 4 × 4)."""
+    from .retarget import offset_from_parent, quaternions
+    evaluated = _evaluated_with_controls_at_rest(rig)
+    goal = dict(targets)
+    for k, org in enumerate(SPINE):  # spine bones welded in the physics character: rigid with the one below
+        if org not in goal and k > 0:
+            below = SPINE[k - 1]
+            goal[org] = goal[below] @ _inv(_rest(rig, below)) @ _rest(rig, org)
+    nf = len(next(iter(goal.values())))
+    keyed = {c for c, _ in CONTROLS}
+    posed: dict[str, np.ndarray] = {}
+    out = {}
+    for control, org in sorted(CONTROLS, key=lambda c: len(rig.data.bones[c[0]].parent_recursive)):
+        # where the control must be for its ORG bone to be on target (the torso: rigid with the pelvis)
+        target = goal[org] @ _inv(_rest(rig, org)) @ _rest(rig, control)
+        bone = rig.data.bones[control]
+        parent = bone.parent
+        anchor = parent
+        while anchor is not None and anchor.name not in keyed:
+            anchor = anchor.parent
+        if parent is None:
+            parent_posed = np.broadcast_to(np.eye(4), (nf, 4, 4))
+        elif anchor is None:
+            parent_posed = np.broadcast_to(evaluated[parent.name], (nf, 4, 4))
+        else:
+            parent_posed = posed[anchor.name] @ _inv(evaluated[anchor.name]) @ evaluated[parent.name]
+        base = offset_from_parent(bone) if parent is None else parent_posed @ offset_from_parent(bone)
+        basis = _inv(base) @ target
+        loc = basis[:, :3, 3].copy() if control in _LOCATED and not bone.use_connect else None
+        if loc is None:
+            basis[:, :3, 3] = 0.0
+        out[control] = (loc, quaternions(basis[:, :3, :3]))
+        posed[control] = base @ basis
+    return out, {path: 1.0 for path in SWITCHES}
