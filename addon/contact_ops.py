@@ -111,18 +111,30 @@ class PHYSKEY_OT_add_pair(bpy.types.Operator):
             self.report({"ERROR"}, "no contact keyframe selected: add one first")
             return {"CANCELLED"}
         arm = active_character(context)
-        bone = arm.data.bones.active if arm is not None else None
+        own = context.active_object if arm is not None and arm.physkey.animator_rig == context.active_object \
+            else None  # the animator's own rig: its bone, translated onto the physics body
+        source = own or arm
+        bone = source.data.bones.active if source is not None else None
         if bone is None:
             self.report({"ERROR"}, "no active bone: select a bone of the character")
             return {"CANCELLED"}
         cursor = np.array(context.scene.cursor.location)
-        pb = arm.pose.bones[bone.name]
-        world = arm.matrix_world @ pb.matrix
+        pb = source.pose.bones[bone.name]
+        world = source.matrix_world @ pb.matrix
         head = np.array(world.to_translation())
         tail = np.array(world @ Vector((0.0, bone.length, 0.0)))
         point = _nearest_on_segment(head, tail, cursor)
-        local1 = np.array(world.normalized().inverted() @ Vector(point))  # world units, bone frame
-        others = [o for o in context.selected_objects if o != arm and o.type != "ARMATURE"]
+        if own is not None:
+            from .retarget import to_body_frame
+            try:
+                body1, local1 = to_body_frame(own, arm, bone.name, point)
+            except ValueError as e:
+                self.report({"ERROR"}, str(e))
+                return {"CANCELLED"}
+        else:
+            body1 = bone.name
+            local1 = np.array(world.normalized().inverted() @ Vector(point))  # world units, bone frame
+        others = [o for o in context.selected_objects if o not in (arm, own) and o.type != "ARMATURE"]
         target, body2 = None, "world"
         if others:
             target = others[0].parent if others[0].parent is not None and others[0].parent.physkey.is_body \
@@ -130,8 +142,9 @@ class PHYSKEY_OT_add_pair(bpy.types.Operator):
             body2 = target.name
         local2 = cursor if target is None else np.array(target.matrix_world.normalized().inverted() @ Vector(cursor))
         pair = items[i].pairs.add()
-        pair.body1, pair.pos1, pair.body2, pair.pos2 = bone.name, local1, body2, local2
-        self.report({"INFO"}, f"Pair: {bone.name} ↔ {body2}")
+        pair.body1, pair.pos1, pair.body2, pair.pos2 = body1, local1, body2, local2
+        self.report({"INFO"}, f"Pair: {bone.name} ↔ {body2}" if body1 == bone.name else
+                    f"Pair: {bone.name} (the physics {body1}) ↔ {body2}")
         return {"FINISHED"}
 
 

@@ -294,3 +294,93 @@ def bake_onto_rig(rig, physics, model, frame_times, frame_qpos, name: str, frame
     action.use_fake_user = True
     assign(rig, action, slot)
     return action, slot
+
+
+# ------------------------------------------------------------------------------------------------
+# Poses between the animator's rig and its physics humanoid
+
+def linked_physics(rig):
+    """The physics humanoid made from `rig` (None when it has none, or `rig` is not an animator's rig)."""
+    if rig is None or rig.type != "ARMATURE" or rig.physkey.is_character:
+        return None
+    import bpy
+    return next((o for o in bpy.data.objects if o.physkey.is_character and o.physkey.animator_rig == rig), None)
+
+
+def body_of(rig, bone_name: str, mapping: dict[str, str]) -> str:
+    """The physics body a bone of the rig belongs to: its slot, or its nearest mapped ancestor's
+    (a finger belongs to the hand); ValueError for a bone above the mapping."""
+    slot_of = {bone: slot for slot, bone in mapping.items()}
+    b = rig.data.bones[bone_name]
+    while b is not None and b.name not in slot_of:
+        b = b.parent
+    if b is None:
+        raise ValueError(f"bone '{bone_name}' is not part of the humanoid (it is above the pelvis "
+                         f"'{mapping['pelvis']}'): pick a bone of the body")
+    return slot_of[b.name]
+
+
+def to_body_frame(rig, physics, bone_name: str, point_world) -> tuple[str, np.ndarray]:
+    """(body, the point in that body's frame) for a world point on the rig's bone as posed now."""
+    mapping = mapping_of(rig)
+    slot = body_of(rig, bone_name, mapping)
+    c, p = alignment(rig, physics, mapping)[slot]
+    m = rig.matrix_world @ rig.pose.bones[mapping[slot]].matrix
+    frame = np.array(m.normalized())
+    frame[:3, 3] = np.array(m.to_translation())
+    local = _rigid_inv(frame) @ np.append(np.asarray(point_world, float), 1.0)
+    return slot, c @ local[:3] + p
+
+
+def pose_physics_from_rig(rig, physics) -> None:
+    """Pose the physics humanoid as the rig is posed now: each body where its mapped bone says (the
+    root's position too); `rig.qpos_from_pose` then projects the bodies' turns onto their hinges."""
+    import bpy
+    mapping = mapping_of(rig)
+    align = alignment(rig, physics, mapping)
+    inv_obj = _rigid_inv(np.array(physics.matrix_world.normalized()))
+    world = {}
+    for slot, (c, p) in align.items():
+        m = rig.matrix_world @ rig.pose.bones[mapping[slot]].matrix
+        bone = np.array(m.normalized())
+        bone[:3, 3] = np.array(m.to_translation())
+        to_bone = np.eye(4)
+        to_bone[:3, :3], to_bone[:3, 3] = c, p
+        world[slot] = inv_obj @ bone @ _rigid_inv(to_bone)  # the body's frame, physics armature space
+    posed: dict[str, np.ndarray] = {}
+    for pb in physics.pose.bones:  # parents first
+        b = pb.bone
+        offset = offset_from_parent(b)
+        base = offset if b.parent is None else posed[b.parent.name] @ offset
+        target = world.get(b.name, base)
+        basis = _rigid_inv(base) @ target
+        if b.parent is not None:
+            basis[:3, 3] = 0.0
+        pb.rotation_mode = "QUATERNION"
+        pb.location = basis[:3, 3]
+        pb.rotation_quaternion = quaternions(basis[None, :3, :3])[0]
+        posed[b.name] = base @ basis
+    bpy.context.view_layer.update()
+
+
+def pose_rig_from_qpos(rig, physics, model, qpos) -> dict:
+    """Pose the rig at the physics configuration `qpos` (as a bake's single frame would); returns the
+    channels set, {bone: (location or None, quaternion)}."""
+    from .bake import rotation_curves
+    from .rigify_bake import is_rigify_generated, rigify_channels
+    mapping = mapping_of(rig)
+    q = np.asarray(qpos, float)[None]
+    if is_rigify_generated(rig):
+        from .rigify_bake import set_path
+        channels, switches = rigify_channels(rig, mapped_targets(rig, physics, model, q, mapping))
+        for path, value in switches.items():
+            set_path(rig, path, value)
+    else:
+        channels = rig_channels(rig, physics, model, q, mapping)
+    for name, (loc, rot) in channels.items():
+        pb = rig.pose.bones[name]
+        if loc is not None:
+            pb.location = loc[0]
+        channel, values = rotation_curves(pb.rotation_mode, rot)
+        setattr(pb, channel, values[0])
+    return channels

@@ -59,20 +59,21 @@ def _evaluated_with_controls_at_rest(rig) -> dict[str, np.ndarray]:
         for control, _ in CONTROLS:
             rig.pose.bones[control].matrix_basis.identity()
         for path in SWITCHES:
-            _set_path(rig, path, 1.0)
+            set_path(rig, path, 1.0)
         bpy.context.view_layer.update()
         return {pb.name: np.array(pb.matrix) for pb in rig.pose.bones}
     finally:
         for name, basis in saved.items():
             rig.pose.bones[name].matrix_basis = basis
         for path, value in switches.items():
-            _set_path(rig, path, value)
+            set_path(rig, path, value)
         if action is not None:
             rig.animation_data.action = action
         bpy.context.view_layer.update()
 
 
-def _set_path(rig, path: str, value) -> None:
+def set_path(rig, path: str, value) -> None:
+    """Set the custom property at `path` (e.g. 'pose.bones["thigh_parent.L"]["IK_FK"]')."""
     owner, _, key = path.rpartition("[")
     rig.path_resolve(owner)[key.strip('"]')] = value
 

@@ -12,9 +12,15 @@ _jobs: dict = {}  # scene.session_uid → the running SolveJob (or a stand-in wi
 
 
 def active_character(context):
-    """The active armature, else the scene's only PhysKey character; None when neither."""
+    """The active armature (for the animator's own rig, the physics humanoid made from it), else the
+    scene's only PhysKey character; None when neither."""
     obj = context.active_object
     if obj is not None and obj.type == "ARMATURE":
+        if not obj.physkey.is_character:
+            linked = next((o for o in context.scene.objects
+                           if o.physkey.is_character and o.physkey.animator_rig == obj), None)
+            if linked is not None:
+                return linked
         return obj
     found = [o for o in context.scene.objects if o.type == "ARMATURE" and o.physkey.is_character]
     return found[0] if len(found) == 1 else None

@@ -28,8 +28,12 @@ def extract_scene(context, warn=None):
                       environment=Environment(floor=True, bodies=bodies),
                       initial_pose=Pose(root_pos=root.pos, root_quat=root.quat))
     check_references(scene)
-    # The motion starts from the pose the rig shows now, not from its rest pose.
+    # The motion starts from the pose the rig shows now, not from its rest pose (the animator's own
+    # rig's pose, where the character was made from one).
     import mujoco
+    if obj.physkey.animator_rig is not None:
+        from .retarget import pose_physics_from_rig
+        pose_physics_from_rig(obj.physkey.animator_rig, obj)
 
     from ..solver.mjcf import compile_spec, scene_to_spec
     model = compile_spec(scene_to_spec(scene))
@@ -165,6 +169,9 @@ def pose_keyframes_from_action(context, scene_desc) -> list[dict]:
     try:
         for i, key in enumerate(keys):
             scene.frame_set(key.frame)
+            if obj.physkey.animator_rig is not None:  # keyed on the animator's own rig
+                from .retarget import pose_physics_from_rig
+                pose_physics_from_rig(obj.physkey.animator_rig, obj)
             q = qpos_from_pose(obj, model)
             item = {"name": f"frame_{key.frame}", "root_pos": [float(v) for v in q[root:root + 3]],
                     "root_quat": [float(v) for v in q[root + 3:root + 7]], "weight": key.weight,
@@ -202,7 +209,7 @@ def sync_pose_keys(scene, obj) -> None:
     """Make `scene.physkey.pose_keys` list exactly the action's keyed frames, keeping the weight and
     timing already set for frames that stay keyed (new frames: weight 1, fixed time)."""
     keys = scene.physkey.pose_keys
-    frames = keyed_frames(obj)
+    frames = keyed_frames(obj.physkey.animator_rig or obj)  # the animator's own rig holds the keys
     known = {k.frame: (k.weight, k.free, k.range_min, k.range_max) for k in keys}
     keys.clear()
     for f in frames:

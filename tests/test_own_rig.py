@@ -246,3 +246,66 @@ def test_bake_of_1000_frames_onto_a_rig_takes_under_two_seconds(rigs, name):
     elapsed = time.perf_counter() - start
     print(f"{name}: 1000 frames onto {len(action.layers[0].strips[0].channelbags[0].groups)} bones in {elapsed:.3f} s")
     assert elapsed < 2.0
+
+
+def _fresh_mixamo_with_physics(bpy, module):
+    rig = _mixamo(bpy)
+    _select(bpy, rig)
+    assert bpy.ops.physkey.character_from_rig() == {"FINISHED"}
+    _select(bpy, rig)  # the animator works on their own rig
+    return rig, next(o for o in bpy.data.objects if o.physkey.animator_rig == rig)
+
+
+def test_pose_keys_and_contact_pairs_are_authored_on_the_animators_bones(rigs):
+    """Keyed poses and Add Pair on the animator's rig reach the solver as the physics humanoid's: a
+    knee bent on the rig is the physics knee bent (its shin's origin where the rig's knee is,
+    MuJoCo forward kinematics), and a pair on a finger is a pair on the physics hand at that point."""
+    from mathutils import Quaternion, Vector
+    bpy, module, _ = rigs
+    taskio = addon(module, "taskio")
+    retarget = addon(module, "retarget")
+    rig, physics = _fresh_mixamo_with_physics(bpy, module)
+    scene = bpy.context.scene
+    props = scene.physkey
+    props.method = "assist"
+    rig.animation_data_create()
+    rig.animation_data.action = bpy.data.actions.new("keys")
+    for frame, bend in ((1, 0.0), (20, 0.9)):
+        scene.frame_set(frame)
+        for side in ("Left", "Right"):
+            pb = rig.pose.bones[f"mixamorig:{side}UpLeg"]
+            pb.rotation_mode = "QUATERNION"
+            pb.rotation_quaternion = Quaternion((1.0, 0.0, 0.0), -bend)  # thigh forward (the rig's X: left)
+            pb.keyframe_insert("rotation_quaternion", frame=frame)
+    assert bpy.ops.physkey.sync_pose_keys() == {"FINISHED"}
+    assert [k.frame for k in props.pose_keys] == [1, 20]
+    scene_desc = taskio.extract_scene(bpy.context)
+    keyframes = taskio.pose_keyframes_from_action(bpy.context, scene_desc)
+    assert len(keyframes) == 2
+    assert keyframes[1]["time"] == pytest.approx(19 / (scene.render.fps / scene.render.fps_base), abs=1e-6)
+    from solver import mjcf
+    model = mujoco.MjModel.from_xml_string(mjcf.scene_to_xml(scene_desc))
+    data = mujoco.MjData(model)
+    bent = keyframes[1]
+    assert bent["joints"]["hip_y_left"] < -0.7  # flexed, in the physics humanoid's own terms
+    data.qpos[:3], data.qpos[3:7] = bent["root_pos"], bent["root_quat"]
+    for joint, angle in bent["joints"].items():
+        data.qpos[model.jnt_qposadr[model.joint(joint).id]] = angle
+    mujoco.mj_kinematics(model, data)
+    scene.frame_set(20)
+    knee = np.array(rig.matrix_world @ rig.pose.bones["mixamorig:LeftLeg"].head)
+    assert np.linalg.norm(data.xpos[model.body("shin_left").id] - knee) < 0.01
+    # a pair on a finger is on the physics hand, at the same point in the world
+    scene.frame_set(1)
+    props.method = "contact"
+    bpy.ops.physkey.contact_keyframe_edit(action="ADD")
+    finger = rig.data.bones["mixamorig:LeftHandIndex1"]
+    rig.data.bones.active = finger
+    tip = rig.matrix_world @ rig.pose.bones[finger.name].tail
+    scene.cursor.location = tip + Vector((0.0, 0.0, 0.05))
+    assert bpy.ops.physkey.add_pair() == {"FINISHED"}
+    pair = props.contact_keyframes[props.active_contact_keyframe].pairs[-1]
+    assert pair.body1 == "hand_left"
+    retarget.pose_physics_from_rig(rig, physics)
+    hand = physics.matrix_world @ physics.pose.bones["hand_left"].matrix
+    assert (hand @ Vector(pair.pos1) - tip).length < 1e-4
