@@ -57,18 +57,36 @@ def build_furniture(context, environment) -> list:
     return created
 
 
-def build_scene_objects(context, scene):
-    """Furniture, the character's rig with its meshes, posed at the scene's initial pose; returns
-    (armature object, compiled model of the scene)."""
+def build_scene_objects(context, scene, physics=None):
+    """Furniture, the character's rig with its meshes (or `physics`, a physics humanoid made from
+    the animator's rig, which then takes the scene's character), posed at the scene's initial pose;
+    returns (armature object, compiled model of the scene)."""
     from ..solver.mjcf import compile_spec, initial_qpos, scene_to_spec
     if context.mode != "OBJECT":
         bpy.ops.object.mode_set(mode="OBJECT")
     build_furniture(context, scene.environment)
-    obj = build_armature(context, scene.character, scene.character.name)
-    add_bone_shapes(context, obj, character_material())
+    if physics is None:
+        obj = build_armature(context, scene.character, scene.character.name)
+        add_bone_shapes(context, obj, character_material())
+    else:
+        obj = physics
     model = compile_spec(scene_to_spec(scene))
     pose_from_qpos(obj, model, initial_qpos(scene, model))
     return obj, model
+
+
+def _own_rig_physics(context):
+    """With the animator's own rig selected: the physics humanoid made from it (made now if it has
+    none); None otherwise."""
+    rig = context.active_object
+    if rig is None or rig.type != "ARMATURE" or rig.physkey.is_character:
+        return None
+    from .retarget import linked_physics, make_physics_character
+    physics = linked_physics(rig)
+    if physics is None:
+        physics, _ = make_physics_character(context, rig)
+        add_bone_shapes(context, physics, character_material())
+    return physics
 
 
 def _select_only(context, obj) -> None:
@@ -86,12 +104,18 @@ def load(context, name: str):
         raise ValueError(f"no preset '{name}' (have: {', '.join(names)})")
     task = load_task(task_path(name))
     scene = build_scene(task.scene)
+    physics = _own_rig_physics(context)
+    if physics is not None:  # the preset on the animator's own character, rested on the furniture
+        from ..solver.rest import rest_pose
+        from .rig import read_character
+        scene.character = read_character(physics)
+        scene.initial_pose = rest_pose(scene)
     pose_kfs = None
     if task.method == "assist":  # pose it at its first pose keyframe, where the assist method starts
         from ..solver.pose_keyframes import resolve, scene_at_first_pose
         _, pose_kfs = resolve(task.keyframes, scene)
         scene = scene_at_first_pose(scene, pose_kfs)
-    obj, model = build_scene_objects(context, scene)
+    obj, model = build_scene_objects(context, scene, physics)
     props = context.scene.physkey
     props.preset, props.method = name, task.method
     settings_to_scene(props, task.method, task.settings)
@@ -103,8 +127,38 @@ def load(context, name: str):
     elif pose_kfs is not None:
         fps = context.scene.render.fps / context.scene.render.fps_base
         key_pose_keyframes(context, obj, model, pose_kfs, task.keyframes, fps, context.scene.frame_start)
+    rig = obj.physkey.animator_rig
+    if rig is not None:
+        _pose_own_rig(context, rig, obj, model)
+        _select_only(context, rig)
+        return rig
     _select_only(context, obj)
     return obj
+
+
+def _pose_own_rig(context, rig, physics, model) -> None:
+    """The animator's rig posed as the physics humanoid is — at each keyed pose (keyed on the rig,
+    where the animator edits them) or, without keys, at the start."""
+    from .retarget import pose_rig_from_qpos
+    from .rig import qpos_from_pose
+    scene = context.scene
+    keys = sorted(k.frame for k in scene.physkey.pose_keys)
+    if keys:
+        rig.animation_data_create()
+        rig.animation_data.action = bpy.data.actions.new(f"{scene.name} keys ({rig.name})")
+    for frame in keys or [scene.frame_current]:
+        scene.frame_set(frame)
+        for name, (loc, _) in pose_rig_from_qpos(rig, physics, model, qpos_from_pose(physics, model)).items():
+            if not keys:
+                continue
+            pb = rig.pose.bones[name]
+            if loc is not None:
+                pb.keyframe_insert("location", frame=frame)
+            channel = {"QUATERNION": "rotation_quaternion", "AXIS_ANGLE": "rotation_axis_angle"}.get(
+                pb.rotation_mode, "rotation_euler")
+            pb.keyframe_insert(channel, frame=frame)
+    if keys:
+        scene.frame_set(keys[0])
 
 
 def import_mjcf(context, path: str, warn):

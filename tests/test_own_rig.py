@@ -309,3 +309,27 @@ def test_pose_keys_and_contact_pairs_are_authored_on_the_animators_bones(rigs):
     retarget.pose_physics_from_rig(rig, physics)
     hand = physics.matrix_world @ physics.pose.bones["hand_left"].matrix
     assert (hand @ Vector(pair.pos1) - tip).length < 1e-4
+
+
+def test_a_preset_loads_onto_the_animators_rig(rigs):
+    """Load Scene Preset with the animator's rig selected: the physics humanoid made from it sits in
+    the armchair, rested (no overlap over 2 mm), and the rig is posed on it."""
+    bpy, module, _ = rigs
+    rig = _mixamo(bpy)
+    _select(bpy, rig)
+    assert bpy.ops.physkey.load_preset(preset="armchair_stand_sit_stand") == {"FINISHED"}
+    assert bpy.context.active_object == rig
+    physics = next(o for o in bpy.data.objects if o.physkey.animator_rig == rig)
+    model = _model(bpy, module, physics)
+    data = mujoco.MjData(model)
+    mujoco.mj_resetDataKeyframe(model, data, 0)
+    mujoco.mj_forward(model, data)
+    assert max([-c.dist for c in data.contact[: data.ncon]] + [0.0]) < 0.0025
+    touching = {model.geom(g).name for c in data.contact[: data.ncon] for g in c.geom if c.dist < 0.003}
+    assert "butt" in touching or "thigh_left" in touching  # seated, not floating
+    retarget = addon(module, "retarget")
+    for slot in ("thigh_right", "shin_left", "hand_right"):  # limbs start at the physics limbs' origins
+        bone = retarget.mapping_of(rig)[slot]
+        got = rig.matrix_world @ rig.pose.bones[bone].head
+        assert (got - physics.matrix_world @ physics.pose.bones[slot].head).length < 1e-3, slot
+    assert len(bpy.context.scene.physkey.contact_keyframes) > 0
