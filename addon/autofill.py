@@ -1,9 +1,14 @@
-"""Auto-fill: physics for an ordinary armature, guessed from what the rig already says.
+"""Auto-fill: physics for an ordinary armature (a lamp, a quadruped: humanoids are better served by
+Make Physics Character), guessed from what the rig already says.
 
-Each bone gets a capsule along it (radius from its envelope, else 12% of its length, density of
-water), hinges about the bone's own X/Y/Z axes limited as its Limit Rotation constraint (in Local
-space) says (±90° where it says nothing), strength from the mass it carries, and a body-part group from its name.
-Bones that already have physics are left alone. Returns what it guessed, for the report.
+Each deform bone gets a capsule along it (radius from its envelope, else 12% of its length, density
+of water), hinges about the bone's own X/Y/Z axes limited as its Limit Rotation constraint (in Local
+space) says (±90° where it says nothing), strength from the mass it carries, and a body-part group
+from its name. Made safe to simulate: bones that do not deform and mechanism bones (`MCH-`, IK
+targets, poles…) get nothing (welded, massless); tiny bones (under 4% of the rig's size: fingers,
+face) get a capsule but no joint (welded to their parent); bones whose capsules overlap at rest
+never collide with each other (MuJoCo would otherwise push them apart violently in the first step).
+Bones that already have physics are left alone. Returns what it did, for the report.
 """
 from __future__ import annotations
 
@@ -13,6 +18,7 @@ from ..solver.mjcf import guess_group
 
 DENSITY = 1000.0
 STRENGTH_PER_KG = 20.0  # N·m of joint strength per kg carried (the humanoid's hips: ≈ 15–20)
+TINY = 0.04  # a bone shorter than this fraction of the rig's size is welded (fingers, face)
 
 
 def _capsule_radius(bone) -> float:
@@ -35,6 +41,37 @@ def _limits(pose_bone):
     return [(2, -math.pi / 2, math.pi / 2), (1, -math.pi / 2, math.pi / 2), (0, -math.pi / 2, math.pi / 2)], False
 
 
+def _mechanism(bone) -> bool:
+    from .humanoid_map import is_helper
+    return not bone.use_deform or bone.name.startswith(("MCH-", "WGT-", "ORG-")) or is_helper(bone.name)
+
+
+def _rig_size(obj) -> float:
+    points = [p for b in obj.data.bones for p in (b.head_local, b.tail_local)]
+    return max(max(p[i] for p in points) - min(p[i] for p in points) for i in range(3))
+
+
+def _overlapping_at_rest(obj) -> list[tuple[str, str]]:
+    """Pairs of bones whose shapes touch or overlap in the rest pose (MuJoCo's collision check)."""
+    import mujoco
+
+    from ..solver.mjcf import compile_spec, scene_to_spec
+    from ..solver.scene import SCHEMA_VERSION, Environment, SceneDesc
+    from .rig import read_character
+    character = read_character(obj)
+    character.exclude_contacts = []
+    model = compile_spec(scene_to_spec(SceneDesc(schema_version=SCHEMA_VERSION, name="rest", character=character,
+                                                 environment=Environment(floor=False))))
+    data = mujoco.MjData(model)
+    mujoco.mj_forward(model, data)
+    pairs = set()
+    for c in data.contact[: data.ncon]:
+        if c.dist < 0.002:
+            a, b = (model.body(model.geom_bodyid[g]).name for g in c.geom)
+            pairs.add(tuple(sorted((a, b))))
+    return sorted(pairs)
+
+
 def autofill(obj) -> list[str]:
     if obj is None or obj.type != "ARMATURE":
         raise ValueError("no armature selected: select the armature to auto-fill")
@@ -45,13 +82,17 @@ def autofill(obj) -> list[str]:
         if b.length <= 1e-6:
             raise ValueError(f"bone '{b.name}' has zero length")
     notes, filled, from_constraints, defaulted = [], 0, 0, 0
+    tiny = TINY * _rig_size(obj)
+    skipped = [b.name for b in obj.data.bones
+               if _mechanism(b) and not len(b.physkey.geoms) and not len(b.physkey.joints)]
+    welded = []
     masses = {}
     for bone in obj.data.bones:
         props = bone.physkey
         r = _capsule_radius(bone)
         half = bone.length / 2
-        masses[bone.name] = DENSITY * math.pi * r * r * (2 * half + 4 / 3 * r)
-        if len(props.geoms) or len(props.joints):
+        masses[bone.name] = 0.0 if bone.name in skipped else DENSITY * math.pi * r * r * (2 * half + 4 / 3 * r)
+        if len(props.geoms) or len(props.joints) or bone.name in skipped:
             continue
         g = props.geoms.add()
         g.name, g.type = f"{bone.name}_capsule", "capsule"
@@ -62,7 +103,10 @@ def autofill(obj) -> list[str]:
         filled += 1
     for bone in obj.data.bones:
         props = bone.physkey
-        if bone.parent is None or len(props.joints):
+        if bone.parent is None or len(props.joints) or bone.name in skipped:
+            continue
+        if bone.length < tiny:
+            welded.append(bone.name)
             continue
         carried = sum(masses[b.name] for b in [bone, *bone.children_recursive])
         limits, constrained = _limits(obj.pose.bones[bone.name])
@@ -83,5 +127,16 @@ def autofill(obj) -> list[str]:
         notes.append(f"Limit Rotation not in Local space ignored on {', '.join(other)} (it still acts in Blender)")
     notes.append(f"capsules on {filled} bones (radius from envelopes or 12% of length, density {DENSITY:g})")
     notes.append(f"joints from Limit Rotation on {from_constraints} bones; ±90° hinges guessed on {defaulted}")
+    if skipped:
+        notes.append(f"{len(skipped)} bones that do not deform or are mechanism left without physics (welded)")
+    if welded:
+        notes.append(f"{len(welded)} tiny bones (under {tiny * 100:.1f} cm) welded to their parents")
+    existing = {(p.body1, p.body2) for p in obj.physkey.exclude_contacts}
+    overlapping = [p for p in _overlapping_at_rest(obj) if p not in existing]
+    for b1, b2 in overlapping:
+        pair = obj.physkey.exclude_contacts.add()
+        pair.body1, pair.body2 = b1, b2
+    if overlapping:
+        notes.append(f"{len(overlapping)} pairs of bones overlapping at rest never collide with each other")
     obj.physkey.is_character = True
     return notes

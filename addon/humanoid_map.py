@@ -69,7 +69,7 @@ def _close(a, b, tol: float = 1e-5) -> bool:
     return sum((x - y) ** 2 for x, y in zip(a, b)) <= tol * tol
 
 
-def _is_helper(name: str) -> bool:
+def is_helper(name: str) -> bool:
     return bool(_HELPER.search(_PREFIX.sub("", name.lower()).replace(".", "_")))
 
 
@@ -114,7 +114,7 @@ def _limb_candidates(rig: _Rig, limb: str, side: str) -> list[str]:
     out = []
     for b in rig.by_name.values():
         s, base = side_and_base(b.name)
-        if s == side and base in _LIMB_NAMES[limb] and not _is_helper(b.name):
+        if s == side and base in _LIMB_NAMES[limb] and not is_helper(b.name):
             out.append(b.name)
     # deform bones first, then the shallowest (DEF-thigh.L before DEF-thigh.L.001)
     return sorted(out, key=lambda n: (not rig.by_name[n].deform, len(rig.ancestors(n)), n))
@@ -128,7 +128,7 @@ def _limbs(rig: _Rig, side: str) -> dict[str, str]:
         for limb in chain:
             names = [n for n in _limb_candidates(rig, limb, side) if above is None or above in rig.ancestors(n)]
             if not names and above is not None:  # topology: the next bone down the chain
-                names = [c for c in rig.children[above] if not _is_helper(c)
+                names = [c for c in rig.children[above] if not is_helper(c)
                          and side_and_base(c)[0] in (side, None)][:1]
             if names:
                 found[f"{limb}_{side}"] = above = names[0]
@@ -142,7 +142,7 @@ def _height(rig: _Rig, name: str, up: int) -> float:
 def _head_bone(rig: _Rig, chest: str, arms: set[str], up: int) -> str | None:
     """The top of the chain above the chest: follow the child that reaches highest, never into an arm."""
     by_name = [c for c in rig.by_name if side_and_base(c)[1] == "head" and chest in rig.ancestors(c)
-               and not _is_helper(c)]
+               and not is_helper(c)]
     if by_name:
         return min(by_name, key=lambda n: len(rig.ancestors(n)))
     current, best, named = chest, None, False

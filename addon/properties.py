@@ -73,8 +73,16 @@ class PHYSKEY_PG_slot(bpy.types.PropertyGroup):
     bone: StringProperty(default="", description="The rig's bone that is this part of the humanoid")
 
 
+class PHYSKEY_PG_exclude(bpy.types.PropertyGroup):
+    """Two bones (bodies) of the character that never collide with each other."""
+    body1: StringProperty(default="")
+    body2: StringProperty(default="")
+
+
 class PHYSKEY_PG_object(bpy.types.PropertyGroup):
     is_character: BoolProperty(default=False)
+    exclude_contacts: CollectionProperty(type=PHYSKEY_PG_exclude, description="Pairs of the character's bones "
+                                         "that never collide (e.g. overlapping at rest)")
     animator_rig: PointerProperty(type=bpy.types.Object, description="The animator's rig this physics character "
                                   "was made from: Keep bakes the motion onto it too")
     humanoid_map: CollectionProperty(type=PHYSKEY_PG_slot, description="Which of this rig's bones are which "
@@ -179,7 +187,8 @@ class PHYSKEY_PG_scene(bpy.types.PropertyGroup):
     running: BoolProperty(default=False)
 
 
-classes = (PHYSKEY_PG_joint, PHYSKEY_PG_geom, PHYSKEY_PG_site, PHYSKEY_PG_bone, PHYSKEY_PG_slot, PHYSKEY_PG_object,
+classes = (PHYSKEY_PG_joint, PHYSKEY_PG_geom, PHYSKEY_PG_site, PHYSKEY_PG_bone, PHYSKEY_PG_slot, PHYSKEY_PG_exclude,
+           PHYSKEY_PG_object,
            PHYSKEY_PG_pair, PHYSKEY_PG_contact_keyframe, PHYSKEY_PG_pose_key, PHYSKEY_PG_solution, PHYSKEY_PG_scene)
 
 

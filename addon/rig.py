@@ -59,6 +59,9 @@ def build_armature(context, character: Character, name: str | None = None):
         for s in b.sites:
             ps = props.sites.add()
             ps.name, ps.pos = s.name, s.pos
+    for b1, b2 in character.exclude_contacts:
+        pair = obj.physkey.exclude_contacts.add()
+        pair.body1, pair.body2 = b1, b2
     for pb in obj.pose.bones:
         pb.rotation_mode = "QUATERNION"
     return obj
@@ -116,7 +119,9 @@ def read_character(obj) -> Character:
             visit(child)
 
     visit(roots[0])
-    return Character(name=obj.name, bodies=bodies, actuators=actuators)
+    names = {b.name for b in bodies}
+    excludes = [[p.body1, p.body2] for p in obj.physkey.exclude_contacts if p.body1 in names and p.body2 in names]
+    return Character(name=obj.name, bodies=bodies, actuators=actuators, exclude_contacts=excludes)
 
 
 def pose_from_qpos(obj, model, qpos, root_joint: str = "root") -> None:

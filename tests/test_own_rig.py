@@ -333,3 +333,23 @@ def test_a_preset_loads_onto_the_animators_rig(rigs):
         got = rig.matrix_world @ rig.pose.bones[bone].head
         assert (got - physics.matrix_world @ physics.pose.bones[slot].head).length < 1e-3, slot
     assert len(bpy.context.scene.physkey.contact_keyframes) > 0
+
+
+@pytest.mark.parametrize("add", ["armature_basic_human_metarig_add", "armature_human_metarig_add"])
+def test_auto_fill_of_a_meta_rig_drops_stably(rigs, add):
+    """Auto-fill stays for rigs that are not humanoids, made safe: on Rigify's meta-rigs (whose capsules
+    overlap at rest, with fingers and face bones) a passive 5 s drop has no MuJoCo warning."""
+    bpy, module, _ = rigs
+    getattr(bpy.ops.object, add)()
+    rig = bpy.context.active_object
+    rig.location = (0.0, 6.0, 0.3)
+    _select(bpy, rig)
+    assert bpy.ops.physkey.autofill_rig() == {"FINISHED"}
+    model = _model(bpy, module, rig)
+    data = mujoco.MjData(model)
+    mujoco.mj_resetDataKeyframe(model, data, 0)
+    for _ in range(int(5.0 / model.opt.timestep)):
+        mujoco.mj_step(model, data)
+    assert not [mujoco.mjtWarning(i).name for i in range(len(data.warning)) if data.warning[i].number]
+    assert model.nv < 100  # fingers and face welded (the Human meta-rig had 475 hinges)
+    assert len(rig.physkey.exclude_contacts) > 0
