@@ -16,6 +16,7 @@ from .bake import add_markers, assign, bake_action, bake_free_bodies
 from .session import active_character
 
 PREVIEW_ACTION = "PhysKey Preview"
+PREVIEW_RIG_ACTION = "PhysKey Preview (your rig)"
 
 
 def add_from_event(scene, event: dict) -> None:
@@ -97,30 +98,55 @@ def _preview(context, index: int) -> None:
         return
     obj = _character(context)
     arrays, model = _load(scene.physkey.solutions[index])
+    rig = _own_rig(scene, obj)
+    for target in (obj, rig) if rig is not None else (obj,):
+        _set_aside(target)
+    _remove_previews()
+    fps = scene.render.fps / scene.render.fps_base
+    action, slot = bake_action(obj, model, arrays["frame_times"], arrays["frame_qpos"], PREVIEW_ACTION,
+                                    scene.frame_start, fps)
+    assign(obj, action, slot)
+    if rig is not None:  # the animator looks at their own character
+        from .retarget import bake_onto_rig
+        bake_onto_rig(rig, obj, model, arrays["frame_times"], arrays["frame_qpos"], PREVIEW_RIG_ACTION,
+                      scene.frame_start, fps)
+
+
+def _own_rig(scene, obj):
+    """The animator's rig the physics humanoid `obj` was made from, when it is in the scene."""
+    rig = obj.physkey.animator_rig
+    return rig if rig is not None and rig.name in scene.objects else None
+
+
+def _set_aside(obj) -> None:
+    """Remember the animator's action (fake user: never lost) before a preview replaces it."""
     ad = obj.animation_data
     current = ad.action if ad else None
-    if current is not None and current.name != PREVIEW_ACTION and not obj.physkey.animator_action:
+    if current is not None and current.name not in (PREVIEW_ACTION, PREVIEW_RIG_ACTION) \
+            and not obj.physkey.animator_action:
         obj.physkey.animator_action = current.name
-        current.use_fake_user = True  # set aside, never lost
-    old = bpy.data.actions.get(PREVIEW_ACTION)
-    if old is not None:
-        bpy.data.actions.remove(old)
-    action, slot = bake_action(obj, model, arrays["frame_times"], arrays["frame_qpos"], PREVIEW_ACTION,
-                                    scene.frame_start, scene.render.fps / scene.render.fps_base)
-    assign(obj, action, slot)
+        current.use_fake_user = True
+
+
+def _remove_previews() -> None:
+    for name in (PREVIEW_ACTION, PREVIEW_RIG_ACTION):
+        old = bpy.data.actions.get(name)
+        if old is not None:
+            bpy.data.actions.remove(old)
 
 
 def end_preview(context) -> None:
     obj = _character(context)
-    name = obj.physkey.animator_action
-    if name and name in bpy.data.actions:
-        obj.animation_data.action = bpy.data.actions[name]
-    elif obj.animation_data:
-        obj.animation_data.action = None
-    obj.physkey.animator_action = ""
-    old = bpy.data.actions.get(PREVIEW_ACTION)
-    if old is not None:
-        bpy.data.actions.remove(old)
+    rig = _own_rig(context.scene, obj)
+    for target in (obj, rig) if rig is not None else (obj,):
+        name = target.physkey.animator_action
+        if name and name in bpy.data.actions:
+            target.animation_data.action = bpy.data.actions[name]
+        elif target.animation_data and target.animation_data.action and \
+                target.animation_data.action.name in (PREVIEW_ACTION, PREVIEW_RIG_ACTION):
+            target.animation_data.action = None
+        target.physkey.animator_action = ""
+    _remove_previews()
 
 
 def keep(context, index: int):
@@ -134,9 +160,11 @@ def keep(context, index: int):
     arrays, model = _load(item)
     fps = scene.render.fps / scene.render.fps_base
     name = f"{scene.name}_{scene.physkey.method}_seed{item.seed}"
-    if obj.animation_data and obj.animation_data.action and obj.animation_data.action.name != PREVIEW_ACTION \
-            and not obj.physkey.animator_action:
-        obj.animation_data.action.use_fake_user = True
+    for target in (obj, _own_rig(scene, obj)):
+        if target is not None and target.animation_data and target.animation_data.action and \
+                target.animation_data.action.name not in (PREVIEW_ACTION, PREVIEW_RIG_ACTION) \
+                and not target.physkey.animator_action:
+            target.animation_data.action.use_fake_user = True
     end_preview(context)
     action, slot = bake_action(obj, model, arrays["frame_times"], arrays["frame_qpos"], name,
                                     scene.frame_start, fps, extra=_curves(arrays))
@@ -144,8 +172,8 @@ def keep(context, index: int):
     assign(obj, action, slot)
     bake_free_bodies(scene, model, arrays["frame_times"], arrays["frame_qpos"], action.name,
                           scene.frame_start, fps)
-    rig = obj.physkey.animator_rig
-    if rig is not None and rig.name in scene.objects:  # the animator's own rig, the physics humanoid made from it
+    rig = _own_rig(scene, obj)
+    if rig is not None:  # the animator's own rig, the physics humanoid made from it
         from .retarget import bake_onto_rig
         bake_onto_rig(rig, obj, model, arrays["frame_times"], arrays["frame_qpos"], f"{action.name}_{rig.name}",
                       scene.frame_start, fps)

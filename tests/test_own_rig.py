@@ -173,7 +173,10 @@ def test_solve_and_keep_bake_onto_the_animators_rig(rigs):
     props.settings_json = json.dumps({"duration": 0.4})
     props.solutions.clear()
     assert bpy.ops.physkey.solve(wait=True) == {"FINISHED"}
+    props.active_solution = 0  # selecting it previews it on the animator's rig too
+    assert rig.animation_data.action.name == "PhysKey Preview (your rig)"
     assert bpy.ops.physkey.keep_solution(index=0) == {"FINISHED"}
+    assert "PhysKey Preview (your rig)" not in bpy.data.actions
     kept = rig.animation_data.action
     assert kept is not None and kept != own and own.use_fake_user  # the animator's action set aside, kept
     assert kept.name == f"{physics.animation_data.action.name}_{rig.name}"
