@@ -53,7 +53,7 @@ class MappingError(ValueError):
 def side_and_base(name: str) -> tuple[str | None, str]:
     """('left' | 'right' | None, the name lower-cased without prefixes, side markers, numbering and
     separators), e.g. 'mixamorig:LeftUpLeg' → ('left', 'upleg'), 'DEF-thigh.L' → ('left', 'thigh')."""
-    n = _PREFIX.sub("", name.strip().lower())
+    n = re.sub(r"[._\- ]0*\d+$", "", _PREFIX.sub("", name.strip().lower()))  # DEF-thigh.L.001
     side = None
     for pattern, s in ((r"[._\- ]l$", "left"), (r"[._\- ]r$", "right"), (r"[._\- ]left$", "left"),
                        (r"[._\- ]right$", "right"), (r"^left[._\- ]?", "left"), (r"^right[._\- ]?", "right"),
@@ -135,6 +135,60 @@ def _limbs(rig: _Rig, side: str) -> dict[str, str]:
     return found
 
 
+def _chain(rig: _Rig, start: str, up: int) -> list[str]:
+    """From `start` down its limb: at each bone, the child that continues it (the longest one)."""
+    out = [start]
+    while True:
+        kids = [c for c in rig.children[out[-1]] if not is_helper(c)]
+        if not kids:
+            return out
+        out.append(max(kids, key=lambda c: _length(rig, c)))
+
+
+def _length(rig: _Rig, name: str) -> float:
+    b = rig.by_name[name]
+    return sum((h - t) ** 2 for h, t in zip(b.head, b.tail)) ** 0.5
+
+
+def _limbs_by_shape(rig: _Rig, up: int) -> dict[str, str]:
+    """Legs and arms where names say nothing: mirrored pairs of chains of at least three bones hanging
+    from one parent — the pair reaching lowest are the legs; of the rest, the pair reaching furthest
+    sideways are the arms (a short first bone of an arm chain is a clavicle). Left is +X (Blender's
+    convention for a character facing -Y)."""
+    side_axis = 0 if up != 0 else 1
+
+    def x(name):
+        return rig.by_name[name].head[side_axis]
+
+    pairs = []
+    for kids in rig.children.values():
+        for a in kids:
+            for b in kids:
+                if a < b and x(a) * x(b) < 0 and abs(abs(x(a)) - abs(x(b))) < 0.25 * max(abs(x(a)), abs(x(b))):
+                    ca, cb = _chain(rig, a, up), _chain(rig, b, up)
+                    if min(len(ca), len(cb)) >= 3:
+                        pairs.append((ca, cb) if x(a) > 0 else (cb, ca))
+    if len(pairs) < 2:
+        return {}
+
+    def low(pair):
+        return min(rig.by_name[n].tail[up] for n in pair[0] + pair[1])
+
+    legs = min(pairs, key=low)
+    rest = [p for p in pairs if p is not legs and not set(p[0]) & set(legs[0])]
+    if not rest:
+        return {}
+    arms = max(rest, key=lambda p: max(abs(rig.by_name[n].tail[side_axis]) for n in p[0]))
+    found = {}
+    for (left, right), names in ((legs, ("thigh", "shin", "foot")), (arms, ("upper_arm", "lower_arm", "hand"))):
+        for side, chain in (("left", left), ("right", right)):
+            if names[0] == "upper_arm" and len(chain) >= 4 and _length(rig, chain[0]) < 0.6 * _length(rig, chain[1]):
+                chain = chain[1:]  # the clavicle
+            for slot, bone in zip(names, chain):
+                found[f"{slot}_{side}"] = bone
+    return found
+
+
 def _height(rig: _Rig, name: str, up: int) -> float:
     return rig.by_name[name].head[up]
 
@@ -149,12 +203,15 @@ def _head_bone(rig: _Rig, chest: str, arms: set[str], up: int) -> str | None:
     while True:
         kids = [c for c in rig.children[current] if not _subtree(rig, c) & arms
                 and rig.by_name[c].tail[up] > rig.by_name[c].head[up]]
-        chain = [c for c in kids if side_and_base(c)[1] in _SPINE_NAMES + (side_and_base(current)[1],)]
+        chain = [c for c in kids if side_and_base(c)[1] in _SPINE_NAMES]
         if chain:
             kids, named = chain, True
         elif named:  # past the named neck and head: face bones
             return best
         if not kids:
+            if best is not None and not named and not rig.children[best] and rig.parent[best] != chest \
+                    and _length(rig, best) < 0.6 * _length(rig, rig.parent[best]):
+                return rig.parent[best]  # a short end bone (Mixamo's HeadTop_End) marks the top of the head
             return best
         current = best = max(kids, key=lambda c: rig.by_name[c].tail[up])
 
@@ -175,10 +232,13 @@ def map_humanoid(bones: list[BoneInfo], up: int = 2) -> dict[str, str]:
     found: dict[str, str] = {}
     for side in SIDES:
         found.update(_limbs(rig, side))
+    if not found:  # nothing named like a limb: by shape
+        found = _limbs_by_shape(rig, up)
     missing_limbs = [s for s in SLOTS if s not in TRUNK_SLOTS and s not in found]
     if not found:
         raise MappingError("no humanoid legs or arms: no bone is named like a thigh, shin, foot, upper arm, forearm "
-                           "or hand (thigh.L, LeftUpLeg, thigh_l …); name them so, or pick each in the Your Rig panel")
+                           "or hand (thigh.L, LeftUpLeg, thigh_l …) and no two mirrored chains of three bones hang "
+                           "from one bone; name them so, or pick each in the Your Rig panel")
     if missing_limbs:
         raise MappingError(f"no bone found for {', '.join(_label(s) for s in missing_limbs)}: name the bones "
                            "the usual way (thigh.L, LeftUpLeg, thigh_l …) or pick them in the Your Rig panel")

@@ -356,3 +356,20 @@ def test_auto_fill_of_a_meta_rig_drops_stably(rigs, add):
     assert not [mujoco.mjtWarning(i).name for i in range(len(data.warning)) if data.warning[i].number]
     assert model.nv < 100  # fingers and face welded (the Human meta-rig had 475 hinges)
     assert len(rig.physkey.exclude_contacts) > 0
+
+
+def test_a_rig_with_meaningless_names_is_mapped_by_its_shape(rigs):
+    bpy, module, _ = rigs
+    rig = _mixamo(bpy)
+    original = {}
+    for k, bone in enumerate(list(rig.data.bones)):
+        old = bone.name
+        bone.name = f"Bone.{k:03d}"
+        original[bone.name] = old
+    _select(bpy, rig)
+    assert bpy.ops.physkey.map_humanoid() == {"FINISHED"}
+    found = {item.name: original[item.bone] for item in rig.physkey.humanoid_map}
+    expected = {"pelvis": "Hips", "thigh_left": "LeftUpLeg", "shin_right": "RightLeg", "foot_left": "LeftFoot",
+                "upper_arm_right": "RightArm", "lower_arm_left": "LeftForeArm", "hand_right": "RightHand",
+                "head": "Head"}
+    assert {slot: found[slot] for slot in expected} == {slot: "mixamorig:" + b for slot, b in expected.items()}

@@ -1,0 +1,52 @@
+"""The humanoid mapping's naming rules on skeletons built here as plain bone records (the Blender
+rigs themselves are tests/test_own_rig.py's): the Unreal mannequin's names, side markers of every
+convention, and helper bones that must never be taken for a limb."""
+import pytest
+
+from addon.humanoid_map import BoneInfo, MappingError, map_humanoid, side_and_base
+
+
+@pytest.mark.parametrize("name, side, base", [
+    ("thigh.L", "left", "thigh"), ("DEF-thigh.L.001", "left", "thigh"), ("ORG-forearm.R", "right", "forearm"),
+    ("mixamorig:LeftUpLeg", "left", "upleg"), ("mixamorig5:RightForeArm", "right", "forearm"),
+    ("thigh_l", "left", "thigh"), ("calf_r", "right", "calf"), ("upperarm_l", "left", "upperarm"),
+    ("spine_03", None, "spine"), ("L_Hand", "left", "hand"), ("Hand.Right", "right", "hand"),
+    ("pelvis", None, "pelvis"),
+])
+def test_side_and_base(name, side, base):
+    assert side_and_base(name) == (side, base)
+
+
+def _unreal():
+    """The UE4 mannequin's names and rough geometry (z up, facing -Y as Blender imports it)."""
+    spec = [("root", None, (0, 0, 0), (0, 0, 0.1)), ("pelvis", "root", (0, 0, 1.0), (0, 0, 1.1)),
+            ("spine_01", "pelvis", (0, 0, 1.1), (0, 0, 1.2)), ("spine_02", "spine_01", (0, 0, 1.2), (0, 0, 1.32)),
+            ("spine_03", "spine_02", (0, 0, 1.32), (0, 0, 1.45)), ("neck_01", "spine_03", (0, 0, 1.5), (0, 0, 1.6)),
+            ("head", "neck_01", (0, 0, 1.6), (0, 0, 1.78))]
+    for s, sx in (("l", 1), ("r", -1)):
+        spec += [(f"clavicle_{s}", "spine_03", (sx * 0.03, 0, 1.45), (sx * 0.16, 0, 1.45)),
+                 (f"upperarm_{s}", f"clavicle_{s}", (sx * 0.16, 0, 1.45), (sx * 0.44, 0, 1.45)),
+                 (f"upperarm_twist_01_{s}", f"upperarm_{s}", (sx * 0.2, 0, 1.45), (sx * 0.3, 0, 1.45)),
+                 (f"lowerarm_{s}", f"upperarm_{s}", (sx * 0.44, 0, 1.45), (sx * 0.7, 0, 1.45)),
+                 (f"hand_{s}", f"lowerarm_{s}", (sx * 0.7, 0, 1.45), (sx * 0.78, 0, 1.45)),
+                 (f"ik_hand_{s}", "root", (sx * 0.7, 0, 1.45), (sx * 0.78, 0, 1.45)),
+                 (f"thigh_{s}", "pelvis", (sx * 0.09, 0, 0.95), (sx * 0.09, 0, 0.52)),
+                 (f"calf_{s}", f"thigh_{s}", (sx * 0.09, 0, 0.52), (sx * 0.09, 0, 0.09)),
+                 (f"foot_{s}", f"calf_{s}", (sx * 0.09, 0, 0.09), (sx * 0.09, -0.12, 0.02)),
+                 (f"ik_foot_{s}", "root", (sx * 0.09, 0, 0.09), (sx * 0.09, -0.12, 0.02))]
+    return [BoneInfo(n, p, h, t) for n, p, h, t in spec]
+
+
+def test_the_unreal_mannequin_is_mapped_by_its_names():
+    m = map_humanoid(_unreal())
+    assert m["pelvis"] == "pelvis" and m["waist_lower"] == "spine_01" and m["head"] == "head"
+    assert m["torso"] in ("spine_02", "spine_03")
+    assert [m[f"{s}_left"] for s in ("thigh", "shin", "foot", "upper_arm", "lower_arm", "hand")] == [
+        "thigh_l", "calf_l", "foot_l", "upperarm_l", "lowerarm_l", "hand_l"]  # never twist or IK bones
+
+
+def test_one_arm_missing_is_named():
+    bones = [b for b in _unreal() if not b.name.endswith("arm_r") and b.name != "hand_r"]
+    with pytest.raises(MappingError, match=r"no bone found for Upper arm \(right\), Forearm \(right\), "
+                                           r"Hand \(right\)"):
+        map_humanoid(bones)
