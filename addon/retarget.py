@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 from mathutils import Matrix
 
+from .bone_math import offset_from_parent, quaternions, rigid_inverse
 from .humanoid_map import SLOTS, BoneInfo, MappingError, map_humanoid
 
 LIMB_NEXT = {"thigh": "shin", "shin": "foot", "upper_arm": "lower_arm", "lower_arm": "hand"}
@@ -142,7 +143,7 @@ def alignment(rig, physics, mapping) -> dict[str, tuple[np.ndarray, np.ndarray]]
         if above is None:
             carried = rest
         else:  # carried rigidly by the mapped bone above (the bones between at rest)
-            carried = aligned[above] @ _rigid_inv(_rest(rig, mapping[above])) @ rest
+            carried = aligned[above] @ rigid_inverse(_rest(rig, mapping[above])) @ rest
         if limb in LIMBS:
             nxt = LIMB_NEXT.get(limb)
             head_rest, tail_rest = _world(rig, bone)
@@ -154,17 +155,6 @@ def alignment(rig, physics, mapping) -> dict[str, tuple[np.ndarray, np.ndarray]]
             carried[:3, :3] = turn @ carried[:3, :3]
         aligned[slot] = carried
         out[slot] = (body[:3, :3].T @ carried[:3, :3], body[:3, :3].T @ (carried[:3, 3] - body[:3, 3]))
-    return out
-
-
-def _rigid_inv(m: np.ndarray) -> np.ndarray:
-    """Inverse of rigid transforms (..., 4, 4) — rotation and translation only, as bone matrices
-    are here — without a general (and, batched, slow) matrix inverse."""
-    out = np.zeros_like(m)
-    rt = np.swapaxes(m[..., :3, :3], -1, -2)
-    out[..., :3, :3] = rt
-    out[..., :3, 3] = -np.einsum("...ij,...j->...i", rt, m[..., :3, 3])
-    out[..., 3, 3] = 1.0
     return out
 
 
@@ -204,7 +194,7 @@ def mapped_targets(rig, physics, model, frame_qpos, mapping) -> dict[str, np.nda
     frame — on its physics body, offset as at the aligned rest."""
     align = alignment(rig, physics, mapping)
     pos, rot = _body_frames(model, frame_qpos, list(SLOTS))
-    inv_obj = _rigid_inv(np.array(rig.matrix_world.normalized()))
+    inv_obj = rigid_inverse(np.array(rig.matrix_world.normalized()))
     scale = rig.matrix_world.to_scale()[0]
     out = {}
     for k, slot in enumerate(SLOTS):
@@ -217,12 +207,6 @@ def mapped_targets(rig, physics, model, frame_qpos, mapping) -> dict[str, np.nda
         target[:, :3, 3] /= scale
         out[mapping[slot]] = target
     return out
-
-
-def offset_from_parent(bone) -> np.ndarray:
-    """The bone's rest matrix relative to its parent's (its armature-space rest without a parent)."""
-    rest = np.array(bone.matrix_local)
-    return rest if bone.parent is None else _rigid_inv(np.array(bone.parent.matrix_local)) @ rest
 
 
 def rig_channels(rig, physics, model, frame_qpos, mapping) -> dict:
@@ -251,7 +235,7 @@ def rig_channels(rig, physics, model, frame_qpos, mapping) -> dict:
             parent_posed = np.broadcast_to(np.array(rig.pose.bones[b.parent.name].matrix), (nf, 4, 4))
         base = offset_from_parent(b) if parent_posed is None else parent_posed @ offset_from_parent(b)
         if b.name in targets:
-            basis = _rigid_inv(base) @ targets[b.name]
+            basis = rigid_inverse(base) @ targets[b.name]
             loc = basis[:, :3, 3].copy() if b.name == root and not b.use_connect else None
             if loc is None:  # the head follows from the parent's pose
                 basis[:, :3, 3] = 0.0
@@ -267,12 +251,6 @@ def _root_slot(mapping, rig) -> str:
     """The mapped slot highest in the rig's hierarchy: it carries the root motion."""
     depth = {slot: len(rig.data.bones[bone].parent_recursive) for slot, bone in mapping.items()}
     return min(SLOTS, key=lambda s: (depth[s], SLOTS.index(s)))
-
-
-def quaternions(rot: np.ndarray) -> np.ndarray:
-    """Unit quaternions (F, 4) of rotation matrices (F, 3, 3), continuous frame to frame."""
-    from .bake import continuous_quaternions
-    return continuous_quaternions(np.array([list(Matrix(m.tolist()).to_quaternion()) for m in rot]))
 
 
 def bake_onto_rig(rig, physics, model, frame_times, frame_qpos, name: str, frame_start: int, fps: float):
@@ -328,7 +306,7 @@ def to_body_frame(rig, physics, bone_name: str, point_world) -> tuple[str, np.nd
     m = rig.matrix_world @ rig.pose.bones[mapping[slot]].matrix
     frame = np.array(m.normalized())
     frame[:3, 3] = np.array(m.to_translation())
-    local = _rigid_inv(frame) @ np.append(np.asarray(point_world, float), 1.0)
+    local = rigid_inverse(frame) @ np.append(np.asarray(point_world, float), 1.0)
     return slot, c @ local[:3] + p
 
 
@@ -338,7 +316,7 @@ def pose_physics_from_rig(rig, physics) -> None:
     import bpy
     mapping = mapping_of(rig)
     align = alignment(rig, physics, mapping)
-    inv_obj = _rigid_inv(np.array(physics.matrix_world.normalized()))
+    inv_obj = rigid_inverse(np.array(physics.matrix_world.normalized()))
     world = {}
     for slot, (c, p) in align.items():
         m = rig.matrix_world @ rig.pose.bones[mapping[slot]].matrix
@@ -346,14 +324,14 @@ def pose_physics_from_rig(rig, physics) -> None:
         bone[:3, 3] = np.array(m.to_translation())
         to_bone = np.eye(4)
         to_bone[:3, :3], to_bone[:3, 3] = c, p
-        world[slot] = inv_obj @ bone @ _rigid_inv(to_bone)  # the body's frame, physics armature space
+        world[slot] = inv_obj @ bone @ rigid_inverse(to_bone)  # the body's frame, physics armature space
     posed: dict[str, np.ndarray] = {}
     for pb in physics.pose.bones:  # parents first
         b = pb.bone
         offset = offset_from_parent(b)
         base = offset if b.parent is None else posed[b.parent.name] @ offset
         target = world.get(b.name, base)
-        basis = _rigid_inv(base) @ target
+        basis = rigid_inverse(base) @ target
         if b.parent is not None:
             basis[:3, 3] = 0.0
         pb.rotation_mode = "QUATERNION"

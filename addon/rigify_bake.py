@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .bone_math import offset_from_parent, quaternions, rigid_inverse
+
 SIDES = ("L", "R")
 SWITCHES = [f'pose.bones["{limb}_parent.{s}"]["IK_FK"]' for limb in ("thigh", "upper_arm") for s in SIDES] + [
     'pose.bones["torso"]["head_follow"]']
@@ -39,11 +41,6 @@ def is_rigify_generated(rig) -> bool:
 
 def _rest(rig, name) -> np.ndarray:
     return np.array(rig.data.bones[name].matrix_local)
-
-
-def _inv(m: np.ndarray) -> np.ndarray:
-    from .retarget import _rigid_inv
-    return _rigid_inv(m)
 
 
 def _evaluated_with_controls_at_rest(rig) -> dict[str, np.ndarray]:
@@ -81,20 +78,19 @@ def set_path(rig, path: str, value) -> None:
 def rigify_channels(rig, targets: dict[str, np.ndarray]) -> tuple[dict, dict]:
     """({control: (location (F, 3) or None, rotation quaternions (F, 4))}, {switch path: value})
     putting the mapped ORG bones on their `targets` (armature space, F × 4 × 4)."""
-    from .retarget import offset_from_parent, quaternions
     evaluated = _evaluated_with_controls_at_rest(rig)
     goal = dict(targets)
     for k, org in enumerate(SPINE):  # spine bones welded in the physics character: rigid with the one below
         if org not in goal and k > 0:
             below = SPINE[k - 1]
-            goal[org] = goal[below] @ _inv(_rest(rig, below)) @ _rest(rig, org)
+            goal[org] = goal[below] @ rigid_inverse(_rest(rig, below)) @ _rest(rig, org)
     nf = len(next(iter(goal.values())))
     keyed = {c for c, _ in CONTROLS}
     posed: dict[str, np.ndarray] = {}
     out = {}
     for control, org in sorted(CONTROLS, key=lambda c: len(rig.data.bones[c[0]].parent_recursive)):
         # where the control must be for its ORG bone to be on target (the torso: rigid with the pelvis)
-        target = goal[org] @ _inv(_rest(rig, org)) @ _rest(rig, control)
+        target = goal[org] @ rigid_inverse(_rest(rig, org)) @ _rest(rig, control)
         bone = rig.data.bones[control]
         parent = bone.parent
         anchor = parent
@@ -105,9 +101,9 @@ def rigify_channels(rig, targets: dict[str, np.ndarray]) -> tuple[dict, dict]:
         elif anchor is None:
             parent_posed = np.broadcast_to(evaluated[parent.name], (nf, 4, 4))
         else:
-            parent_posed = posed[anchor.name] @ _inv(evaluated[anchor.name]) @ evaluated[parent.name]
+            parent_posed = posed[anchor.name] @ rigid_inverse(evaluated[anchor.name]) @ evaluated[parent.name]
         base = offset_from_parent(bone) if parent is None else parent_posed @ offset_from_parent(bone)
-        basis = _inv(base) @ target
+        basis = rigid_inverse(base) @ target
         loc = basis[:, :3, 3].copy() if control in _LOCATED and not bone.use_connect else None
         if loc is None:
             basis[:, :3, 3] = 0.0

@@ -14,7 +14,6 @@ import copy
 
 import mujoco
 import numpy as np
-from scipy.optimize import least_squares
 
 from . import rotations
 from .mjcf import HINGE, ROOT_JOINT, compile_spec, initial_qpos, scene_to_spec
@@ -54,6 +53,37 @@ def deepest_overlap(scene: SceneDesc) -> float:
 
 def _character_geoms(model: mujoco.MjModel, scene: SceneDesc) -> np.ndarray:
     return np.isin(model.geom_bodyid, [model.body(b.name).id for b in scene.character.bodies])
+
+
+def _bounded_least_squares(residual, x, lo, hi, iterations: int = 30, step: float = 1e-5) -> np.ndarray:
+    """Levenberg's damped Gauss–Newton with the variables clipped to [lo, hi] (finite-difference
+    Jacobian). scipy.optimize.least_squares would do, but Blender's Python has no scipy and the
+    add-on builds scenes (presets) with this; the problems are small (≈ 30 variables), well scaled."""
+    x = np.clip(np.asarray(x, float), lo, hi)
+    r = residual(x)
+    damping = 1e-3
+    for _ in range(iterations):
+        jac = np.empty((len(r), len(x)))
+        for i in range(len(x)):
+            dx = np.zeros_like(x)
+            dx[i] = step if x[i] + step <= hi[i] else -step
+            jac[:, i] = (residual(x + dx) - r) / dx[i]
+        g, h = jac.T @ r, jac.T @ jac
+        while True:
+            candidate = np.clip(x - np.linalg.solve(h + damping * np.eye(len(x)), g), lo, hi)
+            r_new = residual(candidate)
+            if r_new @ r_new < r @ r:
+                converged = r @ r - r_new @ r_new < 1e-9 * (r @ r)
+                x, r, damping = candidate, r_new, max(damping / 3, 1e-9)
+                if converged:
+                    return x
+                break
+            damping *= 4
+            if damping > 1e8:
+                return x
+        if np.max(np.abs(g)) < 1e-10:
+            break
+    return x
 
 
 def _turn(rotvec) -> np.ndarray:
@@ -101,8 +131,7 @@ def rest_pose(scene: SceneDesc) -> Pose:
     for _ in range(_ROUNDS):
         wdata.qpos[:] = pose_of(x)
         pairs = sorted({(g1, g2) for g1, g2, _ in _overlaps(wide, wdata, char_geom)})
-        x = least_squares(residual, x, args=(pairs,), bounds=bounds, diff_step=1e-4, ftol=1e-6, xtol=1e-6,
-                          max_nfev=60).x
+        x = _bounded_least_squares(lambda v, pairs=pairs: residual(v, pairs), x, *bounds)
         data.qpos[:] = pose_of(x)
         if _deepest(model, data, char_geom) <= REST_TOLERANCE_M:
             break

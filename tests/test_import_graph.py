@@ -13,7 +13,7 @@ FLOORS = [
     # 1 data: the schemas (scene, task, settings, keyframes) and the scenes' builders
     {"solver.scene", "solver.objective_terms", "solver.settings", "solver.characters", "solver.environments",
      "solver.boneframes", "solver.mjcf_paths", "solver.mjcf", "solver.task", "solver.contact_keyframes",
-     "solver.pose_keyframes", "solver.solution"},
+     "solver.pose_keyframes", "solver.solution", "solver.rest", "solver.proportions"},
     # 2 physics and files: the compiled model, rollouts, features, results, the keyframe feed
     {"solver.model", "solver.rollout", "solver.features", "solver.result", "solver.feed", "solver.quality"},
     # 3 the algorithms
@@ -122,6 +122,24 @@ def test_blender_side_never_imports_the_optimizers():
             name = target.removeprefix("addon.")
             if any(name == f or name.startswith(f + ".") for f in ADDON_FORBIDDEN):
                 bad.append(f"{path.relative_to(ROOT)}:{line} imports {target}")
+    assert not bad, bad
+
+
+NOT_IN_BLENDER = ("scipy",)  # Blender's Python has numpy; the extension bundles mujoco and cma, nothing else
+
+
+def test_nothing_the_blender_side_reaches_needs_what_blender_lacks():
+    """Transitively: a solver module the add-on imports (e.g. the scene builders, for presets) must
+    not import scipy — it would fail only inside a real Blender, where scipy is not installed."""
+    mods, edges = modules(), graph()
+    seen, todo = set(), [m for m in mods if m == "addon" or m.startswith("addon.")]
+    while todo:
+        m = todo.pop()
+        if m not in seen:
+            seen.add(m)
+            todo.extend(edges[m])
+    bad = [f"{mods[m].relative_to(ROOT)}:{line} imports {target}" for m in sorted(seen)
+           for target, line in imports(m, mods[m]) if target.split(".")[0] in NOT_IN_BLENDER]
     assert not bad, bad
 
 
