@@ -1,7 +1,8 @@
 """The animator's own rig ↔ PhysKey's physics humanoid.
 
 `make_physics_character` maps the rig (`humanoid_map`), builds the default humanoid with the rig's
-proportions (`solver.proportions`) as a PhysKey character overlaid on the rig, and links the two.
+proportions (`solver.proportions`; limb thickness from the meshes the rig deforms, where there are
+any) as a PhysKey character overlaid on the rig, and links the two.
 `bake_onto_rig` puts a solved motion onto the rig's mapped bones as a new Action: each mapped bone
 turns with its physics body, offset by the fixed rotation between the two at the *aligned rest* —
 the rig's rest with each limb bone swung onto the physics limb's direction (the physics humanoid
@@ -88,6 +89,50 @@ def rig_points(obj, mapping) -> tuple[dict, Matrix, np.ndarray]:
     return points, turn, origin
 
 
+def _deforming_meshes(rig) -> list:
+    import bpy
+    return [o for o in bpy.data.objects if o.type == "MESH" and any(
+        m.type == "ARMATURE" and m.object == rig for m in o.modifiers)]
+
+
+def _weighted_vertices(mesh) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """World positions of a mesh's vertices and, per vertex group name, the vertices weighted ≥ 0.5."""
+    n = len(mesh.data.vertices)
+    co = np.empty(3 * n)
+    mesh.data.vertices.foreach_get("co", co)
+    world = np.array(mesh.matrix_world)
+    points = co.reshape(n, 3) @ world[:3, :3].T + world[:3, 3]
+    members: dict[int, list[int]] = {}
+    for v in mesh.data.vertices:
+        for g in v.groups:
+            if g.weight >= 0.5:
+                members.setdefault(g.group, []).append(v.index)
+    names = {g.index: g.name for g in mesh.vertex_groups}
+    return points, {names[i]: np.array(vs) for i, vs in members.items() if i in names}
+
+
+def mesh_radii(rig, mapping) -> dict[str, float]:
+    """{body: radius} from the meshes the rig deforms: the median distance from the mapped bone's
+    axis of the vertices weighted ≥ 0.5 to its vertex group (a Rigify-generated rig's `DEF-` group
+    and its twist segments for an `ORG-` bone); bodies with fewer than 8 such vertices are left out."""
+    meshes = [_weighted_vertices(m) for m in _deforming_meshes(rig)]
+    out = {}
+    for slot, bone in mapping.items():
+        base = "DEF-" + bone[4:] if bone.startswith("ORG-") else bone
+        head, tail = _world(rig, bone)
+        axis = tail - head
+        distances = []
+        for points, groups in meshes:
+            for name, index in groups.items():
+                if name == base or name.startswith(base + ".0"):
+                    p = points[index] - head
+                    t = np.clip(p @ axis / max(float(axis @ axis), 1e-12), 0.0, 1.0)
+                    distances.extend(np.linalg.norm(p - t[:, None] * axis, axis=1))
+        if len(distances) >= 8:
+            out[slot] = float(np.median(distances))
+    return out
+
+
 def make_physics_character(context, rig, mass: float | None = None):
     """A PhysKey character with the rig's proportions, overlaid on the rig and linked to it."""
     from ..solver.proportions import proportioned_humanoid
@@ -98,7 +143,7 @@ def make_physics_character(context, rig, mass: float | None = None):
         raise MappingError(f"'{rig.name}' is a PhysKey physics character already; select your own rig")
     mapping = mapping_of(rig)
     points, turn, origin = rig_points(rig, mapping)
-    character = proportioned_humanoid(points, mass=mass, name=f"{rig.name} physics")
+    character = proportioned_humanoid(points, mass=mass, name=f"{rig.name} physics", radii=mesh_radii(rig, mapping))
     obj = build_armature(context, character, name=f"{rig.name} physics")
     obj.matrix_world = Matrix.Translation(origin) @ turn.inverted().to_4x4()
     obj.physkey.animator_rig = rig

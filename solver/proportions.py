@@ -60,9 +60,15 @@ def _point(points, slot, end):
     return v
 
 
-def proportioned_humanoid(points: dict, mass: float | None = None, name: str = "humanoid") -> Character:
+THICKNESS_RANGE = (0.5, 2.0)  # a measured radius may thin or thicken a body this much against the scaled default
+
+
+def proportioned_humanoid(points: dict, mass: float | None = None, name: str = "humanoid",
+                          radii: dict[str, float] | None = None) -> Character:
     """The default humanoid rebuilt on `points` {body name: (head, tail)} (see the module doc);
-    `mass` (kg) overrides the mass that follows from the height."""
+    `mass` (kg) overrides the mass that follows from the height; `radii` {body name: m}, measured
+    from the character's mesh, set the thickness of those bodies' shapes (within THICKNESS_RANGE of
+    the scaled default's, so a stray vertex group cannot make a limb a needle or a barrel)."""
     for slot in REQUIRED:
         _point(points, slot, 0), _point(points, slot, 1)
     base = humanoid()
@@ -108,11 +114,16 @@ def proportioned_humanoid(points: dict, mass: float | None = None, name: str = "
         along = length[b.name] / old.length if b.name in length else s
         stretch = np.array([s, along, s])  # body frames run along Y (PhysKey's bone frames)
         b.length = float(old.length * along)
+        thick = 1.0
+        if radii and b.name in radii and b.geoms:
+            default = b.geoms[0].size[0] * s
+            thick = float(np.clip(radii[b.name] / default, *THICKNESS_RANGE)) if default > 0 else 1.0
         for g in b.geoms:
             g.pos = [float(v) for v in np.asarray(g.pos) * stretch]
             radius_only = g.type == "sphere" or b.name not in length
             g.size = [v * s for v in g.size] if radius_only else [g.size[0] * s, g.size[1] * along] + [
                 v * s for v in g.size[2:]]
+            g.size[0] *= thick
         for site in b.sites:
             site.pos = [float(v) for v in np.asarray(site.pos) * stretch]
     # Dynamic similarity under gravity: mass ~ s³, torques ~ mass × lever ~ s⁴, time ~ s^½, so

@@ -373,3 +373,22 @@ def test_a_rig_with_meaningless_names_is_mapped_by_its_shape(rigs):
                 "upper_arm_right": "RightArm", "lower_arm_left": "LeftForeArm", "hand_right": "RightHand",
                 "head": "Head"}
     assert {slot: found[slot] for slot in expected} == {slot: "mixamorig:" + b for slot, b in expected.items()}
+
+
+def test_limb_thickness_comes_from_the_mesh_the_rig_deforms(rigs):
+    """A character with thick thighs (a 0.1 m cylinder skinned to each thigh bone) gets thigh capsules
+    of that radius; bodies with no skinned vertices keep the scaled default."""
+    bpy, module, _ = rigs
+    rig = _mixamo(bpy)
+    for side, x in (("Left", 0.09), ("Right", -0.09)):
+        bpy.ops.mesh.primitive_cylinder_add(radius=0.1, depth=0.43, location=(x, 0.0, 0.735), vertices=24)
+        leg = bpy.context.active_object
+        group = leg.vertex_groups.new(name=f"mixamorig:{side}UpLeg")
+        group.add([v.index for v in leg.data.vertices], 1.0, "REPLACE")
+        leg.modifiers.new("Armature", "ARMATURE").object = rig
+    physics, _ = _physics(bpy, module, rig)
+    thigh = physics.data.bones["thigh_left"].physkey.geoms[0]
+    shin = physics.data.bones["shin_left"].physkey.geoms[0]
+    assert thigh.size[0] == pytest.approx(0.1, abs=1e-3)
+    plain, _ = _physics(bpy, module, rigs[2]["mixamo"])  # the same skeleton, no mesh
+    assert shin.size[0] == pytest.approx(plain.data.bones["shin_left"].physkey.geoms[0].size[0], rel=1e-6)
