@@ -102,7 +102,7 @@ def _motion(model, n, seed=0):
     return q
 
 
-@pytest.mark.parametrize("name", ["basic human", "rigify generated", "mixamo"])
+@pytest.mark.parametrize("name", ["basic human", "human", "rigify generated", "mixamo"])
 def test_baked_motion_puts_every_mapped_bone_head_on_its_body(rigs, name):
     bpy, module, by_name = rigs
     rig = by_name[name]
@@ -156,13 +156,14 @@ def test_baked_motion_puts_every_mapped_bone_head_on_its_body(rigs, name):
         assert not [b for b in keyed if any(k in b.lower() for k in ("toe", "index", "heel", "breast", "face"))]
 
 
-def test_solve_and_keep_bake_onto_the_animators_rig(rigs):
+@pytest.mark.parametrize("name", ["basic human", "human", "rigify generated", "mixamo"])
+def test_solve_and_keep_bake_onto_the_animators_rig(rigs, name):
     """Through the operators, as an animator would: a short simulate solve of the physics humanoid
-    made from the Mixamo skeleton, then Keep — a new action on the physics character and one on
-    the animator's rig, whose mapped bone heads sit on the physics character's."""
+    made from the rig, then Keep — a new action on the physics character and one on the animator's
+    rig, whose mapped bone heads sit on the physics character's."""
     import json
     bpy, module, by_name = rigs
-    rig = by_name["mixamo"]
+    rig = by_name[name]
     rig.animation_data_create()
     own = bpy.data.actions.new("animator's walk")
     rig.animation_data.action = own
