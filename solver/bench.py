@@ -158,6 +158,7 @@ def bench_mpc(task_name: str, trials: int, rollouts: int, planner: str, budget: 
         run_seeds(schema.to_dict(task), task.seeds, out, workers, lambda e: None, entries.append,
                   lambda seed, msg: failures.append({"seed": seed, "error": msg}))
         wall = time.perf_counter() - start
+        entries.sort(key=lambda e: e["seed"])  # the report in seed order, whichever finished first
         alternatives = solutions_diversity(prepared.built.model, prepared.built.character_bodies, out, entries,
                                            successful_only=True)
         # The floor is measured from states the trials went through (contacts change the cost of a step).

@@ -65,6 +65,17 @@ def test_particles_are_deterministic_per_seed_and_reach_every_keyframe():
     assert a.qpos.tobytes() == b.qpos.tobytes() and log_a.summary() == log_b.summary()
 
 
+def test_a_sustain_longer_than_the_time_limit_can_be_met():
+    """The time limit bounds how long a keyframe may take to be *reached*; holding it for its sustain
+    afterwards may take longer (the loop guard counted time limits only and cut such a keyframe
+    off, with no reason given)."""
+    doc = _prepared(retries=0, backups=0)
+    doc["keyframes"] = doc["keyframes"][:1]
+    doc["keyframes"][0].update(tolerance=10.0, sustain=1.5, time_limit=0.2)  # met from the start
+    run, _ = _run(doc)
+    assert run.success and run.reached[0] == pytest.approx(1.5, abs=0.02)
+
+
 def test_retries_and_backups_are_bounded_and_the_furthest_keyframe_is_reported():
     doc = _prepared(particles=2, retries=1, backups=1)
     doc["keyframes"][1]["pairs"] = [{"body1": "pelvis", "pos1": [0, 0, 0], "body2": "world", "pos2": [10, 0, 1]}]

@@ -84,7 +84,7 @@ class Agent:
         self.head = m.body("head").id if "head" in built.character_bodies else None
         self.fingerprint = fingerprint(built, settings, keyframes)
         self.planned_for = -1  # the keyframe index the last control step planned for
-        self.horizon_total = sum(k.time_limit for k in keyframes)
+        self.horizon_total = sum(k.time_limit + k.sustain for k in keyframes)
         self.rec = {name: [] for name in RECORDS}
         self.rec["times"].append(0.0)
         self.rec["qpos"].append(self.data.qpos.copy())
@@ -173,12 +173,12 @@ class Agent:
             progress(Progress(min(frac, 1.0), self.last_cost, reached=tracker.index,
                               keyframes=len(tracker.keyframes), iterations=self.iterations))
         if data.time > self.horizon_total + 1.0:  # cannot happen with time limits; a guard against loops
-            tracker.failed = True
+            tracker.failed, tracker.failure = True, "time limit"
 
     def extend_keyframes(self, new: list[ContactKeyframe]) -> None:
         """Keyframes appended while running (a finished run resumes with them)."""
         self.tracker.append(list(new), self.data.time)
-        self.horizon_total += sum(k.time_limit for k in new)
+        self.horizon_total += sum(k.time_limit + k.sustain for k in new)
 
     def run(self, progress=None, poll_keyframes=None) -> AgentRun:
         """Step until done."""
