@@ -34,8 +34,17 @@ def events_from_folder(directory: str) -> list[dict]:
         raise ValueError(f"{os.path.join(folder, 'result.json')} cannot be read ({e})") from None
     if not os.path.isfile(os.path.join(folder, "model.xml")):
         raise ValueError(f"{folder} has no model.xml, so its solutions cannot be shown")
+    for path in sorted(glob.glob(os.path.join(folder, "seed_*", "entry.json"))):
+        try:  # a seed written but stopped before result.json listed it
+            with open(path, encoding="utf-8") as f:
+                entry = json.load(f)
+            if int(entry["seed"]) not in finished:
+                entries.append(entry)
+                finished.add(int(entry["seed"]))
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
     events = [{"event": "solution", "solution": e, "result_path": os.path.join(folder, e["npz"])}
-              for e in entries if os.path.isfile(os.path.join(folder, e["npz"]))]
+              for e in sorted(entries, key=lambda e: int(e["seed"])) if os.path.isfile(os.path.join(folder, e["npz"]))]
     for path in sorted(glob.glob(os.path.join(folder, "seed_*", "stage_*.npz"))):
         match = re.search(r"seed_(\d+)[/\\]stage_(\d+)\.npz$", path)
         if match is None or int(match.group(1)) in finished:

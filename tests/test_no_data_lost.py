@@ -41,7 +41,8 @@ def _solver_processes(folder: Path) -> list:
 
 
 def _npz_files(folder: Path):
-    return sorted(folder.glob("physkey/*/result/seed_*/result.npz"))
+    """Finished solutions: a seed's npz is whole once its entry.json is written beside it."""
+    return sorted(p.parent / "result.npz" for p in folder.glob("physkey/*/result/seed_*/entry.json"))
 
 
 def test_solutions_survive_a_blender_crash_and_import_result_brings_them_back(tmp_path):
@@ -66,13 +67,34 @@ def test_solutions_survive_a_blender_crash_and_import_result_brings_them_back(tm
     scene = bpy.context.scene
     assert len(scene.physkey.solutions) == 0  # what the crash lost from the scene
     assert bpy.ops.physkey.import_result(directory=str(folder)) == {"FINISHED"}
-    on_disk = json.loads((folder / "result" / "result.json").read_text())["solutions"]
-    assert len(scene.physkey.solutions) == len(on_disk) >= 1
+    listed = {e["seed"] for e in json.loads((folder / "result" / "result.json").read_text())["solutions"]}
+    on_disk = listed | {int(p.parent.name.split("_")[1]) for p in (folder / "result").glob("seed_*/entry.json")}
+    assert len(scene.physkey.solutions) == len(on_disk) >= 1  # result.json's, and any it had no time to list
     assert bpy.ops.physkey.import_result(directory=str(folder / "result")) == {"FINISHED"}  # again: no duplicates
     assert len(scene.physkey.solutions) == len(on_disk)
     assert bpy.ops.physkey.keep_solution(index=0) == {"FINISHED"}
     kept = bpy.context.active_object.animation_data.action
     assert kept.name.startswith(f"{scene.name}_simulate_seed")
+
+
+def test_a_solution_written_but_not_yet_listed_is_imported_too(tmp_path):
+    """The window a crash can hit: a seed's npz (and its entry.json beside it) written by a worker,
+    result.json not yet rewritten by the stopped solver. Import brings that seed back as well."""
+    bpy, module = installed_extension()
+    task = json.loads((Path(__file__).resolve().parents[1] / "scenes/tasks/drop_onto_armchair.json").read_text())
+    task["settings"]["duration"] = 0.2
+    (tmp_path / "task.json").write_text(json.dumps(task))
+    out = tmp_path / "job"
+    proc = subprocess.run([sys.executable, "-m", "solver", "run", str(tmp_path / "task.json"), "--out", str(out),
+                           "--num-seeds", "2", "--workers", "2"], cwd=Path(__file__).resolve().parents[1],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    index = json.loads((out / "result.json").read_text())
+    index["solutions"] = [e for e in index["solutions"] if e["seed"] == 0]  # seed 1 not listed yet
+    (out / "result.json").write_text(json.dumps(index))
+    bpy.ops.wm.read_homefile(use_empty=True)
+    assert bpy.ops.physkey.import_result(directory=str(out)) == {"FINISHED"}
+    assert sorted(s.seed for s in bpy.context.scene.physkey.solutions) == [0, 1]
 
 
 def test_import_result_refuses_folders_without_results(tmp_path):
