@@ -9,13 +9,24 @@ def select(bpy, obj):
     bpy.context.view_layer.objects.active = obj
 
 
-def mixamo_skeleton(bpy):
-    """A Mixamo-named skeleton (as the FBX importer leaves it: `mixamorig:` names, T-pose)."""
-    arm = bpy.data.armatures.new("mixamo")
-    obj = bpy.data.objects.new("mixamo", arm)
+def armature(bpy, name, bones, prefix=""):
+    """An armature object made in Edit Mode from (name, parent, head, tail) rows, selected."""
+    arm = bpy.data.armatures.new(name)
+    obj = bpy.data.objects.new(name, arm)
     bpy.context.collection.objects.link(obj)
     select(bpy, obj)
     bpy.ops.object.mode_set(mode="EDIT")
+    for bone, parent, head, tail in bones:
+        eb = arm.edit_bones.new(prefix + bone)
+        eb.head, eb.tail = head, tail
+        if parent:
+            eb.parent = arm.edit_bones[prefix + parent]
+    bpy.ops.object.mode_set(mode="OBJECT")
+    return obj
+
+
+def mixamo_skeleton(bpy):
+    """A Mixamo-named skeleton (as the FBX importer leaves it: `mixamorig:` names, T-pose)."""
     spec = [("Hips", None, (0, 0, 1.0), (0, 0, 1.1)), ("Spine", "Hips", (0, 0, 1.1), (0, 0, 1.22)),
             ("Spine1", "Spine", (0, 0, 1.22), (0, 0, 1.35)), ("Spine2", "Spine1", (0, 0, 1.35), (0, 0, 1.48)),
             ("Neck", "Spine2", (0, 0, 1.5), (0, 0, 1.6)), ("Head", "Neck", (0, 0, 1.6), (0, 0, 1.78)),
@@ -30,10 +41,4 @@ def mixamo_skeleton(bpy):
                  (f"{side}Leg", f"{side}UpLeg", (sx * 0.09, 0, 0.52), (sx * 0.09, 0, 0.09)),
                  (f"{side}Foot", f"{side}Leg", (sx * 0.09, 0, 0.09), (sx * 0.09, -0.12, 0.02)),
                  (f"{side}ToeBase", f"{side}Foot", (sx * 0.09, -0.12, 0.02), (sx * 0.09, -0.18, 0.02))]
-    for name, parent, head, tail in spec:
-        eb = arm.edit_bones.new("mixamorig:" + name)
-        eb.head, eb.tail = head, tail
-        if parent:
-            eb.parent = arm.edit_bones["mixamorig:" + parent]
-    bpy.ops.object.mode_set(mode="OBJECT")
-    return obj
+    return armature(bpy, "mixamo", spec, prefix="mixamorig:")

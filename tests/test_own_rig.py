@@ -7,8 +7,10 @@ import mujoco
 import numpy as np
 import pytest
 from blender_env import addon, installed_extension
+from humanoid_rigs import armature
 from humanoid_rigs import mixamo_skeleton as _mixamo
 from humanoid_rigs import select as _select
+from test_bake import _random_motion as _motion  # every hinge swept, the root moved and turned
 
 SLOT_COUNT = 16
 
@@ -79,27 +81,6 @@ def test_mapping_is_found_and_the_physics_humanoid_is_stable(rigs, name):
                 if data.warning[i].number}
     assert not warnings, f"{name}: {warnings}"
     assert np.all(np.isfinite(data.qpos))
-
-
-def _motion(model, n, seed=0):
-    """A wide motion: every hinge swept over most of its range, the root translated and turned."""
-    rng = np.random.default_rng(seed)
-    q = np.tile(model.qpos0, (n, 1))
-    mujoco_data = mujoco.MjData(model)
-    mujoco.mj_resetDataKeyframe(model, mujoco_data, 0)
-    q[:] = mujoco_data.qpos
-    t = np.linspace(0, 1, n)
-    for j in range(model.njnt):
-        a = model.jnt_qposadr[j]
-        if model.jnt_type[j] == mujoco.mjtJoint.mjJNT_HINGE:
-            lo, hi = model.jnt_range[j]
-            q[:, a] = lo + (hi - lo) * (0.5 + 0.4 * np.sin(2 * np.pi * (t + rng.uniform())))
-        elif model.jnt_type[j] == mujoco.mjtJoint.mjJNT_FREE:
-            q[:, a:a + 3] += np.stack([t, 0.3 * t, -0.2 * t], 1)
-            turn = np.stack([np.cos(1.5 * t), 0 * t, 0 * t, np.sin(1.5 * t)], 1)
-            from solver.rotations import quat_mul
-            q[:, a + 3:a + 7] = quat_mul(turn, q[:, a + 3:a + 7])
-    return q
 
 
 @pytest.mark.parametrize("name", ["basic human", "human", "rigify generated", "mixamo"])
@@ -193,19 +174,8 @@ def test_solve_and_keep_bake_onto_the_animators_rig(rigs, name):
 
 
 def _lamp(bpy):
-    arm = bpy.data.armatures.new("lamp")
-    obj = bpy.data.objects.new("lamp", arm)
-    bpy.context.collection.objects.link(obj)
-    _select(bpy, obj)
-    bpy.ops.object.mode_set(mode="EDIT")
-    for name, parent, head, tail in (("base", None, (0, 0, 0), (0, 0, 0.1)), ("arm", "base", (0, 0, 0.1), (0, 0, 0.5)),
-                                     ("shade", "arm", (0, 0, 0.5), (0.1, 0, 0.5))):
-        eb = arm.edit_bones.new(name)
-        eb.head, eb.tail = head, tail
-        if parent:
-            eb.parent = arm.edit_bones[parent]
-    bpy.ops.object.mode_set(mode="OBJECT")
-    return obj
+    return armature(bpy, "lamp", [("base", None, (0, 0, 0), (0, 0, 0.1)), ("arm", "base", (0, 0, 0.1), (0, 0, 0.5)),
+                                  ("shade", "arm", (0, 0, 0.5), (0.1, 0, 0.5))])
 
 
 def test_a_rig_with_no_humanoid_is_a_clear_error(rigs):
