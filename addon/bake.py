@@ -139,6 +139,12 @@ def assign(obj, action, slot) -> None:
 
 
 def add_markers(scene, reached, frame_start: int, fps: float, prefix: str) -> list:
+    """Timeline markers `<prefix><k>` at the frames the keyframes were reached; markers an earlier
+    Keep of the same solution left are replaced, not piled up."""
+    import re
+    pattern = re.compile(re.escape(prefix) + r"\d+$")
+    for old in [m for m in scene.timeline_markers if pattern.match(m.name)]:
+        scene.timeline_markers.remove(old)
     markers = []
     for k, t in enumerate(reached):
         if t is not None:

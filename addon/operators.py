@@ -197,7 +197,9 @@ class PHYSKEY_OT_solve(bpy.types.Operator):
         return job
 
     def _finish(self, context, job, error):
-        scene = context.scene
+        return self._finish_in(context.scene, job, error)
+
+    def _finish_in(self, scene, job, error):
         job.close()
         pop_job(scene)
         scene.physkey.running = False
@@ -230,27 +232,39 @@ class PHYSKEY_OT_solve(bpy.types.Operator):
         except ValueError as e:
             self.report({"ERROR"}, str(e))
             return {"CANCELLED"}
-        self._error = None
+        self._error, self._scene = None, context.scene  # the solve's scene, whichever the window shows later
         self._timer = context.window_manager.event_timer_add(0.1, window=context.window)
         context.window_manager.modal_handler_add(self)
         return {"RUNNING_MODAL"}
 
     def modal(self, context, event):
-        job = self._job
-        if event.type == "ESC" or job_for(context.scene) is None:
+        job, scene = self._job, self._scene
+        if event.type == "ESC" or job_for(scene) is None:  # Esc, or Cancel pressed in the panel
             job.cancel()
-            context.scene.physkey.status = "cancelled"
+            scene.physkey.status = "cancelled"
         if event.type in ("TIMER", "ESC"):
             events = job.poll()
-            self._error = handle_events(context.scene, job, events) or self._error
+            self._error = handle_events(scene, job, events) or self._error
             if context.workspace:
-                context.workspace.status_text_set(f"PhysKey: {context.scene.physkey.status}")
+                context.workspace.status_text_set(f"PhysKey: {scene.physkey.status}")
             if any(e.get("event") == "exit" for e in events):
-                context.window_manager.event_timer_remove(self._timer)
-                if context.workspace:
-                    context.workspace.status_text_set(None)
-                return self._finish(context, job, self._error)
-        return {"PASS_THROUGH"}
+                self._stop_timer(context)
+                return self._finish_in(scene, job, self._error)
+        # Esc is the solve's: it must not also stop playback or leave a mode
+        return {"RUNNING_MODAL"} if event.type == "ESC" else {"PASS_THROUGH"}
+
+    def cancel(self, context):
+        """Blender ends the operator (the window closes, a file loads): stop the solve, clean up."""
+        self._stop_timer(context)
+        self._job.cancel()
+        self._finish_in(self._scene, self._job, None)
+
+    def _stop_timer(self, context):
+        if getattr(self, "_timer", None) is not None:
+            context.window_manager.event_timer_remove(self._timer)
+            self._timer = None
+        if context.workspace:
+            context.workspace.status_text_set(None)
 
 
 class PHYSKEY_OT_cancel_solve(bpy.types.Operator):
@@ -290,6 +304,31 @@ class PHYSKEY_OT_keep_solution(bpy.types.Operator):
             self.report({"ERROR"}, str(e))
             return {"CANCELLED"}
         self.report({"INFO"}, f"Kept as action '{action.name}'")
+        return {"FINISHED"}
+
+
+class PHYSKEY_OT_end_preview(bpy.types.Operator):
+    """Stop previewing: the character (and your own rig) get back the action they had before"""
+    bl_idname = "physkey.end_preview"
+    bl_label = "End Preview"
+    bl_options = {"REGISTER", "UNDO"}
+
+    @classmethod
+    def poll(cls, context):
+        from .solutions import PREVIEW_ACTION
+        if PREVIEW_ACTION not in bpy.data.actions:
+            cls.poll_message_set("No solution is being previewed")
+            return False
+        return True
+
+    def execute(self, context):
+        from .solutions import end_preview
+        try:
+            end_preview(context)
+        except ValueError as e:
+            self.report({"ERROR"}, str(e))
+            return {"CANCELLED"}
+        context.scene.physkey["active_solution"] = -1  # no update: it would preview again
         return {"FINISHED"}
 
 
@@ -343,4 +382,4 @@ class PHYSKEY_OT_sync_pose_keys(bpy.types.Operator):
 classes = (PHYSKEY_OT_sync_pose_keys, PHYSKEY_OT_add_character, PHYSKEY_OT_autofill_rig, PHYSKEY_OT_export_mjcf,
            PHYSKEY_OT_load_preset,
            PHYSKEY_OT_import_mjcf, PHYSKEY_OT_solve, PHYSKEY_OT_cancel_solve, PHYSKEY_OT_keep_solution,
-           PHYSKEY_OT_import_result)
+           PHYSKEY_OT_end_preview, PHYSKEY_OT_import_result)

@@ -205,6 +205,7 @@ class PHYSKEY_PT_solve(_Sidebar, bpy.types.Panel):
         keep = row.row()
         keep.enabled = not unstable  # Keep refuses it anyway (solutions.keep), with the same reason
         keep.operator("physkey.keep_solution", icon="ACTION")
+        row.operator("physkey.end_preview", icon="X", text="End Preview")
         row.operator("physkey.import_result", icon="IMPORT", text="Import…")
 
 

@@ -177,5 +177,9 @@ def keep(context, index: int):
         from .retarget import bake_onto_rig
         bake_onto_rig(rig, obj, model, arrays["frame_times"], arrays["frame_qpos"], f"{action.name}_{rig.name}",
                       scene.frame_start, fps)
-    add_markers(scene, json.loads(item.reached_json), scene.frame_start, fps, f"{action.name} kf")
+    add_markers(scene, json.loads(item.reached_json), scene.frame_start, fps, f"{name} kf")
+    last = scene.frame_start + int(np.ceil(float(arrays["frame_times"][-1]) * fps - 1e-6)) \
+        if len(arrays["frame_times"]) else scene.frame_start
+    if last > scene.frame_end:  # the whole clip plays and renders
+        scene.frame_end = last
     return action

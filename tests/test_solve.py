@@ -35,13 +35,33 @@ def test_solve_preview_keep(tmp_path):
     scene.physkey.active_solution = 1  # preview
     assert arm.animation_data.action.name == "PhysKey Preview"
     assert "animators_own" in bpy.data.actions and arm.physkey.animator_action == "animators_own"
+    assert bpy.ops.physkey.end_preview() == {"FINISHED"}  # the animator's action back, the preview gone
+    assert arm.animation_data.action == mine and "PhysKey Preview" not in bpy.data.actions
+    with pytest.raises(RuntimeError, match="No solution is being previewed"):
+        bpy.ops.physkey.end_preview()
+    scene.physkey.active_solution = 1
+    scene.frame_end = scene.frame_start + 2  # shorter than the clip: Keep makes room for it
     assert bpy.ops.physkey.keep_solution() == {"FINISHED"}
+    fps = scene.render.fps / scene.render.fps_base
+    assert scene.frame_end == scene.frame_start + round(0.5 * fps)
     kept = arm.animation_data.action
     assert kept.name.startswith(f"{scene.name}_simulate_seed") and kept.name in bpy.data.actions
     assert "PhysKey Preview" not in bpy.data.actions and "animators_own" in bpy.data.actions
     assert len(kept.layers[0].strips[0].channelbags[0].fcurves) == 3 + 16 * 4
     assert bpy.ops.physkey.keep_solution() == {"FINISHED"}  # again: a second action, the first untouched
     assert arm.animation_data.action.name != kept.name
+
+
+def test_keeping_a_solution_again_replaces_its_markers():
+    bpy, module = installed_extension()
+    bpy.ops.wm.read_homefile(use_empty=True)
+    bake = addon(module, "bake")
+    scene = bpy.context.scene
+    other = scene.timeline_markers.new("Scene_contact_seed1 kf0", frame=7)
+    for _ in range(2):
+        bake.add_markers(scene, [0.1, None, 0.5], 1, 30.0, "Scene_contact_seed0 kf")
+    assert sorted((m.name, m.frame) for m in scene.timeline_markers) == [
+        ("Scene_contact_seed0 kf0", 4), ("Scene_contact_seed0 kf2", 16), (other.name, 7)]
 
 
 def test_solve_reports_bad_input_from_the_solver(tmp_path):
