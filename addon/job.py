@@ -42,6 +42,8 @@ class SolveJob:
             cmd += ["--workers", str(workers)]
         self.log_path = os.path.join(folder, "solver.log")
         self._log = open(self.log_path, "w", encoding="utf-8")
+        self._log.write("$ " + " ".join(cmd) + "\n")  # what ran, for whoever reads the log after a problem
+        self._log.flush()
         self.proc = subprocess.Popen(cmd, cwd=EXTENSION_DIR, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=self._log, text=True, bufsize=1)
         self.events: queue.Queue = queue.Queue()
@@ -90,6 +92,6 @@ class SolveJob:
     def stderr_tail(self, n: int = 5) -> str:
         try:
             with open(self.log_path, encoding="utf-8") as f:
-                return "".join(f.readlines()[-n:]).strip()
+                return "".join(f.readlines()[1:][-n:]).strip()  # the first line is the command
         except OSError:
             return ""

@@ -192,7 +192,11 @@ class PHYSKEY_OT_solve(bpy.types.Operator):
         scene.physkey.solutions.clear()
         scene.physkey.progress, scene.physkey.status, scene.physkey.running = 0.0, "starting", True
         from .job import SolveJob
-        job = SolveJob(task, job_folder(scene), scene.physkey.num_seeds)
+        from .preferences import preferences
+        prefs = preferences()
+        seeds = scene.physkey.num_seeds
+        job = SolveJob(task, job_folder(scene), seeds,
+                       workers=min(prefs.workers, seeds) if prefs is not None and seeds > 1 else None)
         add_job(scene, job)
         return job
 

@@ -56,12 +56,20 @@ def close_all_jobs() -> None:
 
 
 def job_folder(scene) -> str:
-    """A new folder for one solve of `scene`: in `//physkey/` next to a saved file, else in the
-    temp folder; named after the scene and the time, private to the user (`mkdtemp`)."""
+    """A new folder for one solve of `scene`: in the Results Folder of the preferences, else in
+    `//physkey/` next to a saved file, else in the temp folder; named after the scene and the time,
+    private to the user (`mkdtemp`)."""
     import tempfile
     import time
+
+    from .preferences import preferences
     stamp = time.strftime("%Y%m%d-%H%M%S")
     name = bpy.path.clean_name(scene.name or "scene")
+    prefs = preferences()
+    if prefs is not None and prefs.results_folder:
+        base = bpy.path.abspath(prefs.results_folder)
+        os.makedirs(base, exist_ok=True)
+        return tempfile.mkdtemp(prefix=f"{name}-{stamp}-", dir=base)
     if bpy.data.filepath:
         base = bpy.path.abspath("//physkey")
         os.makedirs(base, exist_ok=True)

@@ -52,6 +52,26 @@ def test_solve_preview_keep(tmp_path):
     assert arm.animation_data.action.name != kept.name
 
 
+def test_preferences_say_where_results_go_and_how_many_processes_solve(tmp_path):
+    bpy, module = installed_extension()
+    prefs = bpy.context.preferences.addons[module.__name__].preferences
+    assert prefs.workers >= 1
+    prefs.results_folder = str(tmp_path / "renders" / "physkey")
+    try:
+        _preset(bpy, "drop_onto_armchair")
+        scene = bpy.context.scene
+        scene.physkey.settings_json = json.dumps({"duration": 0.2})
+        scene.physkey.num_seeds = 2
+        prefs.workers = 1
+        assert bpy.ops.physkey.solve(wait=True) == {"FINISHED"}
+        for s in scene.physkey.solutions:
+            assert Path(bpy.path.abspath(s.result_path)).is_relative_to(tmp_path / "renders" / "physkey")
+        log = next((tmp_path / "renders" / "physkey").glob("*/solver.log")).read_text()
+        assert "--num-seeds 2 --workers 1" in log.splitlines()[0]
+    finally:
+        prefs.results_folder = ""
+
+
 def test_keeping_a_solution_again_replaces_its_markers():
     bpy, module = installed_extension()
     bpy.ops.wm.read_homefile(use_empty=True)

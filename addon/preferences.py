@@ -1,0 +1,41 @@
+"""Add-on Preferences (Edit ▸ Preferences ▸ Add-ons ▸ PhysKey): how many processes a solve may use,
+so the animator keeps a responsive Blender while it runs, and where result folders go."""
+from __future__ import annotations
+
+import os
+
+import bpy
+
+# The extension's package (bl_ext.<repo>.physkey): this module lives in its `addon` subpackage.
+PACKAGE = __package__.rpartition(".")[0]
+
+
+def _default_workers() -> int:
+    return max(1, (os.cpu_count() or 1) - 1)  # one core left for Blender itself
+
+
+class PHYSKEY_AP_preferences(bpy.types.AddonPreferences):
+    bl_idname = PACKAGE
+
+    workers: bpy.props.IntProperty(
+        name="Solver Processes", default=_default_workers(), min=1, soft_max=64,
+        description="Processes a solve runs its seeds on (one core is left to Blender by default)")
+    results_folder: bpy.props.StringProperty(
+        name="Results Folder", subtype="DIR_PATH", default="",
+        description="Where each solve's folder goes; empty: 'physkey' next to the saved .blend file "
+                    "(the temporary folder for an unsaved file)")
+
+    def draw(self, context):
+        layout = self.layout
+        layout.prop(self, "workers")
+        layout.prop(self, "results_folder")
+
+
+def preferences():
+    """PhysKey's preferences (None where the add-on is not registered under its package, e.g. a
+    development checkout run by a script)."""
+    addon = bpy.context.preferences.addons.get(PACKAGE)
+    return addon.preferences if addon is not None else None
+
+
+classes = (PHYSKEY_AP_preferences,)
