@@ -81,6 +81,14 @@ class PHYSKEY_OT_contact_style(bpy.types.Operator):
 
     style: EnumProperty(items=STYLE_ITEMS)
 
+    @classmethod
+    def poll(cls, context):
+        props = context.scene.physkey
+        if not 0 <= props.active_contact_keyframe < len(props.contact_keyframes):
+            cls.poll_message_set("no contact keyframe selected: add one first")
+            return False
+        return True
+
     def execute(self, context):
         items, i = _list(context), context.scene.physkey.active_contact_keyframe
         if not (0 <= i < len(items)):
@@ -152,6 +160,13 @@ class PHYSKEY_OT_send_keyframe(bpy.types.Operator):
     """Append the selected contact keyframe to the contact solve running in this scene"""
     bl_idname = "physkey.send_keyframe"
     bl_label = "Send to Running Solve"
+
+    @classmethod
+    def poll(cls, context):
+        if job_for(context.scene) is None or context.scene.physkey.method != "contact":
+            cls.poll_message_set("no contact solve is running in this scene")
+            return False
+        return True
 
     def execute(self, context):
         props = context.scene.physkey

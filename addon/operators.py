@@ -49,6 +49,13 @@ class PHYSKEY_OT_export_mjcf(bpy.types.Operator):
 
     filepath: StringProperty(subtype="FILE_PATH")
 
+    @classmethod
+    def poll(cls, context):
+        if active_character(context) is None:
+            cls.poll_message_set("no armature selected: select the character's armature")
+            return False
+        return True
+
     def execute(self, context):
         from ..solver.errors import InvalidInput
         from ..solver.fileio import write_text_atomic
@@ -81,6 +88,14 @@ class PHYSKEY_OT_autofill_rig(bpy.types.Operator):
     bl_idname = "physkey.autofill_rig"
     bl_label = "Auto-fill Physics"
     bl_options = {"REGISTER", "UNDO"}
+
+    @classmethod
+    def poll(cls, context):
+        obj = context.active_object
+        if obj is None or obj.type != "ARMATURE":
+            cls.poll_message_set("no armature selected: select the armature to auto-fill")
+            return False
+        return True
 
     def execute(self, context):
         from .autofill import autofill
@@ -180,6 +195,16 @@ class PHYSKEY_OT_solve(bpy.types.Operator):
 
     wait: bpy.props.BoolProperty(default=False, description="Block until done (scripts and tests)")
 
+    @classmethod
+    def poll(cls, context):
+        if job_for(context.scene) is not None:
+            cls.poll_message_set("a solve is already running in this scene: cancel it first")
+            return False
+        if active_character(context) is None:
+            cls.poll_message_set("no armature selected: select the character's armature")
+            return False
+        return True
+
     def _start(self, context):
         from .taskio import extract_scene, task_from_scene
         scene = context.scene
@@ -276,6 +301,13 @@ class PHYSKEY_OT_cancel_solve(bpy.types.Operator):
     bl_idname = "physkey.cancel_solve"
     bl_label = "Cancel"
 
+    @classmethod
+    def poll(cls, context):
+        if job_for(context.scene) is None:
+            cls.poll_message_set("no solve is running")
+            return False
+        return True
+
     def execute(self, context):
         job = pop_job(context.scene)
         context.scene.physkey.running = False
@@ -294,6 +326,13 @@ class PHYSKEY_OT_keep_solution(bpy.types.Operator):
     bl_options = {"REGISTER", "UNDO"}
 
     index: bpy.props.IntProperty(default=-1, description="Solution to keep (-1: the selected one)")
+
+    @classmethod
+    def poll(cls, context):
+        if not len(context.scene.physkey.solutions):
+            cls.poll_message_set("no solutions: solve first")
+            return False
+        return True
 
     def execute(self, context):
         from .solutions import keep
@@ -371,6 +410,13 @@ class PHYSKEY_OT_sync_pose_keys(bpy.types.Operator):
     bl_idname = "physkey.sync_pose_keys"
     bl_label = "Read Keyed Poses"
     bl_options = {"REGISTER", "UNDO"}
+
+    @classmethod
+    def poll(cls, context):
+        if active_character(context) is None:
+            cls.poll_message_set("no armature selected: select the character's armature")
+            return False
+        return True
 
     def execute(self, context):
         from .taskio import sync_pose_keys

@@ -72,6 +72,23 @@ def test_preferences_say_where_results_go_and_how_many_processes_solve(tmp_path)
         prefs.results_folder = ""
 
 
+def test_buttons_that_cannot_act_are_greyed_out_with_the_reason():
+    """poll(): a button that would only fail after a click is greyed out, its tooltip saying why."""
+    bpy, module = installed_extension()
+    bpy.ops.wm.read_homefile(use_empty=True)
+    ops = bpy.ops.physkey
+    for op, reason in ((ops.solve, "no armature selected"), (ops.cancel_solve, "no solve is running"),
+                       (ops.keep_solution, "no solutions: solve first"), (ops.export_mjcf, "no armature selected"),
+                       (ops.autofill_rig, "no armature selected"), (ops.sync_pose_keys, "no armature selected"),
+                       (ops.contact_style, "no contact keyframe selected"), (ops.end_preview, "No solution is"),
+                       (ops.send_keyframe, "no contact solve is running")):
+        assert not op.poll()
+        with pytest.raises(RuntimeError, match=reason):
+            op()
+    _preset(bpy, "armchair_stand_sit_stand")
+    assert ops.solve.poll() and ops.export_mjcf.poll() and ops.contact_style.poll()
+
+
 def test_keeping_a_solution_again_replaces_its_markers():
     bpy, module = installed_extension()
     bpy.ops.wm.read_homefile(use_empty=True)
