@@ -38,6 +38,9 @@ def register():
         bpy.utils.register_class(cls)
     register_properties()
     register_draw()
+    from .operators import menu_export, menu_import
+    bpy.types.TOPBAR_MT_file_import.append(menu_import)  # File ▸ Import / Export, as importers do
+    bpy.types.TOPBAR_MT_file_export.append(menu_export)
     bpy.app.handlers.persistent(_stop_solves)  # survive file loads (it is what reacts to them)
     if _stop_solves not in bpy.app.handlers.load_pre:
         bpy.app.handlers.load_pre.append(_stop_solves)
@@ -53,8 +56,11 @@ def unregister():
     import bpy
 
     from .draw import unregister as unregister_draw
+    from .operators import menu_export, menu_import
     from .properties import unregister_properties
     _stop_solves()
+    bpy.types.TOPBAR_MT_file_import.remove(menu_import)
+    bpy.types.TOPBAR_MT_file_export.remove(menu_export)
     unregister_draw()
     atexit.unregister(_stop_solves)
     if _stop_solves in bpy.app.handlers.load_pre:

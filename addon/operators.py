@@ -8,6 +8,7 @@ import time
 
 import bpy
 from bpy.props import EnumProperty, StringProperty
+from bpy_extras.io_utils import ExportHelper, ImportHelper
 
 from .rig import build_armature
 from .session import active_character, add_job, job_folder, job_for, pop_job
@@ -42,12 +43,13 @@ class PHYSKEY_OT_add_character(bpy.types.Operator):
         return {"FINISHED"}
 
 
-class PHYSKEY_OT_export_mjcf(bpy.types.Operator):
+class PHYSKEY_OT_export_mjcf(bpy.types.Operator, ExportHelper):
     """Write the scene (character and colliders) as MuJoCo MJCF"""
     bl_idname = "physkey.export_mjcf"
     bl_label = "Export MJCF"
 
-    filepath: StringProperty(subtype="FILE_PATH")
+    filename_ext = ".xml"
+    filter_glob: StringProperty(default="*.xml;*.mjcf", options={"HIDDEN"})
 
     @classmethod
     def poll(cls, context):
@@ -77,10 +79,6 @@ class PHYSKEY_OT_export_mjcf(bpy.types.Operator):
             return {"CANCELLED"}
         self.report({"INFO"}, f"Wrote {path}")
         return {"FINISHED"}
-
-    def invoke(self, context, event):
-        context.window_manager.fileselect_add(self)
-        return {"RUNNING_MODAL"}
 
 
 class PHYSKEY_OT_autofill_rig(bpy.types.Operator):
@@ -132,13 +130,14 @@ class PHYSKEY_OT_load_preset(bpy.types.Operator):
         return {"FINISHED"}
 
 
-class PHYSKEY_OT_import_mjcf(bpy.types.Operator):
+class PHYSKEY_OT_import_mjcf(bpy.types.Operator, ImportHelper):
     """Import an MJCF file as a PhysKey rig (bodies re-expressed in bone frames) and its furniture"""
     bl_idname = "physkey.import_mjcf"
     bl_label = "Import MJCF"
     bl_options = {"REGISTER", "UNDO"}
 
-    filepath: StringProperty(subtype="FILE_PATH")
+    filename_ext = ".xml"
+    filter_glob: StringProperty(default="*.xml;*.mjcf", options={"HIDDEN"})
 
     def execute(self, context):
         from ..solver.errors import InvalidInput
@@ -150,10 +149,6 @@ class PHYSKEY_OT_import_mjcf(bpy.types.Operator):
             return {"CANCELLED"}
         self.report({"INFO"}, f"Imported '{obj.name}' with {len(obj.data.bones)} bones")
         return {"FINISHED"}
-
-    def invoke(self, context, event):
-        context.window_manager.fileselect_add(self)
-        return {"RUNNING_MODAL"}
 
 
 def handle_events(scene, job, events) -> str | None:
@@ -427,6 +422,14 @@ class PHYSKEY_OT_sync_pose_keys(bpy.types.Operator):
         sync_pose_keys(context.scene, obj)
         self.report({"INFO"}, f"{len(context.scene.physkey.pose_keys)} keyed pose(s)")
         return {"FINISHED"}
+
+
+def menu_import(self, context):
+    self.layout.operator(PHYSKEY_OT_import_mjcf.bl_idname, text="MuJoCo MJCF (.xml) as PhysKey rig")
+
+
+def menu_export(self, context):
+    self.layout.operator(PHYSKEY_OT_export_mjcf.bl_idname, text="MuJoCo MJCF (.xml) from PhysKey scene")
 
 
 classes = (PHYSKEY_OT_sync_pose_keys, PHYSKEY_OT_add_character, PHYSKEY_OT_autofill_rig, PHYSKEY_OT_export_mjcf,

@@ -115,3 +115,14 @@ def test_ball_joints_pose_both_ways(tmp_path):
         mujoco.mj_kinematics(model, data)
         for name, (pos, _rot) in rig.world_bone_poses(obj).items():
             np.testing.assert_allclose(data.xpos[model.body(name).id], pos, atol=1e-5, err_msg=name)
+
+
+def test_mjcf_is_in_file_import_and_export_with_an_xml_filter():
+    bpy, module = installed_extension()
+    for menu, name in ((bpy.types.TOPBAR_MT_file_import, "menu_import"),
+                       (bpy.types.TOPBAR_MT_file_export, "menu_export")):
+        drawn = [f for f in menu._dyn_ui_initialize() if getattr(f, "__name__", "") == name]
+        assert drawn and drawn[0].__module__.startswith(module.__name__)
+    for op in (bpy.ops.physkey.import_mjcf, bpy.ops.physkey.export_mjcf):
+        props = op.get_rna_type().properties
+        assert props["filter_glob"].default == "*.xml;*.mjcf" and "filepath" in props
