@@ -188,7 +188,8 @@ class PHYSKEY_PT_solve(_Sidebar, bpy.types.Panel):
             col.prop(props, "assist_curriculum", text="Curriculum")
         if _solve_running(context):
             row = layout.row()
-            row.prop(props, "progress", text=props.status or "running")
+            # a bar, not an editable slider: the solve moves it (the mean over seeds, never backwards)
+            row.progress(factor=props.progress, type="BAR", text=props.status or "running")
             row.operator("physkey.cancel_solve", icon="CANCEL", text="")
         else:
             layout.operator("physkey.solve", icon="PLAY")

@@ -122,7 +122,8 @@ def test_solve_panel_idle_running_and_with_solutions():
     assert "assist_population" in _text("assist", "PHYSKEY_PT_solve")
     running = _text("running", "PHYSKEY_PT_solve")
     assert "operator physkey.cancel_solve '' [CANCEL]" in running and "physkey.solve " not in running
-    assert f"prop PHYSKEY_PG_scene.progress '{RUNNING_STATUS}' = 0.4" in running
+    assert f"progress factor=0.4000000059604645 type='BAR' text='{RUNNING_STATUS}'" in running  # a bar, not a slider
+    assert "prop PHYSKEY_PG_scene.progress" not in running
     sols = _text("solutions", "PHYSKEY_PT_solve")
     assert "list PHYSKEY_UL_solutions PHYSKEY_PG_scene.solutions: 2 items, active 0" in sols
     assert "label 'seed 1' [CHECKMARK]" in sols and "label 'seed 0' [CHECKMARK]" in sols
