@@ -1,7 +1,8 @@
 """Objects marked as colliders → SceneDesc environment bodies, in world units.
 
 The object's rotation and translation become the body frame; its scale (uniform or not) is applied
-to the shape's sizes, so nothing needs to be applied first.
+to the shape's sizes, and its modifiers to its mesh (the shape is what the viewport shows), so
+nothing needs to be applied first.
 """
 from __future__ import annotations
 
@@ -23,17 +24,31 @@ def collider_geom(obj, frame, warn) -> Geom:
     return geom
 
 
+def _evaluated_vertices(obj) -> np.ndarray:
+    """The mesh's vertices as the viewport shows them: modifiers (array, mirror, solidify…) applied."""
+    import bpy
+    if obj.type != "MESH" or obj.data is None:
+        return np.zeros((0, 3))
+    evaluated = obj.evaluated_get(bpy.context.evaluated_depsgraph_get())
+    mesh = evaluated.to_mesh()
+    try:
+        verts = np.empty(len(mesh.vertices) * 3)
+        mesh.vertices.foreach_get("co", verts)
+    finally:
+        evaluated.to_mesh_clear()
+    return verts.reshape(-1, 3)
+
+
 def collider_body(obj, warn) -> EnvBody:
     props = obj.physkey
-    if obj.type != "MESH" or obj.data is None or len(obj.data.vertices) == 0:
+    verts = _evaluated_vertices(obj)
+    if len(verts) == 0:
         raise ValueError(f"collider '{obj.name}' has no mesh geometry")
     m3 = np.array(obj.matrix_world.to_3x3())
     scale = np.linalg.norm(m3, axis=0) * np.sign(np.linalg.det(m3) or 1.0)
     if np.any(scale <= 1e-9):
         raise ValueError(f"collider '{obj.name}' has a zero or negative scale {tuple(np.round(scale, 4))}")
-    verts = np.empty(len(obj.data.vertices) * 3)
-    obj.data.vertices.foreach_get("co", verts)
-    verts = verts.reshape(-1, 3) * scale
+    verts = verts * scale
     lo, hi = verts.min(axis=0), verts.max(axis=0)
     center, half = (lo + hi) / 2, np.maximum((hi - lo) / 2, 1e-4)
     shape = props.shape

@@ -118,3 +118,15 @@ def test_export_of_humanoid_and_armchair_is_fast(tmp_path):
         bpy.ops.physkey.export_mjcf(filepath=str(tmp_path / f"s{i}.xml"))
         times.append(time.perf_counter() - start)
     assert min(times) < 0.3, times
+
+
+def test_a_colliders_modifiers_shape_it(scene_with_character, tmp_path):
+    """The collider is what the viewport shows: an Array modifier that makes a 2 m bench of a 1 m
+    cube gives a 2 m box (the mesh data alone is the 1 m cube)."""
+    bpy, arm = scene_with_character
+    bench = _cube(bpy, "bench", (3.0, 0.0, 0.5), (0.0, 0.0, 0.0), (0.5, 0.5, 0.5))
+    bench.physkey.shape = "box"
+    array = bench.modifiers.new("Array", "ARRAY")
+    array.count, array.relative_offset_displace = 2, (1.0, 0.0, 0.0)
+    model = _export(bpy, arm, tmp_path / "m.xml")
+    np.testing.assert_allclose(model.geom_size[model.geom("bench").id], [1.0, 0.5, 0.5], atol=1e-5)
