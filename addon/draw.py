@@ -50,10 +50,15 @@ def _draw_3d():
     for p, q, c in segments:
         coords += [p, q]
         colors += [c, c]
+    width = gpu.state.line_width_get()
     gpu.state.point_size_set(8.0)
     gpu.state.line_width_set(2.0)
-    batch_for_shader(shader, "LINES", {"pos": coords, "color": colors}).draw(shader)
-    batch_for_shader(shader, "POINTS", {"pos": coords, "color": colors}).draw(shader)
+    try:
+        batch_for_shader(shader, "LINES", {"pos": coords, "color": colors}).draw(shader)
+        batch_for_shader(shader, "POINTS", {"pos": coords, "color": colors}).draw(shader)
+    finally:  # other draw handlers (and Blender's own) find the state as it was
+        gpu.state.line_width_set(width)
+        gpu.state.point_size_set(1.0)
 
 
 def _draw_text():
