@@ -88,7 +88,9 @@ class PHYSKEY_PG_object(bpy.types.PropertyGroup):
     humanoid_map: CollectionProperty(type=PHYSKEY_PG_slot, description="Which of this rig's bones are which "
                                      "part of the humanoid")
     active_humanoid_slot: bpy.props.IntProperty(default=0)
-    animator_action: StringProperty(default="", description="The animator's action, restored when a preview ends")
+    animator_action: PointerProperty(type=bpy.types.Action, description="The animator's action, set aside while a "
+                                     "solution is previewed and given back when the preview ends (held by "
+                                     "reference: renaming it meanwhile does not lose it)")
     is_body: BoolProperty(default=False, description="An environment body: its collider children move with it")
     collider: BoolProperty(default=False, description="The character can touch this object")
     shape: EnumProperty(items=COLLIDER_SHAPES, default="auto")

@@ -123,8 +123,8 @@ def _set_aside(obj) -> None:
     ad = obj.animation_data
     current = ad.action if ad else None
     if current is not None and current.name not in (PREVIEW_ACTION, PREVIEW_RIG_ACTION) \
-            and not obj.physkey.animator_action:
-        obj.physkey.animator_action = current.name
+            and obj.physkey.animator_action is None:
+        obj.physkey.animator_action = current
         current.use_fake_user = True
 
 
@@ -139,13 +139,13 @@ def end_preview(context) -> None:
     obj = _character(context)
     rig = _own_rig(context.scene, obj)
     for target in (obj, rig) if rig is not None else (obj,):
-        name = target.physkey.animator_action
-        if name and name in bpy.data.actions:
-            target.animation_data.action = bpy.data.actions[name]
+        own = target.physkey.animator_action
+        if own is not None:
+            target.animation_data.action = own
         elif target.animation_data and target.animation_data.action and \
                 target.animation_data.action.name in (PREVIEW_ACTION, PREVIEW_RIG_ACTION):
             target.animation_data.action = None
-        target.physkey.animator_action = ""
+        target.physkey.animator_action = None
     _remove_previews()
 
 
@@ -163,7 +163,7 @@ def keep(context, index: int):
     for target in (obj, _own_rig(scene, obj)):
         if target is not None and target.animation_data and target.animation_data.action and \
                 target.animation_data.action.name not in (PREVIEW_ACTION, PREVIEW_RIG_ACTION) \
-                and not target.physkey.animator_action:
+                and target.physkey.animator_action is None:
             target.animation_data.action.use_fake_user = True
     end_preview(context)
     action, slot = bake_action(obj, model, arrays["frame_times"], arrays["frame_qpos"], name,

@@ -34,9 +34,11 @@ def test_solve_preview_keep(tmp_path):
             (q["max_penetration_m"], q["foot_sliding_m"], q["jerk_rms"]), rel=1e-5)
     scene.physkey.active_solution = 1  # preview
     assert arm.animation_data.action.name == "PhysKey Preview"
-    assert "animators_own" in bpy.data.actions and arm.physkey.animator_action == "animators_own"
+    assert "animators_own" in bpy.data.actions and arm.physkey.animator_action == mine
+    mine.name = "animators_own_renamed"  # held by reference: a rename during the preview loses nothing
     assert bpy.ops.physkey.end_preview() == {"FINISHED"}  # the animator's action back, the preview gone
     assert arm.animation_data.action == mine and "PhysKey Preview" not in bpy.data.actions
+    mine.name = "animators_own"
     with pytest.raises(RuntimeError, match="No solution is being previewed"):
         bpy.ops.physkey.end_preview()
     scene.physkey.active_solution = 1
@@ -304,7 +306,7 @@ def test_undo_right_after_keep(tmp_path):
     bpy.ops.ed.undo()
     arm, scene = bpy.data.objects[name], bpy.context.scene
     assert kept not in bpy.data.actions
-    assert arm.animation_data.action.name == "PhysKey Preview" and arm.physkey.animator_action == "animators_own"
+    assert arm.animation_data.action.name == "PhysKey Preview" and arm.physkey.animator_action.name == "animators_own"
     keys = [(k.co[0], round(k.co[1], 6))
             for fc in bpy.data.actions["animators_own"].layers[0].strips[0].channelbags[0].fcurves
             for k in fc.keyframe_points]
