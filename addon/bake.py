@@ -10,6 +10,7 @@ import numpy as np
 from ..solver.rotations import quat_mul
 
 LINEAR = 1  # bpy keyframe interpolation enum value of 'LINEAR'
+BAKED = "physkey_baked"  # custom property marking the actions PhysKey bakes
 
 
 def continuous_quaternions(q):
@@ -100,6 +101,7 @@ def write_action(obj, channels: dict, name: str, frames, properties: dict | None
     in its own rotation mode, and `properties` {data path: value} held over the range; returns
     (action, slot, channelbag)."""
     action = bpy.data.actions.new(name)
+    action[BAKED] = True  # a solved motion: never read back as the animator's pose keys
     slot = action.slots.new(id_type="OBJECT", name=obj.name)
     strip = action.layers.new("PhysKey").strips.new(type="KEYFRAME")
     bag = strip.channelbag(slot, ensure=True)

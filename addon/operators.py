@@ -419,7 +419,11 @@ class PHYSKEY_OT_sync_pose_keys(bpy.types.Operator):
         if obj is None:
             self.report({"ERROR"}, "no armature selected: select the character's armature")
             return {"CANCELLED"}
-        sync_pose_keys(context.scene, obj)
+        try:
+            sync_pose_keys(context.scene, obj)
+        except ValueError as e:
+            self.report({"ERROR"}, str(e))
+            return {"CANCELLED"}
         self.report({"INFO"}, f"{len(context.scene.physkey.pose_keys)} keyed pose(s)")
         return {"FINISHED"}
 

@@ -208,8 +208,14 @@ def keyed_frames(obj) -> list[int]:
 def sync_pose_keys(scene, obj) -> None:
     """Make `scene.physkey.pose_keys` list exactly the action's keyed frames, keeping the weight and
     timing already set for frames that stay keyed (new frames: weight 1, fixed time)."""
+    from .bake import BAKED
     keys = scene.physkey.pose_keys
-    frames = keyed_frames(obj.physkey.animator_rig or obj)  # the animator's own rig holds the keys
+    source = obj.physkey.animator_rig or obj  # the animator's own rig holds the keys
+    action = source.animation_data.action if source.animation_data else None
+    if action is not None and action.get(BAKED):
+        raise ValueError(f"'{source.name}' plays '{action.name}', a solved motion, not your pose keys: "
+                         "assign the action with your keyed poses, then solve")
+    frames = keyed_frames(source)
     known = {k.frame: (k.weight, k.free, k.range_min, k.range_max) for k in keys}
     keys.clear()
     for f in frames:

@@ -91,6 +91,26 @@ def test_buttons_that_cannot_act_are_greyed_out_with_the_reason():
     assert ops.solve.poll() and ops.export_mjcf.poll() and ops.contact_style.poll()
 
 
+def test_a_kept_solution_is_never_read_back_as_pose_keys():
+    """After Keep the character plays the baked action (every frame keyed); reading pose keys from it
+    would turn a solution into hundreds of keyframes. It is refused, and the keys' settings stay."""
+    import numpy as np
+    bpy, module = installed_extension()
+    arm = _preset(bpy, "assist_box_jump_low")
+    keys = [(k.frame, k.weight, k.free) for k in bpy.context.scene.physkey.pose_keys]
+    assert len(keys) == 5
+    bake = addon(module, "bake")
+    frames = np.arange(1, 60, dtype=float)
+    channels = {pb.name: (None, np.tile([1.0, 0.0, 0.0, 0.0], (len(frames), 1))) for pb in arm.pose.bones}
+    action, slot, _ = bake.write_action(arm, channels, "kept", frames)
+    bake.assign(arm, action, slot)
+    with pytest.raises(RuntimeError, match="plays 'kept', a solved motion, not your pose keys"):
+        bpy.ops.physkey.sync_pose_keys()
+    with pytest.raises(RuntimeError, match="a solved motion"):
+        bpy.ops.physkey.solve(wait=True)
+    assert [(k.frame, k.weight, k.free) for k in bpy.context.scene.physkey.pose_keys] == keys
+
+
 def test_keeping_a_solution_again_replaces_its_markers():
     bpy, module = installed_extension()
     bpy.ops.wm.read_homefile(use_empty=True)
