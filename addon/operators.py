@@ -209,6 +209,9 @@ class PHYSKEY_OT_solve(bpy.types.Operator):
         task = task_from_scene(context, desc)
         if scene.physkey.method != "simulate" and not task["keyframes"]:
             raise ValueError("no keyframes: add contact keyframes or key poses first")
+        keys = [k.frame for k in scene.physkey.pose_keys]
+        # pose-key times count from the first key: the motion starts there; otherwise at the start frame
+        scene.physkey.start_frame = min(keys) if scene.physkey.method == "assist" and keys else scene.frame_start
         scene.physkey.solutions.clear()
         scene.physkey.progress, scene.physkey.status, scene.physkey.running = 0.0, "starting", True
         from .job import SolveJob

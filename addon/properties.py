@@ -159,6 +159,8 @@ def _preview_selected(self, context):
 
 class PHYSKEY_PG_scene(bpy.types.PropertyGroup):
     preset: StringProperty(default="", description="The preset this scene was built from")
+    start_frame: bpy.props.IntProperty(default=-1, description="The frame the last solve's motions start at "
+                                       "(its first pose key for assisted keyframes; -1: the scene's start frame)")
     method: EnumProperty(items=METHOD_ITEMS, default="contact")
     settings_json: StringProperty(default="{}", description="Further method settings as JSON (override the fields)")
     # The methods' settings on the panel (taskio.FIELDS): default, bounds and description are the

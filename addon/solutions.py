@@ -68,6 +68,21 @@ def _load(item):
     return arrays, model
 
 
+def _frames_at(arrays, model, fps: float) -> tuple[np.ndarray, np.ndarray]:
+    """The solution's frames at `fps`: its own when it was solved at that rate, else resampled from
+    its simulation steps (the scene's fps changed since the solve: the motion is re-timed, its
+    keys stay on whole frames)."""
+    from ..solver.resample import frame_times, good_prefix, resample_qpos
+    times, frames = arrays["frame_times"], arrays["frame_qpos"]
+    if len(times) < 2 or abs((times[1] - times[0]) * fps - 1.0) < 1e-6:
+        return times, frames
+    usable = good_prefix(arrays["qpos"])
+    sim_t, sim_q = arrays["times"][usable], arrays["qpos"][usable]
+    at = frame_times(float(sim_t[-1]), fps)
+    at = at[at <= sim_t[-1] + 1e-9]
+    return at, resample_qpos(model, sim_t, sim_q, at)
+
+
 def _character(context):
     obj = active_character(context)
     if obj is None:
@@ -102,14 +117,19 @@ def _preview(context, index: int) -> None:
     for target in (obj, rig) if rig is not None else (obj,):
         _set_aside(target)
     _remove_previews()
-    fps = scene.render.fps / scene.render.fps_base
-    action, slot = bake_action(obj, model, arrays["frame_times"], arrays["frame_qpos"], PREVIEW_ACTION,
-                                    scene.frame_start, fps)
+    fps, start = scene.render.fps / scene.render.fps_base, start_frame(scene)
+    times, frames = _frames_at(arrays, model, fps)
+    action, slot = bake_action(obj, model, times, frames, PREVIEW_ACTION, start, fps)
     assign(obj, action, slot)
     if rig is not None:  # the animator looks at their own character
         from .retarget import bake_onto_rig
-        bake_onto_rig(rig, obj, model, arrays["frame_times"], arrays["frame_qpos"], PREVIEW_RIG_ACTION,
-                      scene.frame_start, fps)
+        bake_onto_rig(rig, obj, model, times, frames, PREVIEW_RIG_ACTION, start, fps)
+
+
+def start_frame(scene) -> int:
+    """Where solved motions start: the last solve's start frame (its first pose key for assisted
+    keyframes), else the scene's start frame."""
+    return scene.physkey.start_frame if scene.physkey.start_frame >= 0 else scene.frame_start
 
 
 def _own_rig(scene, obj):
@@ -158,7 +178,7 @@ def keep(context, index: int):
         raise ValueError(unstable_message(item))
     obj = _character(context)
     arrays, model = _load(item)
-    fps = scene.render.fps / scene.render.fps_base
+    fps, start = scene.render.fps / scene.render.fps_base, start_frame(scene)
     name = f"{scene.name}_{scene.physkey.method}_seed{item.seed}"
     for target in (obj, _own_rig(scene, obj)):
         if target is not None and target.animation_data and target.animation_data.action and \
@@ -166,20 +186,17 @@ def keep(context, index: int):
                 and target.physkey.animator_action is None:
             target.animation_data.action.use_fake_user = True
     end_preview(context)
-    action, slot = bake_action(obj, model, arrays["frame_times"], arrays["frame_qpos"], name,
-                                    scene.frame_start, fps, extra=_curves(arrays))
+    times, frames = _frames_at(arrays, model, fps)
+    action, slot = bake_action(obj, model, times, frames, name, start, fps, extra=_curves(arrays))
     action.use_fake_user = True
     assign(obj, action, slot)
-    bake_free_bodies(scene, model, arrays["frame_times"], arrays["frame_qpos"], action.name,
-                          scene.frame_start, fps)
+    bake_free_bodies(scene, model, times, frames, action.name, start, fps)
     rig = _own_rig(scene, obj)
     if rig is not None:  # the animator's own rig, the physics humanoid made from it
         from .retarget import bake_onto_rig
-        bake_onto_rig(rig, obj, model, arrays["frame_times"], arrays["frame_qpos"], f"{action.name}_{rig.name}",
-                      scene.frame_start, fps)
-    add_markers(scene, json.loads(item.reached_json), scene.frame_start, fps, f"{name} kf")
-    last = scene.frame_start + int(np.ceil(float(arrays["frame_times"][-1]) * fps - 1e-6)) \
-        if len(arrays["frame_times"]) else scene.frame_start
+        bake_onto_rig(rig, obj, model, times, frames, f"{action.name}_{rig.name}", start, fps)
+    add_markers(scene, json.loads(item.reached_json), start, fps, f"{name} kf")
+    last = start + int(np.ceil(float(times[-1]) * fps - 1e-6)) if len(times) else start
     if last > scene.frame_end:  # the whole clip plays and renders
         scene.frame_end = last
     return action

@@ -111,6 +111,21 @@ def test_a_kept_solution_is_never_read_back_as_pose_keys():
     assert [(k.frame, k.weight, k.free) for k in bpy.context.scene.physkey.pose_keys] == keys
 
 
+def test_a_changed_frame_rate_retimes_the_kept_motion_on_whole_frames():
+    bpy, module = installed_extension()
+    arm = _preset(bpy, "drop_onto_armchair")
+    scene = bpy.context.scene
+    scene.render.fps, scene.render.fps_base = 24, 1.0
+    scene.physkey.settings_json = json.dumps({"duration": 0.5})
+    scene.physkey.num_seeds = 1
+    assert bpy.ops.physkey.solve(wait=True) == {"FINISHED"}
+    scene.render.fps = 30  # changed between the solve and Keep
+    assert bpy.ops.physkey.keep_solution(index=0) == {"FINISHED"}
+    fc = arm.animation_data.action.layers[0].strips[0].channelbags[0].fcurves[0]
+    frames = [k.co[0] for k in fc.keyframe_points]
+    assert frames == [float(scene.frame_start + k) for k in range(16)]  # 0.5 s at 30 fps, whole frames
+
+
 def test_keeping_a_solution_again_replaces_its_markers():
     bpy, module = installed_extension()
     bpy.ops.wm.read_homefile(use_empty=True)
