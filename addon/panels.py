@@ -120,7 +120,8 @@ class PHYSKEY_PT_contacts(_Sidebar, bpy.types.Panel):
 class PHYSKEY_UL_pose_keys(bpy.types.UIList):
     def draw_item(self, context, layout, data, item, icon, active_data, active_propname, index):
         row = layout.row(align=True)
-        row.label(text=f"frame {item.frame}", icon="KEYFRAME")
+        row.alert = bool(item.problem)  # a pose the solver would refuse: said before solving
+        row.label(text=f"frame {item.frame}", icon="ERROR" if item.problem else "KEYFRAME")
         row.prop(item, "weight", text="w")
         row.prop(item, "free", text="free", toggle=True)
         if item.free:
@@ -137,6 +138,9 @@ class PHYSKEY_PT_pose_keys(_Sidebar, bpy.types.Panel):
         layout.label(text="Key poses on the character (I); each keyed frame is a pose keyframe.")
         layout.operator("physkey.sync_pose_keys", icon="FILE_REFRESH")
         layout.template_list("PHYSKEY_UL_pose_keys", "", props, "pose_keys", props, "active_pose_key", rows=4)
+        i = props.active_pose_key
+        if 0 <= i < len(props.pose_keys) and props.pose_keys[i].problem:
+            layout.label(text=props.pose_keys[i].problem, icon="ERROR")
 
 
 class PHYSKEY_UL_solutions(bpy.types.UIList):

@@ -129,6 +129,8 @@ class PHYSKEY_PG_pose_key(bpy.types.PropertyGroup):
     free: BoolProperty(default=False, description="Let the optimizer choose when this pose is reached")
     range_min: FloatProperty(default=0.2, min=0.001, description="Earliest arrival after the previous key (s)")
     range_max: FloatProperty(default=1.0, min=0.001, description="Latest arrival after the previous key (s)")
+    problem: StringProperty(default="", description="Why this pose cannot be solved as keyed (a joint out of "
+                                                    "its range), found before solving")
 
 
 class PHYSKEY_PG_solution(bpy.types.PropertyGroup):

@@ -166,6 +166,7 @@ def pose_keyframes_from_action(context, scene_desc) -> list[dict]:
     root = int(model.jnt_qposadr[model.joint("root").id])
     hinges = [model.joint(j).name for j in range(model.njnt) if model.jnt_type[j] == mujoco.mjtJoint.mjJNT_HINGE]
     out, current = [], scene.frame_current
+    problems = []
     try:
         for i, key in enumerate(keys):
             scene.frame_set(key.frame)
@@ -173,6 +174,9 @@ def pose_keyframes_from_action(context, scene_desc) -> list[dict]:
                 from .retarget import pose_physics_from_rig
                 pose_physics_from_rig(obj.physkey.animator_rig, obj)
             q = qpos_from_pose(obj, model)
+            key.problem = _out_of_range(obj, model, q)
+            if key.problem:
+                problems.append(f"frame {key.frame}: {key.problem}")
             item = {"name": f"frame_{key.frame}", "root_pos": [float(v) for v in q[root:root + 3]],
                     "root_quat": [float(v) for v in q[root + 3:root + 7]], "weight": key.weight,
                     "joints": {n: float(q[model.jnt_qposadr[model.joint(n).id]]) for n in hinges}}
@@ -184,7 +188,33 @@ def pose_keyframes_from_action(context, scene_desc) -> list[dict]:
             out.append(item)
     finally:
         scene.frame_set(current)
+    if problems:
+        raise ValueError("; ".join(problems[:3]) + (f" (and {len(problems) - 3} more keys)" if len(problems) > 3
+                                                     else ""))
     return out
+
+
+def _out_of_range(obj, model, qpos) -> str:
+    """The first joint of a keyed pose beyond what the solver accepts (its range and 10°), said in the
+    bone's terms — the animator's own bone where the character was made from their rig; '' if none."""
+    import math
+
+    import mujoco
+
+    from ..solver.pose_keyframes import ANGLE_SLACK
+    rig = obj.physkey.animator_rig
+    mapping = {item.name: item.bone for item in rig.physkey.humanoid_map} if rig is not None else {}
+    for j in range(model.njnt):
+        if model.jnt_type[j] != mujoco.mjtJoint.mjJNT_HINGE or not model.jnt_limited[j]:
+            continue
+        angle = float(qpos[model.jnt_qposadr[j]])
+        lo, hi = model.jnt_range[j]
+        if angle < lo - ANGLE_SLACK or angle > hi + ANGLE_SLACK:
+            body = model.body(int(model.jnt_bodyid[j])).name
+            bone = mapping.get(body, body)
+            return (f"bone '{bone}' is turned {math.degrees(angle):.0f}° at its joint '{model.joint(j).name}', "
+                    f"which bends {math.degrees(lo):.0f}°…{math.degrees(hi):.0f}°: turn it back into that range")
+    return ""
 
 
 def keyed_frames(obj) -> list[int]:

@@ -126,6 +126,23 @@ def test_a_changed_frame_rate_retimes_the_kept_motion_on_whole_frames():
     assert frames == [float(scene.frame_start + k) for k in range(16)]  # 0.5 s at 30 fps, whole frames
 
 
+def test_a_pose_key_out_of_range_is_flagged_before_solving_in_the_bones_terms():
+    bpy, module = installed_extension()
+    from mathutils import Quaternion  # after bpy (installed_extension sets Blender up first)
+    arm = _preset(bpy, "assist_box_jump_low")
+    scene = bpy.context.scene
+    key = scene.physkey.pose_keys[2]
+    scene.frame_set(key.frame)
+    shin = arm.pose.bones["shin_right"]
+    shin.rotation_quaternion = Quaternion((0.0, 0.0, 1.0), -1.2)  # the knee bent 69° the wrong way
+    shin.keyframe_insert("rotation_quaternion", frame=key.frame)
+    with pytest.raises(RuntimeError, match=rf"frame {key.frame}: bone 'shin_right' is turned 69° at its joint "
+                                           r"'knee_right', which bends -160°…2°: turn it back"):
+        bpy.ops.physkey.solve(wait=True)
+    assert scene.physkey.pose_keys[2].problem.startswith("bone 'shin_right'")
+    assert not scene.physkey.pose_keys[1].problem
+
+
 def test_keeping_a_solution_again_replaces_its_markers():
     bpy, module = installed_extension()
     bpy.ops.wm.read_homefile(use_empty=True)
