@@ -179,6 +179,9 @@ def bake_free_bodies(scene, model, frame_times, frame_qpos, name: str, frame_sta
             _fcurve(bag, "rotation_quaternion", i, frames, rot[:, i])
         obj.rotation_mode = "QUATERNION"
         action.use_fake_user = True
+        previous = obj.animation_data.action if obj.animation_data else None
+        if previous is not None:  # the furniture's own animation is set aside, never lost
+            previous.use_fake_user = True
         assign(obj, action, slot)
         actions.append(action)
     return actions
