@@ -143,6 +143,26 @@ def test_a_pose_key_out_of_range_is_flagged_before_solving_in_the_bones_terms():
     assert not scene.physkey.pose_keys[1].problem
 
 
+def test_keep_sets_pushed_furnitures_own_action_aside():
+    bpy, module = installed_extension()
+    _preset(bpy, "drop_onto_armchair")
+    arm = bpy.context.active_object
+    bpy.ops.mesh.primitive_cube_add(size=0.3, location=(1.5, 0.0, 0.15))
+    crate = bpy.context.active_object
+    crate.name = "crate"
+    crate.physkey.collider, crate.physkey.dynamic, crate.physkey.mass = True, True, 2.0
+    crate.animation_data_create()
+    own = bpy.data.actions.new("crate slides in")
+    crate.animation_data.action = own
+    bpy.context.view_layer.objects.active = arm
+    scene = bpy.context.scene
+    scene.physkey.settings_json = json.dumps({"duration": 0.3})
+    scene.physkey.num_seeds = 1
+    assert bpy.ops.physkey.solve(wait=True) == {"FINISHED"}
+    assert bpy.ops.physkey.keep_solution(index=0) == {"FINISHED"}
+    assert crate.animation_data.action != own and own.use_fake_user  # replaced for the clip, kept
+
+
 def test_keeping_a_solution_again_replaces_its_markers():
     bpy, module = installed_extension()
     bpy.ops.wm.read_homefile(use_empty=True)
