@@ -240,7 +240,7 @@ def map_humanoid(bones: list[BoneInfo], up: int = 2) -> dict[str, str]:
                            "or hand (thigh.L, LeftUpLeg, thigh_l …) and no two mirrored chains of three bones hang "
                            "from one bone; name them so, or pick each in the Your Rig panel")
     if missing_limbs:
-        raise MappingError(f"no bone found for {', '.join(_label(s) for s in missing_limbs)}: name the bones "
+        raise MappingError(f"no bone found for {', '.join(slot_label(s) for s in missing_limbs)}: name the bones "
                            "the usual way (thigh.L, LeftUpLeg, thigh_l …) or pick them in the Your Rig panel")
     pelvis = rig.common_ancestor(found["thigh_left"], found["thigh_right"])
     chest = rig.common_ancestor(found["upper_arm_left"], found["upper_arm_right"])
@@ -265,16 +265,12 @@ def map_humanoid(bones: list[BoneInfo], up: int = 2) -> dict[str, str]:
     return {s: found[s] for s in SLOTS}
 
 
-def _label(slot: str) -> str:
+def slot_label(slot: str) -> str:
+    """What the Your Rig panel and the messages call a slot, e.g. 'Forearm (left)'."""
     for side in SIDES:
         if slot.endswith("_" + side):
             return f"{LABELS[slot[: -len(side) - 1]]} ({side})"
     return LABELS[slot]
-
-
-def slot_label(slot: str) -> str:
-    """What the Your Rig panel calls a slot, e.g. 'Forearm (left)'."""
-    return _label(slot)
 
 
 def check_mapping(mapping: dict[str, str], bones: list[BoneInfo]) -> None:
@@ -283,17 +279,17 @@ def check_mapping(mapping: dict[str, str], bones: list[BoneInfo]) -> None:
     names = {b.name: b for b in bones}
     missing = [s for s in SLOTS if not mapping.get(s)]
     if missing:
-        raise MappingError(f"no bone for {', '.join(_label(s) for s in missing)}: "
+        raise MappingError(f"no bone for {', '.join(slot_label(s) for s in missing)}: "
                            "pick one in the Your Rig panel")
     for slot in SLOTS:
         if mapping[slot] not in names:
-            raise MappingError(f"{_label(slot)}: the rig has no bone '{mapping[slot]}'")
+            raise MappingError(f"{slot_label(slot)}: the rig has no bone '{mapping[slot]}'")
     seen: dict[str, str] = {}
     for slot in SLOTS:
         bone = mapping[slot]
         if bone in seen:
-            raise MappingError(f"bone '{bone}' is mapped to both {_label(seen[bone])} and {_label(slot)}")
+            raise MappingError(f"bone '{bone}' is mapped to both {slot_label(seen[bone])} and {slot_label(slot)}")
         seen[bone] = slot
         b = names[bone]
         if sum((h - t) ** 2 for h, t in zip(b.head, b.tail)) <= 1e-12:
-            raise MappingError(f"bone '{bone}' ({_label(slot)}) has zero length")
+            raise MappingError(f"bone '{bone}' ({slot_label(slot)}) has zero length")

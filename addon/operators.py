@@ -14,6 +14,16 @@ from .rig import build_armature
 from .session import active_character, add_job, job_folder, job_for, pop_job
 from .shapes import add_bone_shapes, character_material
 
+NO_CHARACTER = "no armature selected: select the character's armature"
+
+
+def _has_character(cls, context) -> bool:
+    """poll() of the operators that need the character: False with the reason in the tooltip."""
+    if active_character(context) is None:
+        cls.poll_message_set(NO_CHARACTER)
+        return False
+    return True
+
 
 class PHYSKEY_OT_add_character(bpy.types.Operator):
     """Add PhysKey's default humanoid: an armature with one bone per body and physics per bone"""
@@ -53,10 +63,7 @@ class PHYSKEY_OT_export_mjcf(bpy.types.Operator, ExportHelper):
 
     @classmethod
     def poll(cls, context):
-        if active_character(context) is None:
-            cls.poll_message_set("no armature selected: select the character's armature")
-            return False
-        return True
+        return _has_character(cls, context)
 
     def execute(self, context):
         from ..solver.errors import InvalidInput
@@ -195,10 +202,7 @@ class PHYSKEY_OT_solve(bpy.types.Operator):
         if job_for(context.scene) is not None:
             cls.poll_message_set("a solve is already running in this scene: cancel it first")
             return False
-        if active_character(context) is None:
-            cls.poll_message_set("no armature selected: select the character's armature")
-            return False
-        return True
+        return _has_character(cls, context)
 
     def _start(self, context):
         from .taskio import extract_scene, task_from_scene
@@ -411,16 +415,13 @@ class PHYSKEY_OT_sync_pose_keys(bpy.types.Operator):
 
     @classmethod
     def poll(cls, context):
-        if active_character(context) is None:
-            cls.poll_message_set("no armature selected: select the character's armature")
-            return False
-        return True
+        return _has_character(cls, context)
 
     def execute(self, context):
         from .taskio import sync_pose_keys
         obj = active_character(context)
         if obj is None:
-            self.report({"ERROR"}, "no armature selected: select the character's armature")
+            self.report({"ERROR"}, NO_CHARACTER)
             return {"CANCELLED"}
         try:
             sync_pose_keys(context.scene, obj)

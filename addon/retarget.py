@@ -70,15 +70,13 @@ def _facing(obj, mapping) -> Matrix:
     return Matrix.Rotation(float(angle), 3, "Z")
 
 
-def _check_scale(obj) -> None:
-    scale = obj.matrix_world.to_scale()
-    if min(scale) <= 0 or max(scale) - min(scale) > 1e-6 * max(scale):
-        raise MappingError(f"'{obj.name}' is scaled non-uniformly {tuple(round(s, 4) for s in scale)}; apply the scale")
-
-
 def rig_points(obj, mapping) -> tuple[dict, Matrix, np.ndarray]:
     """({body: (head, tail)} in PhysKey's standing frame, the facing rotation, the origin used)."""
-    _check_scale(obj)
+    from .rig import check_uniform_scale
+    try:
+        check_uniform_scale(obj)
+    except ValueError as e:
+        raise MappingError(str(e)) from None
     turn = _facing(obj, mapping)
     origin = np.array(obj.matrix_world.to_translation())
     r = np.array(turn)

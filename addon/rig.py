@@ -67,7 +67,7 @@ def build_armature(context, character: Character, name: str | None = None):
     return obj
 
 
-def _check_uniform_scale(obj) -> float:
+def check_uniform_scale(obj) -> float:
     scale = obj.matrix_world.to_scale()
     if min(scale) <= 0:
         raise ValueError(f"'{obj.name}' has a zero or negative scale {tuple(round(s, 4) for s in scale)}")
@@ -85,7 +85,7 @@ def read_character(obj) -> Character:
     roots = [b for b in arm.bones if b.parent is None]
     if len(roots) != 1:
         raise ValueError(f"the rig has {len(roots)} root bones; PhysKey needs exactly one")
-    scale = _check_uniform_scale(obj)
+    scale = check_uniform_scale(obj)
     unscale = obj.matrix_world.normalized()  # rotation + translation of the object, scale removed
     bodies, actuators = [], []
 
@@ -128,7 +128,7 @@ def pose_from_qpos(obj, model, qpos, root_joint: str = "root") -> None:
     """Pose the rig at MuJoCo configuration `qpos` of `model` (exported from this rig): the root
     bone takes the free joint's world pose, every other bone the product of its hinge rotations."""
     inv_obj = obj.matrix_world.inverted()
-    scale = _check_uniform_scale(obj)
+    scale = check_uniform_scale(obj)
     for pb in obj.pose.bones:
         pb.rotation_mode = "QUATERNION"
         bone = pb.bone

@@ -114,7 +114,7 @@ def _preview(context, index: int) -> None:
     obj = _character(context)
     arrays, model = _load(scene.physkey.solutions[index])
     rig = _own_rig(scene, obj)
-    for target in (obj, rig) if rig is not None else (obj,):
+    for target in _characters(scene, obj):
         _set_aside(target)
     _remove_previews()
     fps, start = scene.render.fps / scene.render.fps_base, start_frame(scene)
@@ -138,6 +138,12 @@ def _own_rig(scene, obj):
     return rig if rig is not None and rig.name in scene.objects else None
 
 
+def _characters(scene, obj) -> list:
+    """The physics character and, where it was made from one, the animator's rig: what a preview shows on."""
+    rig = _own_rig(scene, obj)
+    return [obj] if rig is None else [obj, rig]
+
+
 def _set_aside(obj) -> None:
     """Remember the animator's action (fake user: never lost) before a preview replaces it."""
     ad = obj.animation_data
@@ -157,8 +163,7 @@ def _remove_previews() -> None:
 
 def end_preview(context) -> None:
     obj = _character(context)
-    rig = _own_rig(context.scene, obj)
-    for target in (obj, rig) if rig is not None else (obj,):
+    for target in _characters(context.scene, obj):
         own = target.physkey.animator_action
         if own is not None:
             target.animation_data.action = own
@@ -180,11 +185,8 @@ def keep(context, index: int):
     arrays, model = _load(item)
     fps, start = scene.render.fps / scene.render.fps_base, start_frame(scene)
     name = f"{scene.name}_{scene.physkey.method}_seed{item.seed}"
-    for target in (obj, _own_rig(scene, obj)):
-        if target is not None and target.animation_data and target.animation_data.action and \
-                target.animation_data.action.name not in (PREVIEW_ACTION, PREVIEW_RIG_ACTION) \
-                and target.physkey.animator_action is None:
-            target.animation_data.action.use_fake_user = True
+    for target in _characters(scene, obj):  # their own actions kept (fake user), then given back
+        _set_aside(target)
     end_preview(context)
     times, frames = _frames_at(arrays, model, fps)
     action, slot = bake_action(obj, model, times, frames, name, start, fps, extra=_curves(arrays))
