@@ -1,5 +1,6 @@
 """Bake a solution into a new Action: root location/rotation and every bone's rotation at the
-scene's frame rate, written through the action's channelbag with `keyframe_points.add` +
+scene's frame rate, written through the action's channels (`actions`: slotted or not, per Blender) with
+`keyframe_points.add` +
 `foreach_set` (no per-key Python), plus custom-property curves (β(t), contact distance) the Graph
 Editor can plot and timeline markers at the keyframes' reached times."""
 from __future__ import annotations
@@ -8,6 +9,7 @@ import bpy
 import numpy as np
 
 from ..solver.rotations import quat_mul
+from .actions import assign, new_channels
 
 LINEAR = 1  # bpy keyframe interpolation enum value of 'LINEAR'
 BAKED = "physkey_baked"  # custom property marking the actions PhysKey bakes
@@ -61,8 +63,8 @@ def bone_channels(obj, model, qpos: np.ndarray) -> dict:
     return out
 
 
-def _fcurve(channelbag, data_path, index, frames, values, group=None):
-    fc = channelbag.fcurves.new(data_path, index=index)
+def _fcurve(channels, data_path, index, frames, values, group=None):
+    fc = channels.fcurves.new(data_path, index=index)
     if group is not None:
         fc.group = group
     fc.keyframe_points.add(len(frames))
@@ -99,12 +101,10 @@ def write_action(obj, channels: dict, name: str, frames, properties: dict | None
     """A new Action (never replacing one: Blender uniquifies the name) for `obj` holding `channels`
     {bone: (location (F, 3) or None, rotation quaternions (F, 4))} at `frames`, each bone's rotation
     in its own rotation mode, and `properties` {data path: value} held over the range; returns
-    (action, slot, channelbag)."""
+    (action, slot, channels) — slot None on Blenders without slotted actions."""
     action = bpy.data.actions.new(name)
     action[BAKED] = True  # a solved motion: never read back as the animator's pose keys
-    slot = action.slots.new(id_type="OBJECT", name=obj.name)
-    strip = action.layers.new("PhysKey").strips.new(type="KEYFRAME")
-    bag = strip.channelbag(slot, ensure=True)
+    slot, bag = new_channels(action, obj)
     for bone, (loc, rot) in channels.items():
         group = bag.groups.new(bone)
         base = f'pose.bones["{bone}"]'
@@ -132,12 +132,6 @@ def bake_action(obj, model, frame_times, frame_qpos, name: str, frame_start: int
     for pb in obj.pose.bones:
         pb.rotation_mode = "QUATERNION"
     return action, slot
-
-
-def assign(obj, action, slot) -> None:
-    obj.animation_data_create()
-    obj.animation_data.action = action
-    obj.animation_data.action_slot = slot
 
 
 def add_markers(scene, reached, frame_start: int, fps: float, prefix: str) -> list:
@@ -170,8 +164,7 @@ def bake_free_bodies(scene, model, frame_times, frame_qpos, name: str, frame_sta
         a = int(model.jnt_qposadr[j])
         q = np.asarray(frame_qpos, float)
         action = bpy.data.actions.new(f"{name}_{body}")
-        slot = action.slots.new(id_type="OBJECT", name=obj.name)
-        bag = action.layers.new("PhysKey").strips.new(type="KEYFRAME").channelbag(slot, ensure=True)
+        slot, bag = new_channels(action, obj)
         rot = continuous_quaternions(q[:, a + 3:a + 7] / np.linalg.norm(q[:, a + 3:a + 7], axis=1, keepdims=True))
         for i in range(3):
             _fcurve(bag, "location", i, frames, q[:, a + i])

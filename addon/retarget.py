@@ -299,7 +299,8 @@ def _root_slot(mapping, rig) -> str:
 def bake_onto_rig(rig, physics, model, frame_times, frame_qpos, name: str, frame_start: int, fps: float):
     """A new Action on the animator's rig with the solved motion, each bone keyed in its own rotation
     mode (the rig's current action is kept with a fake user, never edited); returns (action, slot)."""
-    from .bake import assign, write_action
+    from .actions import assign
+    from .bake import write_action
     from .rigify_bake import is_rigify_generated, rigify_channels
     mapping = mapping_of(rig)
     frame_qpos = np.asarray(frame_qpos, float)

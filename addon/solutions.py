@@ -12,7 +12,8 @@ import os
 import bpy
 import numpy as np
 
-from .bake import add_markers, assign, bake_action, bake_free_bodies
+from .actions import assign
+from .bake import add_markers, bake_action, bake_free_bodies
 from .session import active_character
 
 PREVIEW_ACTION = "PhysKey Preview"

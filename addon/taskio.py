@@ -219,19 +219,12 @@ def _out_of_range(obj, model, qpos) -> str:
 
 def keyed_frames(obj) -> list[int]:
     """Frames where the character's action has keys (any channel of any bone)."""
-    ad = obj.animation_data
-    if ad is None or ad.action is None:
-        return []
+    from .actions import played_fcurves
     frames = set()
-    for layer in ad.action.layers:
-        for strip in layer.strips:
-            bag = strip.channelbag(ad.action_slot) if ad.action_slot else None
-            if bag is None:
-                continue
-            for fc in bag.fcurves:
-                co = [0.0] * (2 * len(fc.keyframe_points))
-                fc.keyframe_points.foreach_get("co", co)
-                frames.update(int(round(x)) for x in co[0::2])
+    for fc in played_fcurves(obj):
+        co = [0.0] * (2 * len(fc.keyframe_points))
+        fc.keyframe_points.foreach_get("co", co)
+        frames.update(int(round(x)) for x in co[0::2])
     return sorted(frames)
 
 
