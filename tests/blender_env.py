@@ -52,3 +52,8 @@ def addon(module, name: str):
     """The installed add-on's submodule `name` (e.g. "rig"), imported from the installed copy."""
     import importlib
     return importlib.import_module(f"{module.__name__}.addon.{name}")
+
+
+def fcurves(module, action) -> list:
+    """Every F-curve of `action`, on Blenders with slotted actions (4.4+) and without (4.2, 4.3)."""
+    return addon(module, "actions").fcurves(action)

@@ -11,7 +11,7 @@ from pathlib import Path
 import mujoco
 import numpy as np
 import pytest
-from blender_env import addon, installed_extension
+from blender_env import addon, fcurves, installed_extension
 from humanoid_rigs import mixamo_skeleton
 from humanoid_rigs import select as _select
 
@@ -20,10 +20,6 @@ def _preset(bpy, name):
     bpy.ops.wm.read_homefile(use_empty=True)
     assert bpy.ops.physkey.load_preset(preset=name) == {"FINISHED"}
     return bpy.context.active_object
-
-
-def _fcurves(module, action):
-    return addon(module, "actions").fcurves(action)
 
 
 def test_the_extension_installs_and_says_which_blender_it_runs_on():
@@ -47,7 +43,7 @@ def test_contact_solve_keep_and_the_bake_replays_the_result():
     final = next(i for i, s in enumerate(scene.physkey.solutions) if s.stage < 0)
     assert bpy.ops.physkey.keep_solution(index=final) == {"FINISHED"}
     kept = arm.animation_data.action
-    assert sum(fc.data_path.startswith("pose.bones") for fc in _fcurves(module, kept)) == 3 + 16 * 4
+    assert sum(fc.data_path.startswith("pose.bones") for fc in fcurves(module, kept)) == 3 + 16 * 4
     item = scene.physkey.solutions[final]
     z = np.load(item.result_path, allow_pickle=False)
     model = mujoco.MjModel.from_xml_path(str(Path(item.result_path).parents[1] / "model.xml"))
@@ -75,7 +71,7 @@ def test_assist_preset_reads_its_pose_keys_and_a_tiny_solve_keeps():
     own = arm.animation_data.action
     assert bpy.ops.physkey.keep_solution(index=0) == {"FINISHED"}
     assert arm.animation_data.action != own and own.use_fake_user  # the keys are set aside, never lost
-    assert sum(fc.data_path.startswith("pose.bones") for fc in _fcurves(module, arm.animation_data.action)) \
+    assert sum(fc.data_path.startswith("pose.bones") for fc in fcurves(module, arm.animation_data.action)) \
         == 3 + 16 * 4
 
 
@@ -84,7 +80,7 @@ def _snapshot(module, rig):
     bone's rotation mode, and every F-curve's every key (position, handles, interpolation)."""
     action = rig.animation_data.action
     curves = []
-    for fc in _fcurves(module, action):
+    for fc in fcurves(module, action):
         keys = [(tuple(k.co), tuple(k.handle_left), tuple(k.handle_right), k.interpolation,
                  k.handle_left_type, k.handle_right_type) for k in fc.keyframe_points]
         curves.append((fc.data_path, fc.array_index, fc.group.name if fc.group else "", keys))
@@ -138,7 +134,7 @@ def test_keep_and_undo_leave_an_euler_keyed_rig_exactly_as_it_was(euler_rig):
     rig = bpy.data.objects[rig_name]
     kept = rig.animation_data.action
     assert kept.name != before[0] and {pb.rotation_mode for pb in rig.pose.bones} == {"XYZ"}
-    assert any(fc.data_path.endswith("rotation_euler") for fc in _fcurves(module, kept))
+    assert any(fc.data_path.endswith("rotation_euler") for fc in fcurves(module, kept))
     kept_name = kept.name
     bpy.ops.ed.undo()
     rig = bpy.data.objects[rig_name]

@@ -5,7 +5,7 @@ import json
 from pathlib import Path
 
 import pytest
-from blender_env import addon, installed_extension
+from blender_env import addon, fcurves, installed_extension
 
 
 def _preset(bpy, name):
@@ -49,7 +49,7 @@ def test_solve_preview_keep(tmp_path):
     kept = arm.animation_data.action
     assert kept.name.startswith(f"{scene.name}_simulate_seed") and kept.name in bpy.data.actions
     assert "PhysKey Preview" not in bpy.data.actions and "animators_own" in bpy.data.actions
-    assert len(kept.layers[0].strips[0].channelbags[0].fcurves) == 3 + 16 * 4
+    assert len(fcurves(module, kept)) == 3 + 16 * 4
     assert bpy.ops.physkey.keep_solution() == {"FINISHED"}  # again: a second action, the first untouched
     assert arm.animation_data.action.name != kept.name
 
@@ -121,7 +121,7 @@ def test_a_changed_frame_rate_retimes_the_kept_motion_on_whole_frames():
     assert bpy.ops.physkey.solve(wait=True) == {"FINISHED"}
     scene.render.fps = 30  # changed between the solve and Keep
     assert bpy.ops.physkey.keep_solution(index=0) == {"FINISHED"}
-    fc = arm.animation_data.action.layers[0].strips[0].channelbags[0].fcurves[0]
+    fc = fcurves(module, arm.animation_data.action)[0]
     frames = [k.co[0] for k in fc.keyframe_points]
     assert frames == [float(scene.frame_start + k) for k in range(16)]  # 0.5 s at 30 fps, whole frames
 
@@ -229,7 +229,7 @@ def test_kept_action_replays_the_result_and_the_animators_action_is_untouched(tm
     arm.animation_data.action = mine
     arm.pose.bones["head"].rotation_quaternion = (0.9, 0.1, 0.0, 0.0)
     arm.pose.bones["head"].keyframe_insert("rotation_quaternion", frame=5)
-    before = [tuple(k.co) for fc in mine.layers[0].strips[0].channelbags[0].fcurves for k in fc.keyframe_points]
+    before = [tuple(k.co) for fc in fcurves(module, mine) for k in fc.keyframe_points]
     assert bpy.ops.physkey.solve(wait=True) == {"FINISHED"}
     finals = [i for i, s in enumerate(scene.physkey.solutions) if s.stage < 0]
     assert len(finals) == 2
@@ -246,7 +246,7 @@ def test_kept_action_replays_the_result_and_the_animators_action_is_untouched(tm
         mujoco.mj_kinematics(model, data)
         for name, (pos, _rot) in rig.world_bone_poses(arm).items():
             np.testing.assert_allclose(pos, data.xpos[model.body(name).id], atol=1e-4, err_msg=name)
-    after = [tuple(k.co) for fc in mine.layers[0].strips[0].channelbags[0].fcurves for k in fc.keyframe_points]
+    after = [tuple(k.co) for fc in fcurves(module, mine) for k in fc.keyframe_points]
     assert after == before and mine.name in bpy.data.actions
 
 
@@ -380,7 +380,7 @@ def test_undo_right_after_keep(tmp_path):
     assert kept not in bpy.data.actions
     assert arm.animation_data.action.name == "PhysKey Preview" and arm.physkey.animator_action.name == "animators_own"
     keys = [(k.co[0], round(k.co[1], 6))
-            for fc in bpy.data.actions["animators_own"].layers[0].strips[0].channelbags[0].fcurves
+            for fc in fcurves(module, bpy.data.actions["animators_own"])
             for k in fc.keyframe_points]
     assert keys == [(3.0, 0.9), (3.0, 0.1), (3.0, 0.0), (3.0, 0.0)]
     assert len(scene.physkey.solutions) == 2 and scene.physkey.active_solution == 1
@@ -390,4 +390,4 @@ def test_undo_right_after_keep(tmp_path):
     assert bpy.ops.physkey.keep_solution("EXEC_DEFAULT", True) == {"FINISHED"}  # keep again after the undo
     arm = bpy.data.objects[name]
     assert arm.animation_data.action.name == kept and "PhysKey Preview" not in bpy.data.actions
-    assert len(arm.animation_data.action.layers[0].strips[0].channelbags[0].fcurves) == 3 + 16 * 4
+    assert len(fcurves(module, arm.animation_data.action)) == 3 + 16 * 4

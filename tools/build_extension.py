@@ -1,7 +1,7 @@
 """Build the Blender extension zip `dist/physkey-<version>.zip` with Blender's own extension tool.
 
 Downloads (once, cached in the git-ignored `.cache/wheels/`) the runtime wheels for every supported
-platform and Python (Blender 4.2–4.4 ship Python 3.11, Blender 4.5+ Python 3.13): mujoco-core per
+platform and Python (Blender 4.2–5.0 ship Python 3.11, Blender 5.1+ Python 3.13): mujoco-core per
 platform, and the pure-Python mujoco and cma. numpy comes with Blender. Then stages the extension
 (entry point, addon/, solver/, scenes/, wheels/ and a manifest listing them), builds it with
 `blender_ext.py build` and checks the zip with `blender_ext.py validate`.
