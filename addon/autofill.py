@@ -27,16 +27,21 @@ def _capsule_radius(bone) -> float:
 
 
 def _limits(pose_bone):
-    """(axis index, min, max) of each limited axis of the bone's Limit Rotation constraint, in the
-    order Z, Y, X: hinges applied one after the other in that order compose to Blender's XYZ Euler
-    rotation (R = Rz·Ry·Rx), the decomposition the constraint limits — so a pose within the hinge
-    ranges is one the constraint leaves alone."""
+    """(axis index, min, max) of each limited axis of the bone's Limit Rotation constraint, last
+    rotation of its Euler order first (XYZ: Z, Y, X): hinges applied one after the other in that order
+    compose to the Euler rotation the constraint limits (XYZ: R = Rz·Ry·Rx) — so a pose within the
+    hinge ranges is one the constraint leaves alone."""
+    from .joint_limits import CONSTRAINT
     for c in pose_bone.constraints:
-        if c.type == "LIMIT_ROTATION" and c.mute is False and c.owner_space == "LOCAL":
+        if c.type == "LIMIT_ROTATION" and c.mute is False and c.owner_space == "LOCAL" and c.name != CONSTRAINT:
+            order = c.euler_order
+            if order == "AUTO":  # the bone's own Euler order, XYZ for quaternion and axis-angle bones
+                order = pose_bone.rotation_mode if len(pose_bone.rotation_mode) == 3 else "XYZ"
             out = []
-            for i, ax in reversed(list(enumerate("xyz"))):
+            for axis in reversed(order):
+                ax = axis.lower()
                 if getattr(c, f"use_limit_{ax}"):
-                    out.append((i, getattr(c, f"min_{ax}"), getattr(c, f"max_{ax}")))
+                    out.append(("xyz".index(ax), getattr(c, f"min_{ax}"), getattr(c, f"max_{ax}")))
             return out, True
     return [(2, -math.pi / 2, math.pi / 2), (1, -math.pi / 2, math.pi / 2), (0, -math.pi / 2, math.pi / 2)], False
 
@@ -139,4 +144,8 @@ def autofill(obj) -> list[str]:
     if overlapping:
         notes.append(f"{len(overlapping)} pairs of bones overlapping at rest never collide with each other")
     obj.physkey.is_character = True
+    from .joint_limits import CONSTRAINT, limit_bone
+    for pb in obj.pose.bones:  # bones limited by the animator already keep their own constraint
+        if not any(c.type == "LIMIT_ROTATION" and c.name != CONSTRAINT for c in pb.constraints):
+            limit_bone(pb)
     return notes

@@ -24,12 +24,18 @@ GEOM_ITEMS = [("capsule", "Capsule", ""), ("sphere", "Sphere", ""), ("box", "Box
               ("cylinder", "Cylinder", ""), ("mesh", "Convex hull", "")]
 
 
+def _joint_changed(self, context):
+    from .joint_limits import joint_changed
+    joint_changed(self, context)
+
+
 class PHYSKEY_PG_joint(bpy.types.PropertyGroup):
     """A hinge (or ball) joint at the bone's head, with its drive (torque motor or PD servo)."""
-    type: EnumProperty(items=[("hinge", "Hinge", ""), ("ball", "Ball", "")], default="hinge")
-    axis: FloatVectorProperty(size=3, default=(0.0, 0.0, 1.0), description="Rotation axis in the bone's frame")
-    range_min: FloatProperty(default=-3.14159, subtype="ANGLE", unit="ROTATION")
-    range_max: FloatProperty(default=3.14159, subtype="ANGLE", unit="ROTATION")
+    type: EnumProperty(items=[("hinge", "Hinge", ""), ("ball", "Ball", "")], default="hinge", update=_joint_changed)
+    axis: FloatVectorProperty(size=3, default=(0.0, 0.0, 1.0), description="Rotation axis in the bone's frame",
+                              update=_joint_changed)
+    range_min: FloatProperty(default=-3.14159, subtype="ANGLE", unit="ROTATION", update=_joint_changed)
+    range_max: FloatProperty(default=3.14159, subtype="ANGLE", unit="ROTATION", update=_joint_changed)
     group: EnumProperty(items=GROUP_ITEMS, default="core", description="Body part for partwise planning")
     strength: FloatProperty(default=40.0, min=0.0, description="Torque limit / motor gear (N·m)")
     kp: FloatProperty(default=200.0, min=0.0, description="PD stiffness (N·m/rad)")

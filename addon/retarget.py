@@ -134,6 +134,7 @@ def mesh_radii(rig, mapping) -> dict[str, float]:
 def make_physics_character(context, rig, mass: float | None = None):
     """A PhysKey character with the rig's proportions, overlaid on the rig and linked to it."""
     from ..solver.proportions import proportioned_humanoid
+    from .joint_limits import add_joint_limits
     from .rig import build_armature
     if rig is None or rig.type != "ARMATURE":
         raise MappingError("select the armature of your character")
@@ -145,6 +146,7 @@ def make_physics_character(context, rig, mass: float | None = None):
     obj = build_armature(context, character, name=f"{rig.name} physics")
     obj.matrix_world = Matrix.Translation(origin) @ turn.inverted().to_4x4()
     obj.physkey.animator_rig = rig
+    add_joint_limits(obj)  # none: it follows the animator's rig, where out-of-range keys are flagged instead
     obj.show_in_front = True
     store_mapping(rig, mapping)
     return obj, mapping

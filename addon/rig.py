@@ -9,6 +9,7 @@ from mathutils import Matrix, Quaternion, Vector
 
 from ..solver.rotations import quat_mul
 from ..solver.scene import Actuator, Body, Character, Geom, Joint, Site
+from .joint_limits import add_joint_limits, suspended
 from .shapes import pose_matrix
 
 
@@ -37,6 +38,19 @@ def build_armature(context, character: Character, name: str | None = None):
         bpy.ops.object.mode_set(mode="OBJECT")
         context.view_layer.objects.active = previous or obj
     drives = {a.joint: a for a in character.actuators}
+    with suspended():
+        _write_physics(arm, character, drives)
+    for pair in character.exclude_contacts:
+        item = obj.physkey.exclude_contacts.add()
+        item.body1, item.body2 = pair
+    for pb in obj.pose.bones:
+        pb.rotation_mode = "QUATERNION"
+    add_joint_limits(obj)
+    return obj
+
+
+def _write_physics(arm, character: Character, drives: dict) -> None:
+    """Each bone's joints, shapes and sites from its body."""
     for b in character.bodies:
         props = arm.bones[b.name].physkey
         for j in b.joints:
@@ -59,12 +73,6 @@ def build_armature(context, character: Character, name: str | None = None):
         for s in b.sites:
             ps = props.sites.add()
             ps.name, ps.pos = s.name, s.pos
-    for b1, b2 in character.exclude_contacts:
-        pair = obj.physkey.exclude_contacts.add()
-        pair.body1, pair.body2 = b1, b2
-    for pb in obj.pose.bones:
-        pb.rotation_mode = "QUATERNION"
-    return obj
 
 
 def check_uniform_scale(obj) -> float:
