@@ -13,10 +13,10 @@ OTHER_BLENDERS := 4.2.23 4.5.15 5.2.3
 BLENDER_VENVS := $(foreach v,$(OTHER_BLENDERS),.venv-blender-$(v)/.installed)
 # The tests that drive Blender through the installed extension (those that run the solver alone need
 # only one Blender).
-BLENDER_TESTS := tests/test_end_to_end.py tests/test_extension.py tests/test_solve.py tests/test_own_rig.py \
+BLENDER_TESTS := tests/test_extension.py tests/test_solve.py tests/test_own_rig.py \
   tests/test_bake.py tests/test_no_data_lost.py tests/test_panels.py tests/test_presets.py tests/test_contact_ui.py \
   tests/test_colliders.py tests/test_import_mjcf.py tests/test_rig.py tests/test_rig_custom.py tests/test_safety.py \
-  tests/test_joint_limits.py
+  tests/test_joint_limits.py tests/test_ghosts.py tests/test_end_to_end.py
 
 .PHONY: venv blenders demo test lint bench extension clean
 

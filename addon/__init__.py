@@ -13,8 +13,10 @@ def _classes():
 def _stop_solves(*_args):
     """Kill running solver processes (on file load, add-on disable and exit): nothing is left
     running behind the animator's back; solutions already on disk stay there."""
+    from .ghosts import forget
     from .session import close_all_jobs
     close_all_jobs()
+    forget()  # the next file's solutions are other files
 
 
 def _after_load(*_args):
@@ -33,11 +35,13 @@ def register():
     import bpy
 
     from .draw import register as register_draw
+    from .ghosts import register as register_ghosts
     from .properties import register_properties
     for cls in _classes():
         bpy.utils.register_class(cls)
     register_properties()
     register_draw()
+    register_ghosts()
     from .operators import menu_export, menu_import
     bpy.types.TOPBAR_MT_file_import.append(menu_import)  # File ▸ Import / Export, as importers do
     bpy.types.TOPBAR_MT_file_export.append(menu_export)
@@ -56,12 +60,14 @@ def unregister():
     import bpy
 
     from .draw import unregister as unregister_draw
+    from .ghosts import unregister as unregister_ghosts
     from .operators import menu_export, menu_import
     from .properties import unregister_properties
     _stop_solves()
     bpy.types.TOPBAR_MT_file_import.remove(menu_import)
     bpy.types.TOPBAR_MT_file_export.remove(menu_export)
     unregister_draw()
+    unregister_ghosts()
     atexit.unregister(_stop_solves)
     if _stop_solves in bpy.app.handlers.load_pre:
         bpy.app.handlers.load_pre.remove(_stop_solves)

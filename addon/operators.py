@@ -217,6 +217,8 @@ class PHYSKEY_OT_solve(bpy.types.Operator):
         # pose-key times count from the first key: the motion starts there; otherwise at the start frame
         scene.physkey.start_frame = min(keys) if scene.physkey.method == "assist" and keys else scene.frame_start
         scene.physkey.solutions.clear()
+        from .ghosts import forget
+        forget()  # this solve's files may reuse the last one's paths
         scene.physkey.progress, scene.physkey.status, scene.physkey.running = 0.0, "starting", True
         from .job import SolveJob
         from .preferences import preferences

@@ -149,12 +149,26 @@ class PHYSKEY_UL_solutions(bpy.types.UIList):
         if item.unstable:  # blew up: say when, instead of a cost that means nothing
             row.label(text=item.name, icon="CANCEL")
             row.label(text=f"unstable at {item.unstable_time:.2f} s")
+            _ghost_toggle(row, item)
             return
         row.label(text=item.name, icon="CHECKMARK" if item.success else "ERROR")
         row.label(text=f"cost {item.cost:.3g}")
+        if item.keys_total:
+            row.label(text=f"{item.keys_reached}/{item.keys_total} keys")
         row.label(text=f"{item.duration:.2f} s")
         if item.assist:
             row.label(text=f"β² {item.assist:.3f}")
+        if item.has_quality:
+            row.label(text=f"{100 * item.penetration:.1f} cm", icon="ERROR" if item.penetration > 0.02 else "NONE")
+        _ghost_toggle(row, item)
+
+
+def _ghost_toggle(row, item) -> None:
+    """The solution's ghost: shown or not, in its colour (a swatch the animator can change)."""
+    row.prop(item, "ghost", text="", emboss=False, icon="GHOST_ENABLED" if item.ghost else "GHOST_DISABLED")
+    swatch = row.row(align=True)
+    swatch.scale_x = 0.35
+    swatch.prop(item, "ghost_color", text="")
 
 
 def _draw_quality(layout, item) -> None:

@@ -139,6 +139,11 @@ class PHYSKEY_PG_pose_key(bpy.types.PropertyGroup):
                                                     "its range), found before solving")
 
 
+def _redraw_ghosts(self, context):
+    from .ghosts import redraw
+    redraw()
+
+
 class PHYSKEY_PG_solution(bpy.types.PropertyGroup):
     """One alternative from a solve (a seed, or a curriculum stage of one)."""
     seed: bpy.props.IntProperty()
@@ -149,6 +154,8 @@ class PHYSKEY_PG_solution(bpy.types.PropertyGroup):
     assist: FloatProperty(description="Mean β² of the assist forces")
     result_path: StringProperty(subtype="FILE_PATH", description="The solution's result.npz (model.xml is beside)")
     reached_json: StringProperty(default="[]")
+    keys_reached: bpy.props.IntProperty(default=0, description="How many of the contact keyframes it reached")
+    keys_total: bpy.props.IntProperty(default=0, description="How many contact keyframes the task has")
     unstable: BoolProperty(default=False, description="The simulation blew up: it can be previewed up to then, "
                                                        "never kept")
     unstable_time: FloatProperty(default=0.0, unit="TIME_ABSOLUTE", description="When the simulation blew up (s)")
@@ -158,6 +165,10 @@ class PHYSKEY_PG_solution(bpy.types.PropertyGroup):
     jerk: FloatProperty(description="RMS joint jerk at 30 fps (rad/s³): how jittery the motion is")
     fall: FloatProperty(default=-1.0, unit="TIME_ABSOLUTE",
                         description="Seconds fallen where no keyframe asks for lying (-1: not judged)")
+    ghost: BoolProperty(default=False, update=_redraw_ghosts,
+                        description="Show this solution as a ghost in the viewport, to compare it with others")
+    ghost_color: FloatVectorProperty(size=4, subtype="COLOR", min=0.0, max=1.0, default=(1.0, 0.55, 0.1, 1.0),
+                                     update=_redraw_ghosts, description="The ghost's colour")
 
 
 def _preview_selected(self, context):

@@ -27,7 +27,9 @@ def add_from_event(scene, event: dict) -> None:
     item.success, item.cost, item.duration = bool(entry["success"]), float(entry["cost"]), float(entry["duration_s"])
     item.assist = float(entry.get("assist_mean_beta2", 0.0))
     item.result_path = event["result_path"]
-    item.reached_json = json.dumps(entry.get("keyframes_reached", []))
+    reached = entry.get("keyframes_reached", [])
+    item.reached_json = json.dumps(reached)
+    item.keys_reached, item.keys_total = sum(t is not None for t in reached), len(reached)
     item.unstable = entry.get("status") == "unstable"
     if item.unstable:
         item.success = False
@@ -39,6 +41,8 @@ def add_from_event(scene, event: dict) -> None:
         item.jerk = quality["jerk_rms"]
         item.fall = -1.0 if quality.get("fall_s") is None else quality["fall_s"]
     item.name = f"seed {item.seed}" + (f" · stage {item.stage}" if item.stage >= 0 else "")
+    from .ghosts import color_for
+    item.ghost_color = color_for(len(scene.physkey.solutions) - 1)
 
 
 def unstable_message(item) -> str:
