@@ -15,7 +15,20 @@ import numpy as np
 
 from . import rotations
 from .errors import InvalidInput
-from .scene import SCHEMA_VERSION, Actuator, Body, Character, EnvBody, Environment, Geom, Joint, Pose, SceneDesc, Site
+from .scene import (
+    SCHEMA_VERSION,
+    Actuator,
+    Body,
+    Character,
+    EnvBody,
+    Environment,
+    Geom,
+    Joint,
+    Pose,
+    SceneDesc,
+    Site,
+    Velocity,
+)
 
 _GEOM = {
     "capsule": mujoco.mjtGeom.mjGEOM_CAPSULE,
@@ -225,14 +238,29 @@ def initial_qpos(scene: SceneDesc, model: mujoco.MjModel) -> np.ndarray:
     return qpos
 
 
+def initial_qvel(scene: SceneDesc, model: mujoco.MjModel) -> np.ndarray:
+    """qvel of the scene's initial velocity (zero where it says nothing, and when it has none)."""
+    qvel = np.zeros(model.nv)
+    vel = scene.initial_velocity
+    if vel is None:
+        return qvel
+    adr = model.jnt_dofadr[model.joint(ROOT_JOINT).id]
+    qvel[adr:adr + 3] = vel.root_linear
+    qvel[adr + 3:adr + 6] = vel.root_angular
+    for name, rate in vel.joints.items():
+        qvel[model.jnt_dofadr[model.joint(name).id]] = rate
+    return qvel
+
+
 def scene_to_xml(scene: SceneDesc, actuation: str = "motor") -> str:
-    """MJCF text of the scene with its initial pose as keyframe `initial` (6 significant digits, as
-    MuJoCo writes it)."""
+    """MJCF text of the scene with its initial pose (and velocity) as keyframe `initial` (6 significant
+    digits, as MuJoCo writes it)."""
     spec = scene_to_spec(scene, actuation)
     model = compile_spec(spec)
     key = spec.add_key()
     key.name = "initial"
     key.qpos = initial_qpos(scene, model)
+    key.qvel = initial_qvel(scene, model)
     compile_spec(spec)
     return spec.to_xml()
 
@@ -373,10 +401,18 @@ def spec_to_scene(spec: mujoco.MjSpec, name: str = "imported") -> SceneDesc:
         for j in range(model.njnt):
             if model.jnt_type[j] == HINGE and model.jnt_bodyid[j] in subtree(root):
                 pose.joints[_name(model, mujoco.mjtObj.mjOBJ_JOINT, j, "joint")] = float(qpos[model.jnt_qposadr[j]])
+    velocity = None
+    if model.nkey and np.any(model.key_qvel[0]):
+        qvel, dof = model.key_qvel[0], model.jnt_dofadr[_root_joint(model, root)]
+        velocity = Velocity(root_linear=[float(x) for x in qvel[dof:dof + 3]],
+                            root_angular=[float(x) for x in qvel[dof + 3:dof + 6]])
+        for j in range(model.njnt):
+            if model.jnt_type[j] == HINGE and model.jnt_bodyid[j] in subtree(root) and qvel[model.jnt_dofadr[j]]:
+                velocity.joints[_name(model, mujoco.mjtObj.mjOBJ_JOINT, j, "joint")] = float(qvel[model.jnt_dofadr[j]])
     char = Character(name=_name(model, mujoco.mjtObj.mjOBJ_BODY, root, "character"), bodies=bodies,
                      actuators=actuators, exclude_contacts=excludes)
     return SceneDesc(schema_version=SCHEMA_VERSION, name=name, character=char, environment=env,
-                     initial_pose=pose, timestep=float(model.opt.timestep))
+                     initial_pose=pose, initial_velocity=velocity, timestep=float(model.opt.timestep))
 
 
 def _root_joint(model, root) -> int:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import mujoco
 import numpy as np
 
-from .mjcf import compile_spec, initial_qpos, model_from_xml, mujoco_errors, scene_to_spec
+from .mjcf import compile_spec, initial_qpos, initial_qvel, model_from_xml, mujoco_errors, scene_to_spec
 from .scene import SceneDesc
 
 ASSIST_PREFIX = "assist_"
@@ -37,6 +37,9 @@ class BuiltModel:
 
     def initial_qpos(self) -> np.ndarray:
         return initial_qpos(self.scene, self.model)
+
+    def initial_qvel(self) -> np.ndarray:
+        return initial_qvel(self.scene, self.model)
 
     def to_xml(self) -> str:
         return self.xml
@@ -115,6 +118,7 @@ def build_model(scene: SceneDesc, actuation: str = "motor", assist_bodies: list[
     key = spec.add_key()
     key.name = "initial"
     key.qpos = initial_qpos(scene, model)
+    key.qvel = initial_qvel(scene, model)
     key.mpos = model.key_mpos[0] if model.nkey else np.zeros(3 * model.nmocap)
     compile_spec(spec)
     # MuJoCo writes MJCF with 6 significant digits; solving the model read back from that text makes

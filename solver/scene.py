@@ -185,12 +185,24 @@ class Pose:
 
 
 @dataclass
+class Velocity:
+    """The character's velocity at the start, for a solve that continues an earlier motion from one of
+    its frames: the root's linear velocity (world frame, m/s) and angular velocity (the root body's own
+    frame, rad/s: MuJoCo's free-joint convention), and hinge velocities by joint name (rad/s). Joints not
+    named start still."""
+    root_linear: list[float] = _vec3()
+    root_angular: list[float] = _vec3()
+    joints: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass
 class SceneDesc:
     schema_version: int
     name: str
     character: Character
     environment: Environment = field(default_factory=Environment)
     initial_pose: Pose = field(default_factory=Pose)
+    initial_velocity: Optional[Velocity] = None
     timestep: float = field(default=0.005, metadata={"positive": True})
 
     def check(self, path):
@@ -294,6 +306,11 @@ def check_references(scene: SceneDesc, path: str = "") -> None:
             if kinds[name] != kind:
                 raise InvalidInput(f"{ppath}.{field_name}.{name}", f"'{name}' is a {kinds[name]} joint; "
                                    f"{field_name} holds {kind} joints")
+    if scene.initial_velocity is not None:
+        vpath = _sub(path, "initial_velocity")
+        for name in scene.initial_velocity.joints:
+            if kinds.get(name) != "hinge":
+                raise InvalidInput(f"{vpath}.joints.{name}", f"no hinge joint '{name}' in character")
 
 
 def depth_first(scene: SceneDesc) -> SceneDesc:

@@ -75,6 +75,7 @@ def _prepare(task: Task) -> AssistPrepared:
 def initial_state(built: BuiltModel) -> np.ndarray:
     data = mujoco.MjData(built.model)
     data.qpos[:] = built.initial_qpos()
+    data.qvel[:] = built.initial_qvel()
     mujoco.mj_forward(built.model, data)
     return get_state(built.model, data)
 

@@ -41,8 +41,10 @@ def _simulate(prep: Prepared, seed: int, engine: RolloutEngine, progress) -> Sol
     data = mujoco.MjData(m)
     qpos0 = prep.built.initial_qpos()
     data.qpos[:] = qpos0
+    data.qvel[:] = prep.built.initial_qvel()
     rng = np.random.default_rng(seed)
-    data.qvel[6:] = rng.normal(0.0, prep.settings.perturb, m.nv - 6) if m.nv > 6 else 0.0
+    if m.nv > 6:
+        data.qvel[6:] += rng.normal(0.0, prep.settings.perturb, m.nv - 6)
     mujoco.mj_forward(m, data)
     state = get_state(m, data)
     ctrl_row = np.zeros(m.nu)

@@ -72,6 +72,7 @@ class Agent:
         m = self.m = built.model
         self.data = mujoco.MjData(m)
         self.data.qpos[:] = built.initial_qpos()
+        self.data.qvel[:] = built.initial_qvel()
         mujoco.mj_forward(m, self.data)
         self.objective = Objective(plan)
         self.space = ControlSpace.of(plan, self.objective.act_group, settings)
