@@ -25,6 +25,18 @@ def new_channels(action, obj):
     return slot, strip.channelbag(slot, ensure=True)
 
 
+def channels_for(action):
+    """Where new curves of `action` go: its first channelbag on slotted Blenders (the one a bake made),
+    the action itself on older ones."""
+    if not slotted():
+        return action
+    for layer in action.layers:
+        for strip in layer.strips:
+            for bag in strip.channelbags:
+                return bag
+    raise ValueError(f"action '{action.name}' has no channels to add curves to")
+
+
 def assign(obj, action, slot) -> None:
     """Make `action` (and its `slot`, where slots exist) the one `obj` plays."""
     obj.animation_data_create()

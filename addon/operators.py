@@ -190,32 +190,38 @@ def handle_events(scene, job, events) -> str | None:
     return error
 
 
-class PHYSKEY_OT_solve(bpy.types.Operator):
-    """Solve the scene's keyframes in the background; Esc or Cancel stops it"""
-    bl_idname = "physkey.solve"
-    bl_label = "Solve"
-
-    wait: bpy.props.BoolProperty(default=False, description="Block until done (scripts and tests)")
-
-    @classmethod
-    def poll(cls, context):
-        if job_for(context.scene) is not None:
-            cls.poll_message_set("a solve is already running in this scene: cancel it first")
-            return False
-        return _has_character(cls, context)
+class _Solve:
+    """What Solve and Solve from Here share: a background solve, its modal handler and cleanup."""
+    from_here = False
 
     def _start(self, context):
         from .taskio import extract_scene, task_from_scene
         scene = context.scene
+        props = scene.physkey
         if job_for(scene) is not None:
             raise ValueError("a solve is already running in this scene: cancel it first")
+        cont = None
+        if self.from_here:
+            from .continuation import continuation
+            cont = continuation(scene, active_character(context))
         desc = extract_scene(context, lambda msg: self.report({"WARNING"}, msg))
+        if cont is not None:
+            desc.initial_velocity = cont.velocity
         task = task_from_scene(context, desc)
-        if scene.physkey.method != "simulate" and not task["keyframes"]:
+        if cont is not None and props.method == "contact":
+            task["keyframes"] = task["keyframes"][cont.reached:]  # those reached by this frame are done
+            if not task["keyframes"]:
+                raise ValueError(f"the kept solution reached every contact keyframe by frame {cont.frame}: "
+                                 "nothing is left to solve from here (add a keyframe after them)")
+        if props.method != "simulate" and not task["keyframes"]:
             raise ValueError("no keyframes: add contact keyframes or key poses first")
-        keys = [k.frame for k in scene.physkey.pose_keys]
-        # pose-key times count from the first key: the motion starts there; otherwise at the start frame
-        scene.physkey.start_frame = min(keys) if scene.physkey.method == "assist" and keys else scene.frame_start
+        keys = [k.frame for k in props.pose_keys]
+        if cont is not None:
+            props.start_frame = cont.frame
+        else:  # pose-key times count from the first key: the motion starts there; otherwise at the start frame
+            props.start_frame = min(keys) if props.method == "assist" and keys else scene.frame_start
+        props.splice_action = cont.action if cont is not None else None
+        props.splice_rig_action = cont.rig_action if cont is not None else None
         scene.physkey.solutions.clear()
         from .ghosts import forget
         forget()  # this solve's files may reuse the last one's paths
@@ -298,6 +304,44 @@ class PHYSKEY_OT_solve(bpy.types.Operator):
             self._timer = None
         if context.workspace:
             context.workspace.status_text_set(None)
+
+
+class PHYSKEY_OT_solve(_Solve, bpy.types.Operator):
+    """Solve the scene's keyframes in the background; Esc or Cancel stops it"""
+    bl_idname = "physkey.solve"
+    bl_label = "Solve"
+
+    wait: bpy.props.BoolProperty(default=False, description="Block until done (scripts and tests)")
+
+    @classmethod
+    def poll(cls, context):
+        if job_for(context.scene) is not None:
+            cls.poll_message_set("a solve is already running in this scene: cancel it first")
+            return False
+        return _has_character(cls, context)
+
+
+class PHYSKEY_OT_solve_from_here(_Solve, bpy.types.Operator):
+    """Solve again from the current frame of the kept solution, with its pose and velocity there; Keep
+    splices the new motion in after this frame"""
+    bl_idname = "physkey.solve_from_here"
+    bl_label = "Solve from Here"
+    from_here = True
+
+    wait: bpy.props.BoolProperty(default=False, description="Block until done (scripts and tests)")
+
+    @classmethod
+    def poll(cls, context):
+        from .continuation import why_not
+        if job_for(context.scene) is not None:
+            cls.poll_message_set("a solve is already running in this scene: cancel it first")
+            return False
+        if not _has_character(cls, context):
+            return False
+        reason = why_not(context.scene, active_character(context))
+        if reason:
+            cls.poll_message_set(reason)
+        return not reason
 
 
 class PHYSKEY_OT_cancel_solve(bpy.types.Operator):
@@ -444,5 +488,5 @@ def menu_export(self, context):
 
 classes = (PHYSKEY_OT_sync_pose_keys, PHYSKEY_OT_add_character, PHYSKEY_OT_autofill_rig, PHYSKEY_OT_export_mjcf,
            PHYSKEY_OT_load_preset,
-           PHYSKEY_OT_import_mjcf, PHYSKEY_OT_solve, PHYSKEY_OT_cancel_solve, PHYSKEY_OT_keep_solution,
-           PHYSKEY_OT_end_preview, PHYSKEY_OT_import_result)
+           PHYSKEY_OT_import_mjcf, PHYSKEY_OT_solve, PHYSKEY_OT_solve_from_here, PHYSKEY_OT_cancel_solve,
+           PHYSKEY_OT_keep_solution, PHYSKEY_OT_end_preview, PHYSKEY_OT_import_result)

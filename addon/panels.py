@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import bpy
 
-from .session import job_for
+from .session import active_character, job_for
 
 
 def _solve_running(context) -> bool:
@@ -210,7 +210,11 @@ class PHYSKEY_PT_solve(_Sidebar, bpy.types.Panel):
             row.progress(factor=props.progress, type="BAR", text=props.status or "running")
             row.operator("physkey.cancel_solve", icon="CANCEL", text="")
         else:
-            layout.operator("physkey.solve", icon="PLAY")
+            row = layout.row(align=True)
+            row.operator("physkey.solve", icon="PLAY")
+            from .continuation import kept_action
+            if kept_action(active_character(context)) is not None:  # the character plays a kept solution
+                row.operator("physkey.solve_from_here", icon="NEXT_KEYFRAME")
             if props.status:
                 layout.label(text=props.status)
         layout.template_list("PHYSKEY_UL_solutions", "", props, "solutions", props, "active_solution", rows=3)

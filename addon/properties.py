@@ -181,6 +181,11 @@ class PHYSKEY_PG_scene(bpy.types.PropertyGroup):
     start_frame: bpy.props.IntProperty(default=-1, description="The frame the last solve's motions start at "
                                        "(its first pose key for assisted keyframes; -1: the scene's start frame)")
     method: EnumProperty(items=METHOD_ITEMS, default="contact")
+    splice_action: bpy.props.PointerProperty(
+        type=bpy.types.Action, description="Solved from a frame of this kept action: Keep puts its keys "
+                                           "before that frame in front of the new motion")
+    splice_rig_action: bpy.props.PointerProperty(
+        type=bpy.types.Action, description="The same for the animator's own rig")
     settings_json: StringProperty(default="{}", description="Further method settings as JSON (override the fields)")
     # The methods' settings on the panel (taskio.FIELDS): default, bounds and description are the
     # solver's (solver.settings).

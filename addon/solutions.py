@@ -14,6 +14,7 @@ import numpy as np
 
 from .actions import assign
 from .bake import add_markers, bake_action, bake_free_bodies
+from .continuation import RESULT, START, splice
 from .session import active_character
 
 PREVIEW_ACTION = "PhysKey Preview"
@@ -196,12 +197,18 @@ def keep(context, index: int):
     times, frames = _frames_at(arrays, model, fps)
     action, slot = bake_action(obj, model, times, frames, name, start, fps, extra=_curves(arrays))
     action.use_fake_user = True
+    action[RESULT], action[START] = bpy.path.abspath(item.result_path), start  # Solve from Here reads them
+    props = scene.physkey
+    if props.splice_action is not None:  # solved from a frame of an earlier Keep: its keys before that frame
+        splice(action, props.splice_action, start)
     assign(obj, action, slot)
     bake_free_bodies(scene, model, times, frames, action.name, start, fps)
     rig = _own_rig(scene, obj)
     if rig is not None:  # the animator's own rig, the physics humanoid made from it
         from .retarget import bake_onto_rig
-        bake_onto_rig(rig, obj, model, times, frames, f"{action.name}_{rig.name}", start, fps)
+        rig_action, _ = bake_onto_rig(rig, obj, model, times, frames, f"{action.name}_{rig.name}", start, fps)
+        if props.splice_rig_action is not None:
+            splice(rig_action, props.splice_rig_action, start)
     add_markers(scene, json.loads(item.reached_json), start, fps, f"{name} kf")
     last = start + int(np.ceil(float(times[-1]) * fps - 1e-6)) if len(times) else start
     if last > scene.frame_end:  # the whole clip plays and renders

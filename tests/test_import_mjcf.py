@@ -101,7 +101,7 @@ def test_ball_joints_pose_both_ways(tmp_path):
         a = model.jnt_qposadr[model.joint("hip").id]
         quat = rng.normal(size=4)
         q[a:a + 4] = quat / np.linalg.norm(quat)
-        q[model.jnt_qposadr[model.joint("knee").id]] = rng.uniform(-2, 0)
+        q[model.jnt_qposadr[model.joint("knee").id]] = rng.uniform(*model.jnt_range[model.joint("knee").id])
         data.qpos[:] = q
         mujoco.mj_kinematics(model, data)
         rig.pose_from_qpos(obj, model, q)

@@ -1,0 +1,120 @@
+"""*Solve from Here*: a new solve that starts at the current frame of a kept solution — from its pose
+*and* its velocity there — and whose Keep splices the new motion in after that frame, keeping the kept
+solution's keys before it.
+
+A kept action remembers the solution it was baked from (`RESULT`, `START`); the velocity at the frame is
+the difference of the solution's simulated configurations at that step and the one before
+(`mj_differentiatePos`: world-frame linear and body-frame angular root velocity, as MuJoCo's qvel) —
+exactly the velocity MuJoCo had there, as its Euler-type integrators move qpos by the new velocity.
+Contact keyframes the kept solution had already reached by then are not solved again."""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+RESULT = "physkey_result"  # on a kept action: the result.npz it was baked from
+START = "physkey_start"  # on a kept action: the frame its motion starts at
+
+
+class Continuation:
+    """Where a kept solution is continued from: `frame`, the velocity there (a scene `Velocity`), how many
+    contact keyframes it had reached by then, and the actions a Keep splices into."""
+
+    def __init__(self, frame: int, velocity, reached: int, action, rig_action=None):
+        self.frame, self.velocity, self.reached = frame, velocity, reached
+        self.action, self.rig_action = action, rig_action
+
+
+def kept_action(obj):
+    """The kept PhysKey action `obj` plays, or None."""
+    ad = obj.animation_data if obj is not None else None
+    action = ad.action if ad else None
+    return action if action is not None and action.get(RESULT) else None
+
+
+def why_not(scene, obj) -> str:
+    """Why *Solve from Here* cannot run now ('' when it can)."""
+    action = kept_action(obj)
+    if action is None:
+        return "the character does not play a kept solution: Keep one, then go to the frame to solve from"
+    if scene.physkey.method not in ("contact", "simulate"):
+        return "Solve from Here continues contact-keyframe and simulate solves"
+    if not os.path.exists(action[RESULT]):
+        return f"the kept solution's file is gone: {action[RESULT]}"
+    first, last = action.frame_range
+    if not first <= scene.frame_current < last:
+        return f"the current frame is outside the kept motion (frames {first:.0f}–{last:.0f})"
+    return ""
+
+
+def continuation(scene, obj) -> Continuation:
+    """The state of the kept solution `obj` plays at the scene's current frame (ValueError naming why
+    there is none)."""
+    import mujoco
+
+    from ..solver.scene import Velocity
+    reason = why_not(scene, obj)
+    if reason:
+        raise ValueError(reason)
+    action = kept_action(obj)
+    fps = scene.render.fps / scene.render.fps_base
+    t = (scene.frame_current - float(action[START])) / fps
+    model = mujoco.MjModel.from_xml_path(os.path.join(os.path.dirname(os.path.dirname(action[RESULT])), "model.xml"))
+    with np.load(action[RESULT], allow_pickle=False) as z:
+        times, qpos = z["times"], z["qpos"]
+        reached = z["keyframes_reached"] if "keyframes_reached" in z.files else np.zeros(0)
+    qvel = np.zeros(model.nv)
+    if len(times) > 1:
+        i = int(np.clip(np.searchsorted(times, t - 1e-9), 1, len(times) - 1))
+        mujoco.mj_differentiatePos(model, qvel, float(times[i] - times[i - 1]), qpos[i - 1], qpos[i])
+    root = model.joint("root").id
+    dof = int(model.jnt_dofadr[root])
+    character = _subtree(model, int(model.jnt_bodyid[root]))
+    joints = {model.joint(j).name: float(qvel[model.jnt_dofadr[j]]) for j in range(model.njnt)
+              if model.jnt_type[j] == mujoco.mjtJoint.mjJNT_HINGE and int(model.jnt_bodyid[j]) in character}
+    velocity = Velocity(root_linear=[float(v) for v in qvel[dof:dof + 3]],
+                        root_angular=[float(v) for v in qvel[dof + 3:dof + 6]], joints=joints)
+    done = int(np.sum(np.isfinite(reached) & (reached <= t + 1e-9)))
+    rig = obj.physkey.animator_rig
+    rig_action = rig.animation_data.action if rig is not None and rig.animation_data else None
+    return Continuation(scene.frame_current, velocity, done, action, rig_action)
+
+
+def _subtree(model, root: int) -> set[int]:
+    out = {root}
+    for b in range(root + 1, model.nbody):
+        if int(model.body_parentid[b]) in out:
+            out.add(b)
+    return out
+
+
+def splice(new_action, old_action, frame: int) -> None:
+    """Put `old_action`'s keys before `frame` in front of `new_action`'s (which start at `frame`): the
+    earlier solution up to the frame solved from, the new one after it. Curves only the old action has
+    are carried over up to the frame too."""
+    from .actions import channels_for, fcurves
+    new = {(fc.data_path, fc.array_index): fc for fc in fcurves(new_action)}
+    channels = channels_for(new_action)
+    for old in fcurves(old_action):
+        co = np.zeros(2 * len(old.keyframe_points), dtype=np.float32)
+        old.keyframe_points.foreach_get("co", co)
+        co = co.reshape(-1, 2)
+        before = co[co[:, 0] < frame - 1e-4]
+        if not len(before):
+            continue
+        fc = new.get((old.data_path, old.array_index))
+        if fc is None:
+            fc = channels.fcurves.new(old.data_path, index=old.array_index)
+            if old.group is not None:
+                fc.group = channels.groups.get(old.group.name) or channels.groups.new(old.group.name)
+            mine = np.zeros((0, 2), dtype=np.float32)
+        else:
+            mine = np.zeros(2 * len(fc.keyframe_points), dtype=np.float32)
+            fc.keyframe_points.foreach_get("co", mine)
+            mine = mine.reshape(-1, 2)
+        both = np.concatenate([before, mine])
+        fc.keyframe_points.add(len(before))
+        fc.keyframe_points.foreach_set("co", both.ravel())
+        fc.keyframe_points.foreach_set("interpolation", np.ones(len(both), dtype=np.int32))  # LINEAR
+        fc.update()

@@ -1,0 +1,103 @@
+"""Edit and re-solve: *Solve from Here* starts a new solve at the current frame of a kept solution with
+its pose and velocity there, and Keep splices the new motion in after that frame.
+
+The character is dropped from 3 m: in the air nothing but gravity acts, so a continuation that carries the
+velocity follows the kept motion (one that started still would be half a metre off 0.3 s later)."""
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from blender_env import addon, fcurves, installed_extension
+
+
+def _root_position(bpy, arm):
+    pb = next(pb for pb in arm.pose.bones if pb.parent is None)
+    return np.array((arm.matrix_world @ pb.matrix).to_translation())
+
+
+@pytest.fixture(scope="module")
+def kept():
+    bpy, module = installed_extension()
+    bpy.ops.wm.read_homefile(use_empty=True)
+    assert bpy.ops.physkey.load_preset(preset="drop_onto_armchair") == {"FINISHED"}
+    arm = bpy.context.active_object
+    arm.location.z += 3.0
+    scene = bpy.context.scene
+    scene.render.fps, scene.render.fps_base = 30, 1.0
+    scene.physkey.settings_json = json.dumps({"duration": 0.6, "perturb": 0.0})
+    scene.physkey.num_seeds = 1
+    assert not bpy.ops.physkey.solve_from_here.poll()  # nothing kept yet
+    assert bpy.ops.physkey.solve(wait=True) == {"FINISHED"}
+    assert bpy.ops.physkey.keep_solution(index=0) == {"FINISHED"}
+    first = np.load(scene.physkey.solutions[0].result_path)
+    return bpy, module, scene, arm, arm.animation_data.action, {k: first[k] for k in first.files}
+
+
+def test_solve_from_here_carries_the_velocity_and_keep_splices(kept):
+    bpy, module, scene, arm, old_action, first = kept
+    start = scene.frame_start
+    frame = start + 6  # 0.2 s into the fall
+    scene.frame_set(frame)
+    scene.physkey.settings_json = json.dumps({"duration": 0.3, "perturb": 0.0})
+    assert bpy.ops.physkey.solve_from_here.poll()
+    assert bpy.ops.physkey.solve_from_here(wait=True) == {"FINISHED"}
+    task = json.loads((Path(scene.physkey.solutions[0].result_path).parents[2] / "task_input.json").read_text())
+    velocity = task["scene"]["desc"]["initial_velocity"]
+    # the root's velocity then, by central difference of the kept frames themselves (1/30 s apart)
+    fps = 30.0
+    want = (first["frame_qpos"][7][:3] - first["frame_qpos"][5][:3]) * fps / 2
+    assert velocity["root_linear"] == pytest.approx(list(want), abs=0.05)
+    assert want[2] < -1.5  # falling fast: a still start would be far off
+    item = scene.physkey.solutions[0]
+    new = np.load(item.result_path)
+    for k in range(len(new["frame_times"])):  # the fall goes on where it was
+        np.testing.assert_allclose(new["frame_qpos"][k][:3], first["frame_qpos"][6 + k][:3], atol=2e-3,
+                                   err_msg=f"root at frame {k} after the splice")
+    assert bpy.ops.physkey.keep_solution(index=0) == {"FINISHED"}
+    spliced = arm.animation_data.action
+    assert spliced != old_action and old_action.name in bpy.data.actions  # the first Keep stays as it was
+    assert tuple(spliced.frame_range) == pytest.approx((start, frame + 9))
+    for f, want in ((start + 3, first["frame_qpos"][3][:3]), (frame + 4, new["frame_qpos"][4][:3])):
+        scene.frame_set(f)
+        np.testing.assert_allclose(_root_position(bpy, arm), want, atol=1e-4, err_msg=f"frame {f}")
+    paths = {(fc.data_path, fc.array_index) for fc in fcurves(module, spliced)}
+    assert paths == {(fc.data_path, fc.array_index) for fc in fcurves(module, old_action)}
+
+
+def test_solve_from_here_says_why_not(kept):
+    bpy, module, scene, arm, _, _ = kept
+    continuation = addon(module, "continuation")
+    scene.frame_set(scene.frame_start + 200)
+    assert "outside the kept motion" in continuation.why_not(scene, arm)
+    assert not bpy.ops.physkey.solve_from_here.poll()
+    scene.frame_set(scene.frame_start + 2)
+    scene.physkey.method = "assist"
+    assert "continues contact-keyframe and simulate solves" in continuation.why_not(scene, arm)
+    scene.physkey.method = "simulate"
+    assert continuation.why_not(scene, arm) == ""
+
+
+def test_contact_keyframes_reached_before_the_frame_are_not_solved_again():
+    bpy, module = installed_extension()
+    bpy.ops.wm.read_homefile(use_empty=True)
+    assert bpy.ops.physkey.load_preset(preset="armchair_stand_sit_stand") == {"FINISHED"}
+    scene = bpy.context.scene
+    scene.physkey.num_seeds = 1
+    total = len(scene.physkey.contact_keyframes)
+    for kf in scene.physkey.contact_keyframes:
+        kf.time_limit = 1.0
+    assert bpy.ops.physkey.solve(wait=True) == {"FINISHED"}
+    final = next(i for i, s in enumerate(scene.physkey.solutions) if s.stage < 0)
+    reached = json.loads(scene.physkey.solutions[final].reached_json)
+    assert reached and reached[0] is not None, "the first keyframe is reached in a second"
+    assert bpy.ops.physkey.keep_solution(index=final) == {"FINISHED"}
+    fps = scene.render.fps / scene.render.fps_base
+    scene.frame_set(scene.frame_start + int(np.ceil(reached[0] * fps)) + 1)
+    done = sum(t is not None and t <= (scene.frame_current - scene.frame_start) / fps for t in reached)
+    for kf in scene.physkey.contact_keyframes:
+        kf.time_limit = 0.3
+    assert bpy.ops.physkey.solve_from_here(wait=True) == {"FINISHED"}
+    task = json.loads((Path(scene.physkey.solutions[0].result_path).parents[2] / "task_input.json").read_text())
+    assert done >= 1 and len(task["keyframes"]) == total - done
+    assert task["scene"]["desc"]["initial_velocity"] is not None
