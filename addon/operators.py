@@ -10,6 +10,7 @@ import bpy
 from bpy.props import EnumProperty, StringProperty
 from bpy_extras.io_utils import ExportHelper, ImportHelper
 
+from .preferences import start_with_default_method
 from .rig import build_armature
 from .session import active_character, add_job, job_folder, job_for, pop_job
 from .shapes import add_bone_shapes, character_material
@@ -45,6 +46,7 @@ class PHYSKEY_OT_add_character(bpy.types.Operator):
             bpy.ops.object.mode_set(mode="OBJECT")
         obj = build_armature(context, character, "humanoid")
         add_bone_shapes(context, obj, character_material())
+        start_with_default_method(context.scene)
         for o in context.selected_objects:
             o.select_set(False)
         obj.select_set(True)
@@ -109,6 +111,7 @@ class PHYSKEY_OT_autofill_rig(bpy.types.Operator):
         except ValueError as e:
             self.report({"ERROR"}, str(e))
             return {"CANCELLED"}
+        start_with_default_method(context.scene)
         self.report({"INFO"}, "Auto-filled: " + "; ".join(notes))
         return {"FINISHED"}
 

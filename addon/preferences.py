@@ -1,10 +1,13 @@
 """Add-on Preferences (Edit ▸ Preferences ▸ Add-ons ▸ PhysKey): how many processes a solve may use,
-so the animator keeps a responsive Blender while it runs, and where result folders go."""
+so the animator keeps a responsive Blender while it runs, where result folders go, and the method a
+new setup starts with."""
 from __future__ import annotations
 
 import os
 
 import bpy
+
+from .properties import METHOD_ITEMS
 
 # The extension's package (bl_ext.<repo>.physkey): this module lives in its `addon` subpackage.
 PACKAGE = __package__.rpartition(".")[0]
@@ -25,10 +28,25 @@ class PHYSKEY_AP_preferences(bpy.types.AddonPreferences):
         description="Where each solve's folder goes; empty: 'physkey' next to the saved .blend file "
                     "(the temporary folder for an unsaved file)")
 
+    default_method: bpy.props.EnumProperty(
+        name="Default Method", items=METHOD_ITEMS, default="contact",
+        description="The method a scene starts with when a character is added or made from a rig "
+                    "(presets bring their own)")
+
     def draw(self, context):
         layout = self.layout
         layout.prop(self, "workers")
         layout.prop(self, "results_folder")
+        layout.prop(self, "default_method")
+
+
+def start_with_default_method(scene) -> None:
+    """A scene with nothing set up for solving yet (no keyframes, no solutions) takes the preferred
+    method; one the animator has worked in keeps theirs."""
+    props, prefs = scene.physkey, preferences()
+    if prefs is None or len(props.contact_keyframes) or len(props.pose_keys) or len(props.solutions):
+        return
+    props.method = prefs.default_method
 
 
 def preferences():

@@ -65,6 +65,8 @@ class PHYSKEY_OT_character_from_rig(bpy.types.Operator):
             self.report({"ERROR"}, str(e))
             return {"CANCELLED"}
         add_bone_shapes(context, physics, character_material())
+        from .preferences import start_with_default_method
+        start_with_default_method(context.scene)
         for o in context.selected_objects:
             o.select_set(False)
         physics.select_set(True)

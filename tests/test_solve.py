@@ -74,6 +74,24 @@ def test_preferences_say_where_results_go_and_how_many_processes_solve(tmp_path)
         prefs.results_folder = ""
 
 
+def test_a_new_character_starts_with_the_preferred_method_and_a_worked_scene_keeps_its_own():
+    bpy, module = installed_extension()
+    prefs = bpy.context.preferences.addons[module.__name__].preferences
+    prefs.default_method = "assist"
+    try:
+        bpy.ops.wm.read_homefile(use_empty=True)
+        assert bpy.context.scene.physkey.method == "contact"  # the property's own default
+        assert bpy.ops.physkey.add_character() == {"FINISHED"}
+        assert bpy.context.scene.physkey.method == "assist"
+        _preset(bpy, "armchair_stand_sit_stand")  # a preset brings its method and keyframes
+        scene = bpy.context.scene
+        assert scene.physkey.method == "contact" and len(scene.physkey.contact_keyframes)
+        assert bpy.ops.physkey.add_character() == {"FINISHED"}
+        assert scene.physkey.method == "contact"
+    finally:
+        prefs.default_method = "contact"
+
+
 def test_buttons_that_cannot_act_are_greyed_out_with_the_reason():
     """poll(): a button that would only fail after a click is greyed out, its tooltip saying why."""
     bpy, module = installed_extension()
