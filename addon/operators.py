@@ -318,10 +318,15 @@ class PHYSKEY_OT_solve(_Solve, bpy.types.Operator):
 
     @classmethod
     def poll(cls, context):
-        if job_for(context.scene) is not None:
-            cls.poll_message_set("a solve is already running in this scene: cancel it first")
-            return False
-        return _has_character(cls, context)
+        return _can_solve(cls, context)
+
+
+def _can_solve(cls, context) -> bool:
+    """No solve running in the scene, and a character to solve for (the reason in the tooltip if not)."""
+    if job_for(context.scene) is not None:
+        cls.poll_message_set("a solve is already running in this scene: cancel it first")
+        return False
+    return _has_character(cls, context)
 
 
 class PHYSKEY_OT_solve_from_here(_Solve, bpy.types.Operator):
@@ -336,10 +341,7 @@ class PHYSKEY_OT_solve_from_here(_Solve, bpy.types.Operator):
     @classmethod
     def poll(cls, context):
         from .continuation import why_not
-        if job_for(context.scene) is not None:
-            cls.poll_message_set("a solve is already running in this scene: cancel it first")
-            return False
-        if not _has_character(cls, context):
+        if not _can_solve(cls, context):
             return False
         reason = why_not(context.scene, active_character(context))
         if reason:
