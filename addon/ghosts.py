@@ -10,15 +10,8 @@ from __future__ import annotations
 import bpy
 import numpy as np
 
-# Distinct from one another and from the contact pairs' colours; a solution keeps its colour.
-COLORS = [(1.0, 0.55, 0.1, 1.0), (0.2, 0.85, 0.95, 1.0), (0.95, 0.3, 0.85, 1.0), (0.55, 0.95, 0.25, 1.0),
-          (1.0, 0.9, 0.2, 1.0), (0.6, 0.5, 1.0, 1.0), (1.0, 0.45, 0.45, 1.0), (0.3, 0.6, 1.0, 1.0)]
 _cache: dict = {}  # (result path, fps) → (frame times (F,), segment end points (F, S, 2, 3) float32)
 _handles: list = []
-
-
-def color_for(index: int) -> tuple:
-    return COLORS[index % len(COLORS)]
 
 
 def _character_bodies(model) -> list[int]:
@@ -93,14 +86,6 @@ def ghost_lines(scene) -> tuple[np.ndarray, np.ndarray]:
     if not coords:
         return np.zeros((0, 3), np.float32), np.zeros((0, 4), np.float32)
     return np.concatenate(coords), np.concatenate(colors)
-
-
-def redraw(self=None, context=None) -> None:
-    """Update callback of a solution's ghost toggle and colour: the 3D viewports draw again."""
-    for window in bpy.context.window_manager.windows:
-        for area in window.screen.areas:
-            if area.type == "VIEW_3D":
-                area.tag_redraw()
 
 
 def forget() -> None:

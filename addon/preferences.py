@@ -7,7 +7,7 @@ import os
 
 import bpy
 
-from .properties import METHOD_ITEMS
+from ..solver.registry import METHODS
 
 # The extension's package (bl_ext.<repo>.physkey): this module lives in its `addon` subpackage.
 PACKAGE = __package__.rpartition(".")[0]
@@ -29,7 +29,8 @@ class PHYSKEY_AP_preferences(bpy.types.AddonPreferences):
                     "(the temporary folder for an unsaved file)")
 
     default_method: bpy.props.EnumProperty(
-        name="Default Method", items=METHOD_ITEMS, default="contact",
+        name="Default Method", items=[(name, e.label, e.description) for name, e in METHODS.items()],
+        default="contact",
         description="The method a scene starts with when a character is added or made from a rig "
                     "(presets bring their own)")
 

@@ -140,8 +140,11 @@ class PHYSKEY_PG_pose_key(bpy.types.PropertyGroup):
 
 
 def _redraw_ghosts(self, context):
-    from .ghosts import redraw
-    redraw()
+    """A ghost toggled or recoloured: the 3D viewports draw again."""
+    for window in context.window_manager.windows:
+        for area in window.screen.areas:
+            if area.type == "VIEW_3D":
+                area.tag_redraw()
 
 
 class PHYSKEY_PG_solution(bpy.types.PropertyGroup):

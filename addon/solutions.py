@@ -17,6 +17,9 @@ from .bake import add_markers, bake_action, bake_free_bodies
 from .continuation import RESULT, START, splice
 from .session import active_character
 
+# Ghost colours (`ghosts.py`): distinct from one another and from the contact pairs'; a solution keeps its own.
+GHOST_COLORS = [(1.0, 0.55, 0.1, 1.0), (0.2, 0.85, 0.95, 1.0), (0.95, 0.3, 0.85, 1.0), (0.55, 0.95, 0.25, 1.0),
+                (1.0, 0.9, 0.2, 1.0), (0.6, 0.5, 1.0, 1.0), (1.0, 0.45, 0.45, 1.0), (0.3, 0.6, 1.0, 1.0)]
 PREVIEW_ACTION = "PhysKey Preview"
 PREVIEW_RIG_ACTION = "PhysKey Preview (your rig)"
 
@@ -42,8 +45,7 @@ def add_from_event(scene, event: dict) -> None:
         item.jerk = quality["jerk_rms"]
         item.fall = -1.0 if quality.get("fall_s") is None else quality["fall_s"]
     item.name = f"seed {item.seed}" + (f" · stage {item.stage}" if item.stage >= 0 else "")
-    from .ghosts import color_for
-    item.ghost_color = color_for(len(scene.physkey.solutions) - 1)
+    item.ghost_color = GHOST_COLORS[(len(scene.physkey.solutions) - 1) % len(GHOST_COLORS)]
 
 
 def unstable_message(item) -> str:

@@ -101,3 +101,34 @@ def test_contact_keyframes_reached_before_the_frame_are_not_solved_again():
     task = json.loads((Path(scene.physkey.solutions[0].result_path).parents[2] / "task_input.json").read_text())
     assert done >= 1 and len(task["keyframes"]) == total - done
     assert task["scene"]["desc"]["initial_velocity"] is not None
+
+
+def test_on_the_animators_own_rig_the_splice_keeps_its_keys_before_the_frame():
+    bpy, module = installed_extension()
+    from humanoid_rigs import mixamo_skeleton, select
+    bpy.ops.wm.read_homefile(use_empty=True)
+    rig = mixamo_skeleton(bpy)
+    select(bpy, rig)
+    assert bpy.ops.physkey.map_humanoid() == {"FINISHED"}
+    assert bpy.ops.physkey.character_from_rig() == {"FINISHED"}
+    scene = bpy.context.scene
+    scene.render.fps, scene.render.fps_base = 30, 1.0
+    props = scene.physkey
+    props.method, props.num_seeds = "simulate", 1
+    props.settings_json = json.dumps({"duration": 0.5, "perturb": 0.0})
+    assert bpy.ops.physkey.solve(wait=True) == {"FINISHED"}
+    assert bpy.ops.physkey.keep_solution(index=0) == {"FINISHED"}
+    old = rig.animation_data.action
+    frame = scene.frame_start + 6
+    scene.frame_set(frame)
+    select(bpy, rig)  # the animator works on their own rig: Solve from Here reaches its physics humanoid
+    props.settings_json = json.dumps({"duration": 0.2, "perturb": 0.0})
+    assert bpy.ops.physkey.solve_from_here(wait=True) == {"FINISHED"}
+    assert bpy.ops.physkey.keep_solution(index=0) == {"FINISHED"}
+    new = rig.animation_data.action
+    assert new != old and tuple(new.frame_range) == pytest.approx((scene.frame_start, frame + 6))
+    by_path = {(fc.data_path, fc.array_index): fc for fc in fcurves(module, old)}
+    for fc in fcurves(module, new):
+        before = by_path[(fc.data_path, fc.array_index)]
+        for f in (scene.frame_start, frame - 2):
+            assert fc.evaluate(f) == pytest.approx(before.evaluate(f), abs=1e-6), (fc.data_path, f)
