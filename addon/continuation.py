@@ -6,7 +6,8 @@ A kept action remembers the solution it was baked from (`RESULT`, `START`); the 
 the difference of the solution's simulated configurations at that step and the one before
 (`mj_differentiatePos`: world-frame linear and body-frame angular root velocity, as MuJoCo's qvel) —
 exactly the velocity MuJoCo had there, as its Euler-type integrators move qpos by the new velocity.
-Contact keyframes the kept solution had already reached by then are not solved again."""
+Contact keyframes the kept solution had already reached by then are not solved again; for assisted
+keyframes the pose keys after the frame are solved towards, from the pose there."""
 from __future__ import annotations
 
 import os
@@ -15,6 +16,7 @@ import numpy as np
 
 RESULT = "physkey_result"  # on a kept action: the result.npz it was baked from
 START = "physkey_start"  # on a kept action: the frame its motion starts at
+KEYS = "physkey_pose_keys"  # on a kept action: the animator's action with the pose keys it was solved from
 
 
 class Continuation:
@@ -24,6 +26,18 @@ class Continuation:
     def __init__(self, frame: int, velocity, reached: int, action, rig_action=None):
         self.frame, self.velocity, self.reached = frame, velocity, reached
         self.action, self.rig_action = action, rig_action
+        self.keys_action = action.get(KEYS)
+
+
+def pose_keys_action(source):
+    """The action holding the animator's pose keys on `source` (their rig, or the physics character):
+    the one it plays, or — where it plays a kept solution — the one that solution was solved from."""
+    from .bake import BAKED
+    ad = source.animation_data
+    action = ad.action if ad else None
+    if action is not None and action.get(BAKED):
+        return action.get(KEYS)
+    return action
 
 
 def kept_action(obj):
@@ -38,8 +52,8 @@ def why_not(scene, obj) -> str:
     action = kept_action(obj)
     if action is None:
         return "the character does not play a kept solution: Keep one, then go to the frame to solve from"
-    if scene.physkey.method not in ("contact", "simulate"):
-        return "Solve from Here continues contact-keyframe and simulate solves"
+    if scene.physkey.method == "assist" and action.get(KEYS) is None:
+        return "the kept solution does not say which pose keys it was solved from: solve from the first key"
     if not os.path.exists(action[RESULT]):
         return f"the kept solution's file is gone: {action[RESULT]}"
     first, last = action.frame_range
@@ -118,3 +132,37 @@ def splice(new_action, old_action, frame: int) -> None:
         fc.keyframe_points.foreach_set("co", both.ravel())
         fc.keyframe_points.foreach_set("interpolation", np.ones(len(both), dtype=np.int32))  # LINEAR
         fc.update()
+
+
+def assist_keyframes(context, desc, cont: Continuation) -> list[dict]:
+    """The assisted-keyframes task's keyframes from `cont`: the pose at the frame (the start, time 0),
+    then the animator's pose keys after it, read from the action they were keyed in (played for the
+    reading, then the kept motion is given back) with their times counted from the frame."""
+    from .actions import assign, slotted
+    from .session import active_character
+    from .taskio import pose_keyframes_from_action, sync_pose_keys
+    scene = context.scene
+    obj = active_character(context)
+    source = obj.physkey.animator_rig or obj
+    ad = source.animation_data
+    kept = (ad.action, ad.action_slot if slotted() else None)
+    fps = scene.render.fps / scene.render.fps_base
+    try:
+        ad.action = cont.keys_action
+        sync_pose_keys(scene, obj)
+        keys = sorted(scene.physkey.pose_keys, key=lambda k: k.frame)
+        items = pose_keyframes_from_action(context, desc)
+    finally:
+        assign(source, *kept)
+        scene.frame_set(cont.frame)
+    later = [(k, item) for k, item in zip(keys, items) if k.frame > cont.frame]
+    if not later:
+        raise ValueError(f"no pose key after frame {cont.frame}: key a pose after it to solve towards")
+    pose = desc.initial_pose
+    out = [{"name": f"frame_{cont.frame}", "root_pos": list(pose.root_pos), "root_quat": list(pose.root_quat),
+            "weight": 1.0, "joints": dict(pose.joints)}]
+    for key, item in later:
+        if not key.free:
+            item["time"] = (key.frame - cont.frame) / fps
+        out.append(item)
+    return out

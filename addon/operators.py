@@ -210,7 +210,11 @@ class _Solve:
         desc = extract_scene(context, lambda msg: self.report({"WARNING"}, msg))
         if cont is not None:
             desc.initial_velocity = cont.velocity
-        task = task_from_scene(context, desc)
+        keyframes = None
+        if cont is not None and props.method == "assist":
+            from .continuation import assist_keyframes
+            keyframes = assist_keyframes(context, desc, cont)
+        task = task_from_scene(context, desc, keyframes)
         if cont is not None and props.method == "contact":
             task["keyframes"] = task["keyframes"][cont.reached:]  # those reached by this frame are done
             if not task["keyframes"]:

@@ -14,7 +14,7 @@ import numpy as np
 
 from .actions import assign
 from .bake import add_markers, bake_action, bake_free_bodies
-from .continuation import RESULT, START, splice
+from .continuation import KEYS, RESULT, START, pose_keys_action, splice
 from .session import active_character
 
 # Ghost colours (`ghosts.py`): distinct from one another and from the contact pairs'; a solution keeps its own.
@@ -196,10 +196,13 @@ def keep(context, index: int):
     for target in _characters(scene, obj):  # their own actions kept (fake user), then given back
         _set_aside(target)
     end_preview(context)
+    keys = pose_keys_action(_own_rig(scene, obj) or obj)
     times, frames = _frames_at(arrays, model, fps)
     action, slot = bake_action(obj, model, times, frames, name, start, fps, extra=_curves(arrays))
     action.use_fake_user = True
     action[RESULT], action[START] = bpy.path.abspath(item.result_path), start  # Solve from Here reads them
+    if keys is not None:
+        action[KEYS] = keys
     props = scene.physkey
     if props.splice_action is not None:  # solved from a frame of an earlier Keep: its keys before that frame
         splice(action, props.splice_action, start)

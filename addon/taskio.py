@@ -138,15 +138,18 @@ def contact_keyframe_dict(item) -> dict:
     return kf
 
 
-def task_from_scene(context, scene_desc) -> dict:
-    """The solver task for what the animator set up in this scene."""
+def task_from_scene(context, scene_desc, keyframes: list | None = None) -> dict:
+    """The solver task for what the animator set up in this scene (`keyframes`: these instead of the
+    scene's, e.g. Solve from Here's)."""
     from ..solver import schema
     scene = context.scene
     props = scene.physkey
     task = {"schema_version": 1, "name": scene.name or "scene", "method": props.method,
             "scene": {"desc": schema.to_dict(scene_desc)}, "settings": settings_from_scene(props),
             "keyframes": [], "seeds": [0], "output_fps": scene.render.fps / scene.render.fps_base}
-    if props.method == "contact":
+    if keyframes is not None:
+        task["keyframes"] = keyframes
+    elif props.method == "contact":
         task["keyframes"] = [contact_keyframe_dict(item) for item in props.contact_keyframes]
     elif props.method == "assist":
         sync_pose_keys(scene, active_character(context))

@@ -73,7 +73,7 @@ def test_solve_from_here_says_why_not(kept):
     assert not bpy.ops.physkey.solve_from_here.poll()
     scene.frame_set(scene.frame_start + 2)
     scene.physkey.method = "assist"
-    assert "continues contact-keyframe and simulate solves" in continuation.why_not(scene, arm)
+    assert "does not say which pose keys it was solved from" in continuation.why_not(scene, arm)
     scene.physkey.method = "simulate"
     assert continuation.why_not(scene, arm) == ""
 
@@ -132,3 +132,46 @@ def test_on_the_animators_own_rig_the_splice_keeps_its_keys_before_the_frame():
         before = by_path[(fc.data_path, fc.array_index)]
         for f in (scene.frame_start, frame - 2):
             assert fc.evaluate(f) == pytest.approx(before.evaluate(f), abs=1e-6), (fc.data_path, f)
+
+
+def test_assisted_keyframes_solve_towards_the_pose_keys_after_the_frame():
+    """The start is the kept motion's pose at the frame (time 0), then the animator's keys after it, read
+    from their own action (the character plays the kept one) with times counted from the frame."""
+    bpy, module = installed_extension()
+    bpy.ops.wm.read_homefile(use_empty=True)
+    assert bpy.ops.physkey.load_preset(preset="assist_box_jump_low") == {"FINISHED"}
+    arm = bpy.context.active_object
+    scene = bpy.context.scene
+    keys = [k.frame for k in scene.physkey.pose_keys]
+    for k in scene.physkey.pose_keys:  # at fixed times (the preset's are free: arrival ranges)
+        k.free = False
+    own = arm.animation_data.action
+    scene.physkey.num_seeds = 1
+    scene.physkey.settings_json = json.dumps({"samples": 8 * 2, "population": 8})
+    assert bpy.ops.physkey.solve(wait=True) == {"FINISHED"}
+    final = next(i for i, s in enumerate(scene.physkey.solutions) if s.stage < 0)  # after the curriculum's
+    assert bpy.ops.physkey.keep_solution(index=final) == {"FINISHED"}
+    kept = arm.animation_data.action
+    assert kept != own and kept["physkey_pose_keys"] == own
+    frame = (keys[1] + keys[2]) // 2
+    scene.frame_set(frame)
+    rig = addon(module, "rig")
+    posed = rig.qpos_from_pose(arm, _model(bpy, module))
+    assert bpy.ops.physkey.solve_from_here(wait=True) == {"FINISHED"}
+    task = json.loads((Path(scene.physkey.solutions[0].result_path).parents[2] / "task_input.json").read_text())
+    kfs = task["keyframes"]
+    fps = scene.render.fps / scene.render.fps_base
+    assert len(kfs) == 1 + len(keys) - 2 and kfs[0]["name"] == f"frame_{frame}" and "time" not in kfs[0]
+    assert kfs[0]["root_pos"] == pytest.approx(list(posed[:3]), abs=1e-5)  # the kept motion's pose there
+    assert [k["time"] for k in kfs[1:]] == pytest.approx([(f - frame) / fps for f in keys[2:]])
+    assert arm.animation_data.action == kept and scene.frame_current == frame  # given back as it was
+    final = next(i for i, s in enumerate(scene.physkey.solutions) if s.stage < 0)
+    assert bpy.ops.physkey.keep_solution(index=final) == {"FINISHED"}
+    assert arm.animation_data.action["physkey_pose_keys"] == own  # a second Solve from Here can read them too
+
+
+def _model(bpy, module):
+    import mujoco
+
+    from solver import mjcf
+    return mujoco.MjModel.from_xml_string(mjcf.scene_to_xml(addon(module, "taskio").extract_scene(bpy.context)))
