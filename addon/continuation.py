@@ -2,7 +2,9 @@
 *and* its velocity there — and whose Keep splices the new motion in after that frame, keeping the kept
 solution's keys before it.
 
-A kept action remembers the solution it was baked from (`RESULT`, `START`); the velocity at the frame is
+A kept action remembers the solutions it was baked from (`remember`: one segment per solution, a
+spliced action several, each with its result file, start frame and how many contact keyframes its solve
+skipped); the velocity at the frame is
 the difference of the solution's simulated configurations at that step and the one before
 (`mj_differentiatePos`: world-frame linear and body-frame angular root velocity, as MuJoCo's qvel) —
 exactly the velocity MuJoCo had there, as its Euler-type integrators move qpos by the new velocity.
@@ -14,9 +16,33 @@ import os
 
 import numpy as np
 
-RESULT = "physkey_result"  # on a kept action: the result.npz it was baked from
-START = "physkey_start"  # on a kept action: the frame its motion starts at
+RESULTS = "physkey_results"  # on a kept action: its segments' result.npz files, one per line
+STARTS = "physkey_starts"  # on a kept action: the frame each segment starts at
+SKIPPED = "physkey_skipped"  # on a kept action: contact keyframes each segment's solve did not solve again
 KEYS = "physkey_pose_keys"  # on a kept action: the animator's action with the pose keys it was solved from
+
+
+def segments(action) -> list[tuple[str, int, int]]:
+    """(result file, start frame, keyframes skipped) of each solution `action` was baked from, in order."""
+    if action is None or not action.get(RESULTS):
+        return []
+    return list(zip(action[RESULTS].split("\n"), (int(s) for s in action[STARTS]),
+                    (int(k) for k in action[SKIPPED])))
+
+
+def remember(action, result_path: str, start: int, skipped: int = 0, earlier=None) -> None:
+    """Record on a kept `action` the solution it was baked from — after the segments of `earlier` (the
+    kept action it was spliced onto) that start before it."""
+    kept = [seg for seg in segments(earlier) if seg[1] < start] + [(result_path, start, skipped)]
+    action[RESULTS] = "\n".join(path for path, _, _ in kept)
+    action[STARTS] = [first for _, first, _ in kept]
+    action[SKIPPED] = [k for _, _, k in kept]
+
+
+def _segment_at(action, frame: int) -> tuple[str, int, int]:
+    """The segment playing at `frame`: the last one starting at or before it."""
+    segs = segments(action)
+    return next((seg for seg in reversed(segs) if seg[1] <= frame), segs[0])
 
 
 class Continuation:
@@ -44,7 +70,7 @@ def kept_action(obj):
     """The kept PhysKey action `obj` plays, or None."""
     ad = obj.animation_data if obj is not None else None
     action = ad.action if ad else None
-    return action if action is not None and action.get(RESULT) else None
+    return action if action is not None and action.get(RESULTS) else None
 
 
 def why_not(scene, obj) -> str:
@@ -54,8 +80,9 @@ def why_not(scene, obj) -> str:
         return "the character does not play a kept solution: Keep one, then go to the frame to solve from"
     if scene.physkey.method == "assist" and action.get(KEYS) is None:
         return "the kept solution does not say which pose keys it was solved from: solve from the first key"
-    if not os.path.exists(action[RESULT]):
-        return f"the kept solution's file is gone: {action[RESULT]}"
+    path = _segment_at(action, scene.frame_current)[0]
+    if not os.path.exists(path):
+        return f"the kept solution's file is gone: {path}"
     first, last = action.frame_range
     if not first <= scene.frame_current < last:
         return f"the current frame is outside the kept motion (frames {first:.0f}–{last:.0f})"
@@ -73,9 +100,10 @@ def continuation(scene, obj) -> Continuation:
         raise ValueError(reason)
     action = kept_action(obj)
     fps = scene.render.fps / scene.render.fps_base
-    t = (scene.frame_current - float(action[START])) / fps
-    model = mujoco.MjModel.from_xml_path(os.path.join(os.path.dirname(os.path.dirname(action[RESULT])), "model.xml"))
-    with np.load(action[RESULT], allow_pickle=False) as z:
+    path, start, skipped = _segment_at(action, scene.frame_current)
+    t = (scene.frame_current - start) / fps
+    model = mujoco.MjModel.from_xml_path(os.path.join(os.path.dirname(os.path.dirname(path)), "model.xml"))
+    with np.load(path, allow_pickle=False) as z:
         times, qpos = z["times"], z["qpos"]
         reached = z["keyframes_reached"] if "keyframes_reached" in z.files else np.zeros(0)
     qvel = np.zeros(model.nv)
@@ -89,7 +117,7 @@ def continuation(scene, obj) -> Continuation:
               if model.jnt_type[j] == mujoco.mjtJoint.mjJNT_HINGE and int(model.jnt_bodyid[j]) in character}
     velocity = Velocity(root_linear=[float(v) for v in qvel[dof:dof + 3]],
                         root_angular=[float(v) for v in qvel[dof + 3:dof + 6]], joints=joints)
-    done = int(np.sum(np.isfinite(reached) & (reached <= t + 1e-9)))
+    done = skipped + int(np.sum(np.isfinite(reached) & (reached <= t + 1e-9)))
     rig = obj.physkey.animator_rig
     rig_action = rig.animation_data.action if rig is not None and rig.animation_data else None
     return Continuation(scene.frame_current, velocity, done, action, rig_action)

@@ -229,6 +229,7 @@ class _Solve:
             props.start_frame = min(keys) if props.method == "assist" and keys else scene.frame_start
         props.splice_action = cont.action if cont is not None else None
         props.splice_rig_action = cont.rig_action if cont is not None else None
+        props.splice_skipped = cont.reached if cont is not None and props.method == "contact" else 0
         scene.physkey.solutions.clear()
         from .ghosts import forget
         forget()  # this solve's files may reuse the last one's paths

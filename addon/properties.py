@@ -189,6 +189,8 @@ class PHYSKEY_PG_scene(bpy.types.PropertyGroup):
                                            "before that frame in front of the new motion")
     splice_rig_action: bpy.props.PointerProperty(
         type=bpy.types.Action, description="The same for the animator's own rig")
+    splice_skipped: bpy.props.IntProperty(
+        default=0, description="Contact keyframes the last Solve from Here did not solve again (reached before)")
     settings_json: StringProperty(default="{}", description="Further method settings as JSON (override the fields)")
     # The methods' settings on the panel (taskio.FIELDS): default, bounds and description are the
     # solver's (solver.settings).

@@ -14,7 +14,7 @@ import numpy as np
 
 from .actions import assign
 from .bake import add_markers, bake_action, bake_free_bodies
-from .continuation import KEYS, RESULT, START, pose_keys_action, splice
+from .continuation import KEYS, pose_keys_action, remember, splice
 from .session import active_character
 
 # Ghost colours (`ghosts.py`): distinct from one another and from the contact pairs'; a solution keeps its own.
@@ -200,10 +200,11 @@ def keep(context, index: int):
     times, frames = _frames_at(arrays, model, fps)
     action, slot = bake_action(obj, model, times, frames, name, start, fps, extra=_curves(arrays))
     action.use_fake_user = True
-    action[RESULT], action[START] = bpy.path.abspath(item.result_path), start  # Solve from Here reads them
+    props = scene.physkey
+    remember(action, bpy.path.abspath(item.result_path), start, props.splice_skipped,  # Solve from Here reads them
+             props.splice_action)
     if keys is not None:
         action[KEYS] = keys
-    props = scene.physkey
     if props.splice_action is not None:  # solved from a frame of an earlier Keep: its keys before that frame
         splice(action, props.splice_action, start)
     assign(obj, action, slot)

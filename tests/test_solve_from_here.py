@@ -65,6 +65,23 @@ def test_solve_from_here_carries_the_velocity_and_keep_splices(kept):
     assert paths == {(fc.data_path, fc.array_index) for fc in fcurves(module, old_action)}
 
 
+def test_a_spliced_action_continues_from_whichever_solution_plays_at_the_frame(kept):
+    """After the splice the action plays the first solution up to the frame solved from, the second
+    after it: Solve from Here reads the velocity of the one playing."""
+    bpy, module, scene, arm, _, first = kept
+    continuation = addon(module, "continuation")
+    spliced = arm.animation_data.action
+    segs = continuation.segments(spliced)
+    assert [(start, skipped) for _, start, skipped in segs] == [(scene.frame_start, 0), (scene.frame_start + 6, 0)]
+    assert segs[0][0] != segs[1][0]
+    scene.frame_set(scene.frame_start + 3)  # in the first solution's part
+    want = (first["frame_qpos"][4][:3] - first["frame_qpos"][2][:3]) * 30.0 / 2
+    assert continuation.continuation(scene, arm).velocity.root_linear == pytest.approx(list(want), abs=0.05)
+    scene.frame_set(scene.frame_start + 9)  # in the second's: 0.3 s into the fall
+    later = continuation.continuation(scene, arm).velocity.root_linear
+    assert later[2] < want[2] - 1.0  # falling faster by then
+
+
 def test_solve_from_here_says_why_not(kept):
     bpy, module, scene, arm, _, _ = kept
     continuation = addon(module, "continuation")
