@@ -88,7 +88,7 @@ class PlannerSettings:
                               positive=True, max=64, soft_max=8)
     retries: int = _setting(2, "Retries of a failed keyframe segment from the last reached keyframe, each with "
                                "twice the effort and fresh noise, before backing up one keyframe", nonneg=True, max=8)
-    backups: int = _setting(2, "How often a solve may back up one keyframe and redo the previous segment with fresh "
+    backups: int = _setting(6, "How often a solve may back up one keyframe and redo the previous segment with fresh "
                                "noise before it gives up (the first segment starts over)", nonneg=True, max=16)
     give_up_fallen_s: float = _setting(1.0, "A keyframe fails once the head has been below 0.5 m this long where "
                                             "the keyframe asks for an upright torso, so the retry starts sooner "
