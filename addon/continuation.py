@@ -110,9 +110,8 @@ def continuation(scene, obj) -> Continuation:
     if len(times) > 1:
         i = int(np.clip(np.searchsorted(times, t - 1e-9), 1, len(times) - 1))
         mujoco.mj_differentiatePos(model, qvel, float(times[i] - times[i - 1]), qpos[i - 1], qpos[i])
-    root = model.joint("root").id
-    dof = int(model.jnt_dofadr[root])
-    character = _subtree(model, int(model.jnt_bodyid[root]))
+    dof = int(model.jnt_dofadr[model.joint("root").id])
+    character = set(character_bodies(model))
     joints = {model.joint(j).name: float(qvel[model.jnt_dofadr[j]]) for j in range(model.njnt)
               if model.jnt_type[j] == mujoco.mjtJoint.mjJNT_HINGE and int(model.jnt_bodyid[j]) in character}
     velocity = Velocity(root_linear=[float(v) for v in qvel[dof:dof + 3]],
@@ -123,12 +122,15 @@ def continuation(scene, obj) -> Continuation:
     return Continuation(scene.frame_current, velocity, done, action, rig_action)
 
 
-def _subtree(model, root: int) -> set[int]:
-    out = {root}
+def character_bodies(model) -> list[int]:
+    """The character's bodies in a solved model: the body with the free joint named `root`, and every
+    body below it (bodies come after their parents in a MuJoCo model)."""
+    root = int(model.jnt_bodyid[model.joint("root").id])
+    inside = {root}
     for b in range(root + 1, model.nbody):
-        if int(model.body_parentid[b]) in out:
-            out.add(b)
-    return out
+        if int(model.body_parentid[b]) in inside:
+            inside.add(b)
+    return sorted(inside)
 
 
 def splice(new_action, old_action, frame: int) -> None:

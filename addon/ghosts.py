@@ -14,25 +14,13 @@ _cache: dict = {}  # (result path, fps) → (frame times (F,), segment end point
 _handles: list = []
 
 
-def _character_bodies(model) -> list[int]:
-    """The bodies of the character: the body with the free joint named `root` and all below it."""
-    root = int(model.jnt_bodyid[model.joint("root").id])
-    return [b for b in range(model.nbody) if b == root or _descends(model, b, root)]
-
-
-def _descends(model, body: int, ancestor: int) -> bool:
-    while body > 0:
-        body = int(model.body_parentid[body])
-        if body == ancestor:
-            return True
-    return False
-
-
 def segments(model, frame_qpos) -> np.ndarray:
     """(F, S, 2, 3) line segments of the character at every row of `frame_qpos`: each body to each of its
     children, then each capsule's (or cylinder's) axis."""
     import mujoco
-    bodies = _character_bodies(model)
+
+    from .continuation import character_bodies
+    bodies = character_bodies(model)
     inside = set(bodies)
     sticks = [(int(model.body_parentid[b]), b) for b in bodies if int(model.body_parentid[b]) in inside]
     rods = [g for g in range(model.ngeom) if int(model.geom_bodyid[g]) in inside
