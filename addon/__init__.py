@@ -23,10 +23,12 @@ def _after_load(*_args):
     """A file saved during a solve says it is still solving; no solve survives a load, so say where
     its solutions are instead (on disk, next to the file: Import Solutions brings them back)."""
     import bpy
+
+    from .i18n import rpt_
     for scene in bpy.data.scenes:
         if scene.physkey.running:
             scene.physkey.running = False
-            scene.physkey.status = "the file was saved during a solve: Import… its folder from //physkey"
+            scene.physkey.status = rpt_("the file was saved during a solve: Import… its folder from //physkey")
 
 
 def register():
@@ -34,9 +36,11 @@ def register():
 
     import bpy
 
+    from . import i18n
     from .draw import register as register_draw
     from .ghosts import register as register_ghosts
     from .properties import register_properties
+    i18n.register(__name__)
     for cls in _classes():
         bpy.utils.register_class(cls)
     register_properties()
@@ -76,3 +80,5 @@ def unregister():
     unregister_properties()
     for cls in reversed(_classes()):
         bpy.utils.unregister_class(cls)
+    from . import i18n
+    i18n.unregister(__name__)

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import bpy
 
+from .i18n import rpt_
+
 
 def slotted() -> bool:
     """Whether this Blender has slotted actions (4.4 and later)."""
@@ -34,7 +36,7 @@ def channels_for(action):
         for strip in layer.strips:
             for bag in strip.channelbags:
                 return bag
-    raise ValueError(f"action '{action.name}' has no channels to add curves to")
+    raise ValueError(rpt_("action '{}' has no channels to add curves to").format(action.name))
 
 
 def assign(obj, action, slot) -> None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 
 from ..solver.mjcf import guess_group
+from .i18n import rpt_
 
 DENSITY = 1000.0
 STRENGTH_PER_KG = 20.0  # N·m of joint strength per kg carried (the humanoid's hips: ≈ 15–20)
@@ -79,13 +80,13 @@ def _overlapping_at_rest(obj) -> list[tuple[str, str]]:
 
 def autofill(obj) -> list[str]:
     if obj is None or obj.type != "ARMATURE":
-        raise ValueError("no armature selected: select the armature to auto-fill")
+        raise ValueError(rpt_("no armature selected: select the armature to auto-fill"))
     roots = [b for b in obj.data.bones if b.parent is None]
     if len(roots) != 1:
-        raise ValueError(f"the rig has {len(roots)} root bones; PhysKey needs exactly one")
+        raise ValueError(rpt_("the rig has {} root bones; PhysKey needs exactly one").format(len(roots)))
     for b in obj.data.bones:
         if b.length <= 1e-6:
-            raise ValueError(f"bone '{b.name}' has zero length")
+            raise ValueError(rpt_("bone '{}' has zero length").format(b.name))
     notes, filled, from_constraints, defaulted = [], 0, 0, 0
     tiny = TINY * _rig_size(obj)
     skipped = [b.name for b in obj.data.bones
@@ -129,20 +130,25 @@ def autofill(obj) -> list[str]:
     other = [b.name for b in obj.pose.bones for c in b.constraints
              if c.type == "LIMIT_ROTATION" and not c.mute and c.owner_space != "LOCAL"]
     if other:
-        notes.append(f"Limit Rotation not in Local space ignored on {', '.join(other)} (it still acts in Blender)")
-    notes.append(f"capsules on {filled} bones (radius from envelopes or 12% of length, density {DENSITY:g})")
-    notes.append(f"joints from Limit Rotation on {from_constraints} bones; ±90° hinges guessed on {defaulted}")
+        notes.append(rpt_("Limit Rotation not in Local space ignored on {} (it still acts in "
+                          "Blender)").format(', '.join(other)))
+    notes.append(rpt_("capsules on {} bones (radius from envelopes or 12% of length, density "
+                      "{:g})").format(filled, DENSITY))
+    notes.append(rpt_("joints from Limit Rotation on {} bones; ±90° hinges guessed on "
+                      "{}").format(from_constraints, defaulted))
     if skipped:
-        notes.append(f"{len(skipped)} bones that do not deform or are mechanism left without physics (welded)")
+        notes.append(rpt_("{} bones that do not deform or are mechanism left without physics "
+                          "(welded)").format(len(skipped)))
     if welded:
-        notes.append(f"{len(welded)} tiny bones (under {tiny * 100:.1f} cm) welded to their parents")
+        notes.append(rpt_("{} tiny bones (under {:.1f} cm) welded to their parents").format(len(welded), tiny * 100))
     existing = {(p.body1, p.body2) for p in obj.physkey.exclude_contacts}
     overlapping = [p for p in _overlapping_at_rest(obj) if p not in existing]
     for b1, b2 in overlapping:
         pair = obj.physkey.exclude_contacts.add()
         pair.body1, pair.body2 = b1, b2
     if overlapping:
-        notes.append(f"{len(overlapping)} pairs of bones overlapping at rest never collide with each other")
+        notes.append(rpt_("{} pairs of bones overlapping at rest never collide with each "
+                          "other").format(len(overlapping)))
     obj.physkey.is_character = True
     from .joint_limits import CONSTRAINT, limit_bone
     for pb in obj.pose.bones:  # bones limited by the animator already keep their own constraint

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..solver.scene import EnvBody, Geom
+from .i18n import rpt_
 
 MAX_HULL_VERTICES = 5000  # beyond this a hull is too costly: fall back to the bounding box
 
@@ -43,11 +44,12 @@ def collider_body(obj, warn) -> EnvBody:
     props = obj.physkey
     verts = _evaluated_vertices(obj)
     if len(verts) == 0:
-        raise ValueError(f"collider '{obj.name}' has no mesh geometry")
+        raise ValueError(rpt_("collider '{}' has no mesh geometry").format(obj.name))
     m3 = np.array(obj.matrix_world.to_3x3())
     scale = np.linalg.norm(m3, axis=0) * np.sign(np.linalg.det(m3) or 1.0)
     if np.any(scale <= 1e-9):
-        raise ValueError(f"collider '{obj.name}' has a zero or negative scale {tuple(np.round(scale, 4))}")
+        raise ValueError(rpt_("collider '{}' has a zero or negative scale "
+                              "{}").format(obj.name, tuple(np.round(scale, 4))))
     verts = verts * scale
     lo, hi = verts.min(axis=0), verts.max(axis=0)
     center, half = (lo + hi) / 2, np.maximum((hi - lo) / 2, 1e-4)
@@ -55,7 +57,8 @@ def collider_body(obj, warn) -> EnvBody:
     if shape == "auto":  # a hull, unless the mesh is flat (a hull needs volume)
         shape = "box" if np.any(hi - lo < 2e-3) else "hull"
     if shape == "hull" and len(verts) > MAX_HULL_VERTICES:
-        warn(f"'{obj.name}' has {len(verts)} vertices, too many for a convex hull: using its bounding box")
+        warn(rpt_("'{}' has {} vertices, too many for a convex hull: using its bounding "
+                  "box").format(obj.name, len(verts)))
         shape = "box"
     geom = Geom(name=f"{obj.name}", type="box", size=list(half), pos=list(center), friction=props.friction,
                 mass=props.mass if props.dynamic else None)

@@ -9,6 +9,7 @@ from bpy.props import EnumProperty, IntProperty
 from mathutils import Vector
 
 from ..solver.objective_terms import STYLES, style_weights
+from .i18n import rpt_
 from .session import active_character, job_for
 from .taskio import contact_keyframe_dict
 
@@ -151,8 +152,8 @@ class PHYSKEY_OT_add_pair(bpy.types.Operator):
         local2 = cursor if target is None else np.array(target.matrix_world.normalized().inverted() @ Vector(cursor))
         pair = items[i].pairs.add()
         pair.body1, pair.pos1, pair.body2, pair.pos2 = body1, local1, body2, local2
-        self.report({"INFO"}, f"Pair: {bone.name} ↔ {body2}" if body1 == bone.name else
-                    f"Pair: {bone.name} (the physics {body1}) ↔ {body2}")
+        self.report({"INFO"}, rpt_("Pair: {} ↔ {}").format(bone.name, body2) if body1 == bone.name else
+                    rpt_("Pair: {} (the physics {}) ↔ {}").format(bone.name, body1, body2))
         return {"FINISHED"}
 
 
@@ -179,7 +180,7 @@ class PHYSKEY_OT_send_keyframe(bpy.types.Operator):
             self.report({"ERROR"}, "select a contact keyframe with at least one pair")
             return {"CANCELLED"}
         job.send_keyframes([contact_keyframe_dict(props.contact_keyframes[i])])
-        self.report({"INFO"}, f"Sent '{props.contact_keyframes[i].name}' to the running solve")
+        self.report({"INFO"}, rpt_("Sent '{}' to the running solve").format(props.contact_keyframes[i].name))
         return {"FINISHED"}
 
 

@@ -16,6 +16,8 @@ import os
 
 import numpy as np
 
+from .i18n import rpt_
+
 RESULTS = "physkey_results"  # on a kept action: its segments' result.npz files, one per line
 STARTS = "physkey_starts"  # on a kept action: the frame each segment starts at
 SKIPPED = "physkey_skipped"  # on a kept action: contact keyframes each segment's solve did not solve again
@@ -77,15 +79,15 @@ def why_not(scene, obj) -> str:
     """Why *Solve from Here* cannot run now ('' when it can)."""
     action = kept_action(obj)
     if action is None:
-        return "the character does not play a kept solution: Keep one, then go to the frame to solve from"
+        return rpt_("the character does not play a kept solution: Keep one, then go to the frame to solve from")
     if scene.physkey.method == "assist" and action.get(KEYS) is None:
-        return "the kept solution does not say which pose keys it was solved from: solve from the first key"
+        return rpt_("the kept solution does not say which pose keys it was solved from: solve from the first key")
     path = _segment_at(action, scene.frame_current)[0]
     if not os.path.exists(path):
-        return f"the kept solution's file is gone: {path}"
+        return rpt_("the kept solution's file is gone: {}").format(path)
     first, last = action.frame_range
     if not first <= scene.frame_current < last:
-        return f"the current frame is outside the kept motion (frames {first:.0f}–{last:.0f})"
+        return rpt_("the current frame is outside the kept motion (frames {:.0f}–{:.0f})").format(first, last)
     return ""
 
 
@@ -187,7 +189,7 @@ def assist_keyframes(context, desc, cont: Continuation) -> list[dict]:
         scene.frame_set(cont.frame)
     later = [(k, item) for k, item in zip(keys, items) if k.frame > cont.frame]
     if not later:
-        raise ValueError(f"no pose key after frame {cont.frame}: key a pose after it to solve towards")
+        raise ValueError(rpt_("no pose key after frame {}: key a pose after it to solve towards").format(cont.frame))
     pose = desc.initial_pose
     out = [{"name": f"frame_{cont.frame}", "root_pos": list(pose.root_pos), "root_quat": list(pose.root_quat),
             "weight": 1.0, "joints": dict(pose.joints)}]

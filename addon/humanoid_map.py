@@ -13,13 +13,16 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from .i18n import iface_, n_, rpt_
+
 SIDES = ("left", "right")
 LIMB_SLOTS = ("thigh", "shin", "foot", "upper_arm", "lower_arm", "hand")
 TRUNK_SLOTS = ("pelvis", "waist_lower", "torso", "head")
 SLOTS = TRUNK_SLOTS + tuple(f"{limb}_{side}" for side in ("right", "left") for limb in LIMB_SLOTS)
-LABELS = {"pelvis": "Pelvis", "waist_lower": "Lower back", "torso": "Chest", "head": "Head",
-          "thigh": "Thigh", "shin": "Shin", "foot": "Foot", "upper_arm": "Upper arm", "lower_arm": "Forearm",
-          "hand": "Hand"}
+LABELS = {"pelvis": n_("Pelvis"), "waist_lower": n_("Lower back"), "torso": n_("Chest"), "head": n_("Head"),
+          "thigh": n_("Thigh"), "shin": n_("Shin"), "foot": n_("Foot"), "upper_arm": n_("Upper arm"),
+          "lower_arm": n_("Forearm"), "hand": n_("Hand")}
+SIDE_LABELS = {"left": n_("left"), "right": n_("right")}
 # What a limb bone is called, after prefixes and the side are taken off (lower case, no separators).
 _LIMB_NAMES = {
     "thigh": ("thigh", "upleg", "upperleg", "thighbone", "femur", "hipjoint"),
@@ -236,21 +239,24 @@ def map_humanoid(bones: list[BoneInfo], up: int = 2) -> dict[str, str]:
         found = _limbs_by_shape(rig, up)
     missing_limbs = [s for s in SLOTS if s not in TRUNK_SLOTS and s not in found]
     if not found:
-        raise MappingError("no humanoid legs or arms: no bone is named like a thigh, shin, foot, upper arm, forearm "
-                           "or hand (thigh.L, LeftUpLeg, thigh_l …) and no two mirrored chains of three bones hang "
-                           "from one bone; name them so, or pick each in the Your Rig panel")
+        raise MappingError(rpt_("no humanoid legs or arms: no bone is named like a thigh, shin, foot, upper "
+                                "arm, forearm or hand (thigh.L, LeftUpLeg, thigh_l …) and no two mirrored "
+                                "chains of three bones hang from one bone; name them so, or pick each in the "
+                                "Your Rig panel"))
     if missing_limbs:
-        raise MappingError(f"no bone found for {', '.join(slot_label(s) for s in missing_limbs)}: name the bones "
-                           "the usual way (thigh.L, LeftUpLeg, thigh_l …) or pick them in the Your Rig panel")
+        raise MappingError(rpt_("no bone found for {}: name the bones the usual way (thigh.L, LeftUpLeg, "
+                                "thigh_l …) or pick them in the Your Rig panel").format(
+                                    ", ".join(slot_label(s) for s in missing_limbs)))
     pelvis = rig.common_ancestor(found["thigh_left"], found["thigh_right"])
     chest = rig.common_ancestor(found["upper_arm_left"], found["upper_arm_right"])
     if pelvis is None or chest is None or pelvis not in rig.ancestors(chest):
-        raise MappingError("the legs and the arms do not meet in one spine (the thighs' common parent must be "
-                           "below the upper arms' common parent): pick Pelvis and Chest in the Your Rig panel")
+        raise MappingError(rpt_("the legs and the arms do not meet in one spine (the thighs' common parent must "
+                                "be below the upper arms' common parent): pick Pelvis and Chest in the Your Rig panel"))
     spine = list(reversed([chest] + rig.ancestors(chest)[: rig.ancestors(chest).index(pelvis)]))
     if len(spine) < 2:
-        raise MappingError(f"only one bone ('{chest}') between the pelvis '{pelvis}' and the arms: the humanoid "
-                           "bends at the waist and the chest, so the spine needs at least two bones")
+        raise MappingError(rpt_("only one bone ('{}') between the pelvis '{}' and the arms: the humanoid bends "
+                                "at the waist and the chest, so the spine needs at least two "
+                                "bones").format(chest, pelvis))
     hip = 0.5 * (_height(rig, found["thigh_left"], up) + _height(rig, found["thigh_right"], up))
     shoulder = 0.5 * (_height(rig, found["upper_arm_left"], up) + _height(rig, found["upper_arm_right"], up))
     # The default humanoid's chest joint is about half-way from the hips to the shoulders.
@@ -259,7 +265,7 @@ def map_humanoid(bones: list[BoneInfo], up: int = 2) -> dict[str, str]:
     arms = {found["upper_arm_left"], found["upper_arm_right"]}
     head = _head_bone(rig, chest, arms, up)
     if head is None:
-        raise MappingError(f"no head above the chest '{chest}': pick the Head bone in the Your Rig panel")
+        raise MappingError(rpt_("no head above the chest '{}': pick the Head bone in the Your Rig panel").format(chest))
     found["head"] = head
     check_mapping(found, bones)
     return {s: found[s] for s in SLOTS}
@@ -269,8 +275,8 @@ def slot_label(slot: str) -> str:
     """What the Your Rig panel and the messages call a slot, e.g. 'Forearm (left)'."""
     for side in SIDES:
         if slot.endswith("_" + side):
-            return f"{LABELS[slot[: -len(side) - 1]]} ({side})"
-    return LABELS[slot]
+            return iface_("{} ({})").format(iface_(LABELS[slot[: -len(side) - 1]]), iface_(SIDE_LABELS[side]))
+    return iface_(LABELS[slot])
 
 
 def check_mapping(mapping: dict[str, str], bones: list[BoneInfo]) -> None:
@@ -279,17 +285,18 @@ def check_mapping(mapping: dict[str, str], bones: list[BoneInfo]) -> None:
     names = {b.name: b for b in bones}
     missing = [s for s in SLOTS if not mapping.get(s)]
     if missing:
-        raise MappingError(f"no bone for {', '.join(slot_label(s) for s in missing)}: "
-                           "pick one in the Your Rig panel")
+        raise MappingError(rpt_("no bone for {}: pick one in the Your Rig "
+                                "panel").format(', '.join(slot_label(s) for s in missing)))
     for slot in SLOTS:
         if mapping[slot] not in names:
-            raise MappingError(f"{slot_label(slot)}: the rig has no bone '{mapping[slot]}'")
+            raise MappingError(rpt_("{}: the rig has no bone '{}'").format(slot_label(slot), mapping[slot]))
     seen: dict[str, str] = {}
     for slot in SLOTS:
         bone = mapping[slot]
         if bone in seen:
-            raise MappingError(f"bone '{bone}' is mapped to both {slot_label(seen[bone])} and {slot_label(slot)}")
+            raise MappingError(rpt_("bone '{}' is mapped to both {} and "
+                                    "{}").format(bone, slot_label(seen[bone]), slot_label(slot)))
         seen[bone] = slot
         b = names[bone]
         if sum((h - t) ** 2 for h, t in zip(b.head, b.tail)) <= 1e-12:
-            raise MappingError(f"bone '{bone}' ({slot_label(slot)}) has zero length")
+            raise MappingError(rpt_("bone '{}' ({}) has zero length").format(bone, slot_label(slot)))

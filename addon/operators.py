@@ -10,6 +10,7 @@ import bpy
 from bpy.props import EnumProperty, StringProperty
 from bpy_extras.io_utils import ExportHelper, ImportHelper
 
+from .i18n import rpt_
 from .preferences import start_with_default_method
 from .rig import build_armature
 from .session import active_character, add_job, job_folder, job_for, pop_job
@@ -51,7 +52,7 @@ class PHYSKEY_OT_add_character(bpy.types.Operator):
             o.select_set(False)
         obj.select_set(True)
         context.view_layer.objects.active = obj
-        self.report({"INFO"}, f"Added '{obj.name}' with {len(obj.data.bones)} bones")
+        self.report({"INFO"}, rpt_("Added '{}' with {} bones").format(obj.name, len(obj.data.bones)))
         return {"FINISHED"}
 
 
@@ -78,7 +79,7 @@ class PHYSKEY_OT_export_mjcf(bpy.types.Operator, ExportHelper):
             return {"CANCELLED"}
         folder = os.path.dirname(os.path.abspath(path))
         if not os.path.isdir(folder) or not os.access(folder, os.W_OK):
-            self.report({"ERROR"}, f"cannot write to '{folder}'")
+            self.report({"ERROR"}, rpt_("cannot write to '{}'").format(folder))
             return {"CANCELLED"}
         try:
             xml = scene_to_xml(extract_scene(context, lambda msg: self.report({"WARNING"}, msg)))
@@ -86,7 +87,7 @@ class PHYSKEY_OT_export_mjcf(bpy.types.Operator, ExportHelper):
         except (ValueError, InvalidInput) as e:
             self.report({"ERROR"}, str(e))
             return {"CANCELLED"}
-        self.report({"INFO"}, f"Wrote {path}")
+        self.report({"INFO"}, rpt_("Wrote {}").format(path))
         return {"FINISHED"}
 
 
@@ -136,7 +137,7 @@ class PHYSKEY_OT_load_preset(bpy.types.Operator):
         except ValueError as e:
             self.report({"ERROR"}, str(e))
             return {"CANCELLED"}
-        self.report({"INFO"}, f"Loaded preset '{self.preset}' ({obj.name})")
+        self.report({"INFO"}, rpt_("Loaded preset '{}' ({})").format(self.preset, obj.name))
         return {"FINISHED"}
 
 
@@ -157,7 +158,7 @@ class PHYSKEY_OT_import_mjcf(bpy.types.Operator, ImportHelper):
         except (ValueError, InvalidInput) as e:
             self.report({"ERROR"}, str(e))
             return {"CANCELLED"}
-        self.report({"INFO"}, f"Imported '{obj.name}' with {len(obj.data.bones)} bones")
+        self.report({"INFO"}, rpt_("Imported '{}' with {} bones").format(obj.name, len(obj.data.bones)))
         return {"FINISHED"}
 
 
@@ -175,7 +176,7 @@ def handle_events(scene, job, events) -> str | None:
         if kind in ("solution", "stage"):
             add_from_event(scene, e)
         elif kind == "seed_failed":
-            props.status = f"seed {e['seed']} failed: {e['message']}"
+            props.status = rpt_("seed {} failed: {}").format(e['seed'], e['message'])
         elif kind == "seed_retry":
             props.status = e["message"]
         elif kind == "error":
@@ -185,11 +186,13 @@ def handle_events(scene, job, events) -> str | None:
         elif kind == "done":
             unstable = sum(1 for s in props.solutions if s.unstable and s.stage < 0)
             differ = e.get("diversity")
-            props.status = f"done: {e['solutions']} solution(s)" + (f", {unstable} unstable" if unstable else "") + \
-                (f", differing by {math.degrees(differ['mean_pairwise_rad']):.0f}° at the keyframes"
-                 if differ else "") + f" in {e['wall_s']:.1f} s"
+            props.status = rpt_("done: {} solution(s)").format(e["solutions"]) + \
+                (rpt_(", {} unstable").format(unstable) if unstable else "") + \
+                (rpt_(", differing by {:.0f}° at the keyframes").format(math.degrees(differ["mean_pairwise_rad"]))
+                 if differ else "") + rpt_(" in {:.1f} s").format(e["wall_s"])
         elif kind == "exit" and e["returncode"] not in (0, None) and error is None:
-            error = f"the solver stopped (exit {e['returncode']}): {job.stderr_tail(3) or 'see ' + job.log_path}"
+            error = rpt_("the solver stopped (exit {}): {}").format(
+                e["returncode"], job.stderr_tail(3) or rpt_("see {}").format(job.log_path))
     return error
 
 
@@ -202,7 +205,7 @@ class _Solve:
         scene = context.scene
         props = scene.physkey
         if job_for(scene) is not None:
-            raise ValueError("a solve is already running in this scene: cancel it first")
+            raise ValueError(rpt_("a solve is already running in this scene: cancel it first"))
         cont = None
         if self.from_here:
             from .continuation import continuation
@@ -218,10 +221,10 @@ class _Solve:
         if cont is not None and props.method == "contact":
             task["keyframes"] = task["keyframes"][cont.reached:]  # those reached by this frame are done
             if not task["keyframes"]:
-                raise ValueError(f"the kept solution reached every contact keyframe by frame {cont.frame}: "
-                                 "nothing is left to solve from here (add a keyframe after them)")
+                raise ValueError(rpt_("the kept solution reached every contact keyframe by frame {}: nothing is "
+                                      "left to solve from here (add a keyframe after them)").format(cont.frame))
         if props.method != "simulate" and not task["keyframes"]:
-            raise ValueError("no keyframes: add contact keyframes or key poses first")
+            raise ValueError(rpt_("no keyframes: add contact keyframes or key poses first"))
         keys = [k.frame for k in props.pose_keys]
         if cont is not None:
             props.start_frame = cont.frame
@@ -288,7 +291,7 @@ class _Solve:
         job, scene = self._job, self._scene
         if event.type == "ESC" or job_for(scene) is None:  # Esc, or Cancel pressed in the panel
             job.cancel()
-            scene.physkey.status = "cancelled"
+            scene.physkey.status = rpt_("cancelled")
         if event.type in ("TIMER", "ESC"):
             events = job.poll()
             self._error = handle_events(scene, job, events) or self._error
@@ -373,7 +376,7 @@ class PHYSKEY_OT_cancel_solve(bpy.types.Operator):
             self.report({"WARNING"}, "no solve is running")
             return {"CANCELLED"}
         job.cancel()
-        context.scene.physkey.status = "cancelled"
+        context.scene.physkey.status = rpt_("cancelled")
         return {"FINISHED"}
 
 
@@ -404,7 +407,7 @@ class PHYSKEY_OT_keep_solution(bpy.types.Operator):
         except ValueError as e:
             self.report({"ERROR"}, str(e))
             return {"CANCELLED"}
-        self.report({"INFO"}, f"Kept as action '{action.name}'")
+        self.report({"INFO"}, rpt_("Kept as action '{}'").format(action.name))
         return {"FINISHED"}
 
 
@@ -454,8 +457,8 @@ class PHYSKEY_OT_import_result(bpy.types.Operator):
         new = [e for e in events if (e["result_path"], e.get("stage", -1)) not in listed]
         for e in new:
             add_from_event(scene, e)
-        self.report({"INFO"}, f"{len(new)} solution(s) imported from {self.directory}"
-                    + (f" ({len(events) - len(new)} already listed)" if len(new) < len(events) else ""))
+        self.report({"INFO"}, rpt_("{} solution(s) imported from {}").format(len(new), self.directory)
+                    + (rpt_(" ({} already listed)").format(len(events) - len(new)) if len(new) < len(events) else ""))
         return {"FINISHED"}
 
     def invoke(self, context, event):
@@ -484,7 +487,7 @@ class PHYSKEY_OT_sync_pose_keys(bpy.types.Operator):
         except ValueError as e:
             self.report({"ERROR"}, str(e))
             return {"CANCELLED"}
-        self.report({"INFO"}, f"{len(context.scene.physkey.pose_keys)} keyed pose(s)")
+        self.report({"INFO"}, rpt_("{} keyed pose(s)").format(len(context.scene.physkey.pose_keys)))
         return {"FINISHED"}
 
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import bpy
 
+from .i18n import iface_, n_
 from .session import active_character, job_for
 
 
@@ -12,8 +13,8 @@ def _solve_running(context) -> bool:
     return job_for(context.scene) is not None
 
 
-_SIZE_LABELS = {"capsule": ("r", "½ len"), "cylinder": ("r", "½ len"), "sphere": ("r",),
-                "box": ("½ x", "½ y", "½ z")}  # what each geom type's size numbers mean (MuJoCo's)
+_SIZE_LABELS = {"capsule": (n_("r"), n_("½ len")), "cylinder": (n_("r"), n_("½ len")), "sphere": (n_("r"),),
+                "box": (n_("½ x"), n_("½ y"), n_("½ z"))}  # what each geom type's size numbers mean (MuJoCo's)
 
 
 class _Sidebar:
@@ -42,10 +43,10 @@ class PHYSKEY_PT_character(_Sidebar, bpy.types.Panel):
             layout.label(text="Select a bone", icon="INFO")
         else:
             box = layout.box()
-            box.label(text=bone.name, icon="BONE_DATA")
+            box.label(text=bone.name, icon="BONE_DATA", translate=False)
             for j in bone.physkey.joints:
                 row = box.row(align=True)
-                row.label(text=j.name)
+                row.label(text=j.name, translate=False)
                 row.prop(j, "range_min", text="")
                 row.prop(j, "range_max", text="")
                 row.prop(j, "strength", text="N·m")
@@ -84,7 +85,7 @@ class PHYSKEY_UL_contact_keyframes(bpy.types.UIList):
     def draw_item(self, context, layout, data, item, icon, active_data, active_propname, index):
         row = layout.row(align=True)
         row.prop(item, "name", text="", emboss=False)
-        row.label(text=f"{len(item.pairs)} pair(s)")
+        row.label(text=iface_("{} pair(s)").format(len(item.pairs)), translate=False)
 
 
 class PHYSKEY_PT_contacts(_Sidebar, bpy.types.Panel):
@@ -108,20 +109,21 @@ class PHYSKEY_PT_contacts(_Sidebar, bpy.types.Panel):
             col.prop(item, "sustain", text="Sustain (s)")
             col.prop(item, "time_limit", text="Time Limit (s)")
             row = layout.row(align=True)
-            for style in ("standing", "seated", "lying"):
-                row.operator("physkey.contact_style", text=style.capitalize()).style = style
+            for style, label in (("standing", n_("Standing")), ("seated", n_("Seated")), ("lying", n_("Lying"))):
+                row.operator("physkey.contact_style", text=label).style = style
             layout.operator("physkey.add_pair", icon="CURSOR")
             if props.method == "contact" and _solve_running(context):
                 layout.operator("physkey.send_keyframe", icon="EXPORT")
             for p in item.pairs:
-                layout.label(text=f"{p.body1} ↔ {p.body2}", icon="LINKED")
+                layout.label(text=f"{p.body1} ↔ {p.body2}", icon="LINKED", translate=False)
 
 
 class PHYSKEY_UL_pose_keys(bpy.types.UIList):
     def draw_item(self, context, layout, data, item, icon, active_data, active_propname, index):
         row = layout.row(align=True)
         row.alert = bool(item.problem)  # a pose the solver would refuse: said before solving
-        row.label(text=f"frame {item.frame}", icon="ERROR" if item.problem else "KEYFRAME")
+        row.label(text=iface_("frame {}").format(item.frame), icon="ERROR" if item.problem else "KEYFRAME",
+                  translate=False)
         row.prop(item, "weight", text="w")
         row.prop(item, "free", text="free", toggle=True)
         if item.free:
@@ -140,26 +142,27 @@ class PHYSKEY_PT_pose_keys(_Sidebar, bpy.types.Panel):
         layout.template_list("PHYSKEY_UL_pose_keys", "", props, "pose_keys", props, "active_pose_key", rows=4)
         i = props.active_pose_key
         if 0 <= i < len(props.pose_keys) and props.pose_keys[i].problem:
-            layout.label(text=props.pose_keys[i].problem, icon="ERROR")
+            layout.label(text=props.pose_keys[i].problem, icon="ERROR", translate=False)
 
 
 class PHYSKEY_UL_solutions(bpy.types.UIList):
     def draw_item(self, context, layout, data, item, icon, active_data, active_propname, index):
         row = layout.row(align=True)
         if item.unstable:  # blew up: say when, instead of a cost that means nothing
-            row.label(text=item.name, icon="CANCEL")
-            row.label(text=f"unstable at {item.unstable_time:.2f} s")
+            row.label(text=item.name, icon="CANCEL", translate=False)
+            row.label(text=iface_("unstable at {:.2f} s").format(item.unstable_time), translate=False)
             _ghost_toggle(row, item)
             return
-        row.label(text=item.name, icon="CHECKMARK" if item.success else "ERROR")
-        row.label(text=f"cost {item.cost:.3g}")
+        row.label(text=item.name, icon="CHECKMARK" if item.success else "ERROR", translate=False)
+        row.label(text=iface_("cost {:.3g}").format(item.cost), translate=False)
         if item.keys_total:
-            row.label(text=f"{item.keys_reached}/{item.keys_total} keys")
-        row.label(text=f"{item.duration:.2f} s")
+            row.label(text=iface_("{}/{} keys").format(item.keys_reached, item.keys_total), translate=False)
+        row.label(text=iface_("{:.2f} s").format(item.duration), translate=False)
         if item.assist:
-            row.label(text=f"β² {item.assist:.3f}")
+            row.label(text=iface_("β² {:.3f}").format(item.assist), translate=False)
         if item.has_quality:
-            row.label(text=f"{100 * item.penetration:.1f} cm", icon="ERROR" if item.penetration > 0.02 else "NONE")
+            row.label(text=iface_("{:.1f} cm").format(100 * item.penetration),
+                      icon="ERROR" if item.penetration > 0.02 else "NONE", translate=False)
         _ghost_toggle(row, item)
 
 
@@ -175,11 +178,13 @@ def _draw_quality(layout, item) -> None:
     """The selected solution's quality figures (the solver's `quality` in result.json)."""
     col = layout.column(align=True)
     deep = item.penetration > 0.02
-    col.label(text=f"Penetration {100 * item.penetration:.1f} cm", icon="ERROR" if deep else "NONE")
-    col.label(text=f"Foot sliding {100 * item.foot_sliding:.1f} cm · jerk {item.jerk:.3g} rad/s³")
+    col.label(text=iface_("Penetration {:.1f} cm").format(100 * item.penetration), icon="ERROR" if deep else "NONE",
+              translate=False)
+    col.label(text=iface_("Foot sliding {:.1f} cm · jerk {:.3g} rad/s³").format(100 * item.foot_sliding, item.jerk),
+              translate=False)
     if item.fall >= 0:
-        col.label(text=f"Fallen {item.fall:.2f} s" if item.fall > 0 else "No fall",
-                  icon="ERROR" if item.fall > 0 else "NONE")
+        col.label(text=iface_("Fallen {:.2f} s").format(item.fall) if item.fall > 0 else iface_("No fall"),
+                  icon="ERROR" if item.fall > 0 else "NONE", translate=False)
 
 
 class PHYSKEY_PT_solve(_Sidebar, bpy.types.Panel):
@@ -207,7 +212,8 @@ class PHYSKEY_PT_solve(_Sidebar, bpy.types.Panel):
         if _solve_running(context):
             row = layout.row()
             # a bar, not an editable slider: the solve moves it (the mean over seeds, never backwards)
-            row.progress(factor=props.progress, type="BAR", text=props.status or "running")
+            row.progress(factor=props.progress, type="BAR", text=props.status or iface_("running"),
+                         translate=False)
             row.operator("physkey.cancel_solve", icon="CANCEL", text="")
         else:
             row = layout.row(align=True)
@@ -216,12 +222,13 @@ class PHYSKEY_PT_solve(_Sidebar, bpy.types.Panel):
             if kept_action(active_character(context)) is not None:  # the character plays a kept solution
                 row.operator("physkey.solve_from_here", icon="NEXT_KEYFRAME")
             if props.status:
-                layout.label(text=props.status)
+                layout.label(text=props.status, translate=False)  # translated when it was set
         layout.template_list("PHYSKEY_UL_solutions", "", props, "solutions", props, "active_solution", rows=3)
         i = props.active_solution
         unstable = 0 <= i < len(props.solutions) and props.solutions[i].unstable
         if unstable:
-            layout.label(text=f"Blew up at {props.solutions[i].unstable_time:.2f} s: preview only", icon="ERROR")
+            layout.label(text=iface_("Blew up at {:.2f} s: preview only").format(props.solutions[i].unstable_time),
+                         icon="ERROR", translate=False)
         elif 0 <= i < len(props.solutions) and props.solutions[i].has_quality:
             _draw_quality(layout, props.solutions[i])
         row = layout.row()

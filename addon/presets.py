@@ -10,6 +10,7 @@ import os
 import bpy
 
 from ..solver.paths import task_names, task_path
+from .i18n import rpt_
 from .rig import build_armature, pose_from_qpos
 from .shapes import add_bone_shapes, character_material, furniture_material, pose_matrix, shape_mesh
 from .taskio import key_pose_keyframes, settings_to_scene, store_contact_keyframes
@@ -101,7 +102,7 @@ def load(context, name: str):
     from ..solver.task import build_scene, load_task
     names = preset_names()
     if name not in names:
-        raise ValueError(f"no preset '{name}' (have: {', '.join(names)})")
+        raise ValueError(rpt_("no preset '{}' (have: {})").format(name, ', '.join(names)))
     task = load_task(task_path(name))
     scene = build_scene(task.scene)
     physics = _own_rig_physics(context)
@@ -170,7 +171,7 @@ def import_mjcf(context, path: str, warn):
     from ..solver.boneframes import root_offset, to_bone_frames
     from ..solver.mjcf import load_mjcf
     if not os.path.isfile(path):
-        raise ValueError(f"no file '{path}'")
+        raise ValueError(rpt_("no file '{}'").format(path))
     scene = load_mjcf(path)
     original = scene.character
     scene.character = to_bone_frames(original, warn)

@@ -8,6 +8,8 @@ and forth, so the bar is the mean and the text names the furthest keyframe.
 """
 from __future__ import annotations
 
+from .i18n import iface_
+
 
 class SolveProgress:
     def __init__(self, num_seeds: int):
@@ -49,14 +51,15 @@ class SolveProgress:
 
     def text(self, elapsed_s: float) -> str:
         """One line for the status bar and the panel."""
-        parts = [f"{100 * self.overall:.0f}%"]
+        parts = [iface_("{:.0f}%").format(100 * self.overall)]
         if self.keyframes:
-            parts.append(f"furthest keyframe {max(self.reached.values(), default=0)}/{self.keyframes}")
+            furthest = max(self.reached.values(), default=0)
+            parts.append(iface_("furthest keyframe {}/{}").format(furthest, self.keyframes))
         if self.iterations:
-            parts.append(f"{sum(self.iterations.values())} planning iterations")
+            parts.append(iface_("{} planning iterations").format(sum(self.iterations.values())))
         if self.last_cost is not None:
-            parts.append(f"cost {self.last_cost:.4g}")
+            parts.append(iface_("cost {:.4g}").format(self.last_cost))
         eta = self.eta_s(elapsed_s)
         if eta is not None:
-            parts.append(f"about {eta:.0f} s left")
+            parts.append(iface_("about {:.0f} s left").format(eta))
         return ", ".join(parts)

@@ -10,6 +10,8 @@ import json
 import os
 import re
 
+from .i18n import rpt_
+
 
 def result_folder(directory: str) -> str:
     """The folder holding result.json: `directory` itself or its `result/` (a PhysKey job folder)."""
@@ -17,8 +19,9 @@ def result_folder(directory: str) -> str:
         if os.path.isfile(os.path.join(folder, "result.json")):
             return folder
     if not os.path.isdir(directory):
-        raise ValueError(f"'{directory}' is not a folder")
-    raise ValueError(f"'{directory}' holds no result.json: pick the solve's folder (it has model.xml and result.json)")
+        raise ValueError(rpt_("'{}' is not a folder").format(directory))
+    raise ValueError(rpt_("'{}' holds no result.json: pick the solve's folder (it has model.xml and "
+                          "result.json)").format(directory))
 
 
 def events_from_folder(directory: str) -> list[dict]:
@@ -31,9 +34,9 @@ def events_from_folder(directory: str) -> list[dict]:
         entries = list(doc["solutions"])
         finished = {int(e["seed"]) for e in entries}
     except (OSError, ValueError, KeyError, TypeError) as e:
-        raise ValueError(f"{os.path.join(folder, 'result.json')} cannot be read ({e})") from None
+        raise ValueError(rpt_("{} cannot be read ({})").format(os.path.join(folder, 'result.json'), e)) from None
     if not os.path.isfile(os.path.join(folder, "model.xml")):
-        raise ValueError(f"{folder} has no model.xml, so its solutions cannot be shown")
+        raise ValueError(rpt_("{} has no model.xml, so its solutions cannot be shown").format(folder))
     for path in sorted(glob.glob(os.path.join(folder, "seed_*", "entry.json"))):
         try:  # a seed written but stopped before result.json listed it
             with open(path, encoding="utf-8") as f:

@@ -19,6 +19,7 @@ from mathutils import Matrix
 
 from .bone_math import offset_from_parent, quaternions, rigid_inverse
 from .humanoid_map import SLOTS, BoneInfo, MappingError, map_humanoid
+from .i18n import rpt_
 
 LIMB_NEXT = {"thigh": "shin", "shin": "foot", "upper_arm": "lower_arm", "lower_arm": "hand"}
 LIMBS = ("thigh", "shin", "foot", "upper_arm", "lower_arm", "hand")
@@ -64,8 +65,8 @@ def _facing(obj, mapping) -> Matrix:
     left = _world(obj, mapping["thigh_left"])[0] - _world(obj, mapping["thigh_right"])[0]
     left[2] = 0.0
     if np.linalg.norm(left) < 1e-6:
-        raise MappingError(f"the thighs '{mapping['thigh_left']}' and '{mapping['thigh_right']}' are at the same "
-                           "place: the rig's left and right cannot be told apart")
+        raise MappingError(rpt_("the thighs '{}' and '{}' are at the same place: the rig's left and right "
+                                "cannot be told apart").format(mapping['thigh_left'], mapping['thigh_right']))
     angle = np.pi / 2 - np.arctan2(left[1], left[0])
     return Matrix.Rotation(float(angle), 3, "Z")
 
@@ -137,9 +138,9 @@ def make_physics_character(context, rig, mass: float | None = None):
     from .joint_limits import add_joint_limits
     from .rig import build_armature
     if rig is None or rig.type != "ARMATURE":
-        raise MappingError("select the armature of your character")
+        raise MappingError(rpt_("select the armature of your character"))
     if rig.physkey.is_character:
-        raise MappingError(f"'{rig.name}' is a PhysKey physics character already; select your own rig")
+        raise MappingError(rpt_("'{}' is a PhysKey physics character already; select your own rig").format(rig.name))
     mapping = mapping_of(rig)
     points, turn, origin = rig_points(rig, mapping)
     character = proportioned_humanoid(points, mass=mass, name=f"{rig.name} physics", radii=mesh_radii(rig, mapping))
@@ -339,8 +340,8 @@ def body_of(rig, bone_name: str, mapping: dict[str, str]) -> str:
     while b is not None and b.name not in slot_of:
         b = b.parent
     if b is None:
-        raise ValueError(f"bone '{bone_name}' is not part of the humanoid (it is above the pelvis "
-                         f"'{mapping['pelvis']}'): pick a bone of the body")
+        raise ValueError(rpt_("bone '{}' is not part of the humanoid (it is above the pelvis '{}'): pick a bone "
+                              "of the body").format(bone_name, mapping['pelvis']))
     return slot_of[b.name]
 
 

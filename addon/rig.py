@@ -9,6 +9,7 @@ from mathutils import Matrix, Quaternion, Vector
 
 from ..solver.rotations import quat_mul
 from ..solver.scene import Actuator, Body, Character, Geom, Joint, Site
+from .i18n import rpt_
 from .joint_limits import add_joint_limits, suspended
 from .shapes import pose_matrix
 
@@ -78,9 +79,11 @@ def _write_physics(arm, character: Character, drives: dict) -> None:
 def check_uniform_scale(obj) -> float:
     scale = obj.matrix_world.to_scale()
     if min(scale) <= 0:
-        raise ValueError(f"'{obj.name}' has a zero or negative scale {tuple(round(s, 4) for s in scale)}")
+        raise ValueError(rpt_("'{}' has a zero or negative scale "
+                              "{}").format(obj.name, tuple(round(s, 4) for s in scale)))
     if max(scale) - min(scale) > 1e-6 * max(scale):
-        raise ValueError(f"'{obj.name}' is scaled non-uniformly {tuple(round(s, 4) for s in scale)}; apply the scale")
+        raise ValueError(rpt_("'{}' is scaled non-uniformly {}; apply the "
+                              "scale").format(obj.name, tuple(round(s, 4) for s in scale)))
     return float(scale[0])
 
 
@@ -88,18 +91,18 @@ def read_character(obj) -> Character:
     """The armature as a SceneDesc character in world units (object transform and uniform scale
     applied to the root; bone frames as they are at rest)."""
     if obj is None or obj.type != "ARMATURE":
-        raise ValueError("the active object is not an armature")
+        raise ValueError(rpt_("the active object is not an armature"))
     arm = obj.data
     roots = [b for b in arm.bones if b.parent is None]
     if len(roots) != 1:
-        raise ValueError(f"the rig has {len(roots)} root bones; PhysKey needs exactly one")
+        raise ValueError(rpt_("the rig has {} root bones; PhysKey needs exactly one").format(len(roots)))
     scale = check_uniform_scale(obj)
     unscale = obj.matrix_world.normalized()  # rotation + translation of the object, scale removed
     bodies, actuators = [], []
 
     def visit(bone):
         if bone.length <= 1e-9:
-            raise ValueError(f"bone '{bone.name}' has zero length")
+            raise ValueError(rpt_("bone '{}' has zero length").format(bone.name))
         if bone.parent is None:
             world = obj.matrix_world @ bone.matrix_local
             pos = world.to_translation()
@@ -227,8 +230,8 @@ def qpos_from_pose(obj, model, root_joint: str = "root") -> np.ndarray:
             qpos[a:a + 4] = target
             continue
         if "ball" in kinds:
-            raise ValueError(f"bone '{bone.name}' mixes a ball joint with hinges; "
-                             "PhysKey reads poses of either, not both")
+            raise ValueError(rpt_("bone '{}' mixes a ball joint with hinges; PhysKey reads poses of either, not "
+                                  "both").format(bone.name))
         joints = [model.joint(j.name).id for j in bone.physkey.joints]
         if not joints:
             continue

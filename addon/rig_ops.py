@@ -5,6 +5,7 @@ from __future__ import annotations
 import bpy
 
 from .humanoid_map import MappingError
+from .i18n import iface_, rpt_
 
 
 def _own_rig(context):
@@ -35,7 +36,7 @@ class PHYSKEY_OT_map_humanoid(bpy.types.Operator):
             self.report({"ERROR"}, str(e))
             return {"CANCELLED"}
         store_mapping(rig, mapping)
-        self.report({"INFO"}, f"Mapped {len(mapping)} bones of '{rig.name}'")
+        self.report({"INFO"}, rpt_("Mapped {} bones of '{}'").format(len(mapping), rig.name))
         return {"FINISHED"}
 
 
@@ -71,8 +72,8 @@ class PHYSKEY_OT_character_from_rig(bpy.types.Operator):
             o.select_set(False)
         physics.select_set(True)
         context.view_layer.objects.active = physics
-        self.report({"INFO"}, f"Made '{physics.name}' from {len(mapping)} bones of '{rig.name}'; "
-                              "solve with it, Keep bakes onto both")
+        self.report({"INFO"}, rpt_("Made '{}' from {} bones of '{}'; solve with it, Keep bakes onto "
+                                   "both").format(physics.name, len(mapping), rig.name))
         return {"FINISHED"}
 
 
@@ -80,7 +81,7 @@ class PHYSKEY_UL_humanoid_map(bpy.types.UIList):
     def draw_item(self, context, layout, data, item, icon, active_data, active_propname, index):
         from .humanoid_map import slot_label
         row = layout.row(align=True)
-        row.label(text=slot_label(item.name))
+        row.label(text=slot_label(item.name), translate=False)  # translated by slot_label
         row.prop_search(item, "bone", data.id_data.data, "bones", text="")  # the rig's armature
 
 
@@ -96,7 +97,8 @@ class PHYSKEY_PT_own_rig(bpy.types.Panel):
         layout = self.layout
         obj = context.active_object
         if obj is not None and obj.physkey.is_character and obj.physkey.animator_rig is not None:
-            layout.label(text=f"Keep bakes onto '{obj.physkey.animator_rig.name}' too", icon="LINKED")
+            layout.label(text=iface_("Keep bakes onto '{}' "
+                                     "too").format(obj.physkey.animator_rig.name), icon="LINKED", translate=False)
             return
         if _own_rig(context) is None:
             layout.label(text="Select your character's armature", icon="INFO")

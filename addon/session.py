@@ -8,6 +8,8 @@ import os
 
 import bpy
 
+from .i18n import rpt_
+
 _jobs: dict = {}  # scene.session_uid → the running SolveJob (or a stand-in with close() and cancel())
 
 
@@ -34,7 +36,7 @@ def job_for(scene):
 def add_job(scene, job) -> None:
     """Record `job` as the solve running in `scene` (ValueError if one already runs there)."""
     if scene.session_uid in _jobs:
-        raise ValueError("a solve is already running in this scene: cancel it first")
+        raise ValueError(rpt_("a solve is already running in this scene: cancel it first"))
     _jobs[scene.session_uid] = job
 
 

@@ -9,6 +9,7 @@ import dataclasses
 from bpy.props import BoolProperty, EnumProperty, FloatProperty, IntProperty
 
 from ..solver.settings import default_of
+from .i18n import rpt_
 
 POSITIVE_FLOAT_MIN = 1e-6  # a float that must be > 0 and has no `min` of its own: the least the field takes
 
@@ -17,7 +18,7 @@ def _field(settings_class, name: str) -> dataclasses.Field:
     for f in dataclasses.fields(settings_class):
         if f.name == name:
             return f
-    raise KeyError(f"{settings_class.__name__} has no setting '{name}'")
+    raise KeyError(rpt_("{} has no setting '{}'").format(settings_class.__name__, name))
 
 
 def _bounds(meta, kind) -> dict:
@@ -56,4 +57,5 @@ def setting_property(settings_class, name: str, **overrides):
         kw.update(_bounds(meta, float))
         kw.update(overrides)
         return FloatProperty(**kw)
-    raise TypeError(f"{settings_class.__name__}.{name}: no Blender property for a {type(default).__name__} setting")
+    raise TypeError(rpt_("{}.{}: no Blender property for a {} "
+                         "setting").format(settings_class.__name__, name, type(default).__name__))

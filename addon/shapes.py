@@ -6,6 +6,8 @@ import bmesh
 import bpy
 from mathutils import Matrix, Quaternion, Vector
 
+from .i18n import rpt_
+
 
 def shape_mesh(name: str, gtype: str, size) -> bpy.types.Mesh:
     """A mesh of a MuJoCo shape in its own frame (half-sizes; capsules and cylinders along Z)."""
@@ -23,7 +25,7 @@ def shape_mesh(name: str, gtype: str, size) -> bpy.types.Mesh:
             bmesh.ops.create_cone(bm, cap_ends=True, segments=16, radius1=size[0], radius2=size[0],
                                   depth=2.0 * size[1])
         else:
-            raise ValueError(f"no mesh for shape type '{gtype}'")
+            raise ValueError(rpt_("no mesh for shape type '{}'").format(gtype))
         mesh = bpy.data.meshes.new(name)
         bm.to_mesh(mesh)
     finally:

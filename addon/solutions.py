@@ -15,6 +15,7 @@ import numpy as np
 from .actions import assign
 from .bake import add_markers, bake_action, bake_free_bodies
 from .continuation import KEYS, pose_keys_action, remember, splice
+from .i18n import rpt_
 from .session import active_character
 
 # Ghost colours (`ghosts.py`): distinct from one another and from the contact pairs'; a solution keeps its own.
@@ -50,8 +51,8 @@ def add_from_event(scene, event: dict) -> None:
 
 def unstable_message(item) -> str:
     """The one line that says why an unstable solution cannot be kept."""
-    return (f"{item.name} is unstable: its simulation blew up at {item.unstable_time:.3f} s, so it cannot be "
-            f"kept (preview shows it up to then; make the scene less stiff or lower the timestep)")
+    return (rpt_("{} is unstable: its simulation blew up at {:.3f} s, so it cannot be kept (preview shows it up "
+                 "to then; make the scene less stiff or lower the timestep)").format(item.name, item.unstable_time))
 
 
 def _load(item):
@@ -60,19 +61,19 @@ def _load(item):
     import mujoco
     path = bpy.path.abspath(item.result_path)
     if not os.path.exists(path):
-        raise ValueError(f"the solution's file is gone: {path}")
+        raise ValueError(rpt_("the solution's file is gone: {}").format(path))
     try:
         with np.load(path, allow_pickle=False) as z:
             arrays = {k: z[k] for k in z.files}
         for key in ("frame_times", "frame_qpos"):
             if key not in arrays:
-                raise ValueError(f"it has no '{key}'")
+                raise ValueError(rpt_("it has no '{}'").format(key))
         result_dir = os.path.dirname(os.path.dirname(path))
         model = mujoco.MjModel.from_xml_path(os.path.join(result_dir, "model.xml"))
     except (OSError, ValueError, EOFError, zipfile.BadZipFile) as e:
-        raise ValueError(f"the solution's file {path} cannot be read ({e}); solve again") from None
+        raise ValueError(rpt_("the solution's file {} cannot be read ({}); solve again").format(path, e)) from None
     if arrays["frame_qpos"].ndim != 2 or arrays["frame_qpos"].shape[1] != model.nq:
-        raise ValueError(f"the solution's file {path} does not match its model.xml; solve again")
+        raise ValueError(rpt_("the solution's file {} does not match its model.xml; solve again").format(path))
     return arrays, model
 
 
@@ -94,7 +95,7 @@ def _frames_at(arrays, model, fps: float) -> tuple[np.ndarray, np.ndarray]:
 def _character(context):
     obj = active_character(context)
     if obj is None:
-        raise ValueError("no character in the scene to show the solution on")
+        raise ValueError(rpt_("no character in the scene to show the solution on"))
     return obj
 
 

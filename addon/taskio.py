@@ -10,6 +10,7 @@ import bpy
 
 from ..solver.objective_terms import TERM_NAMES
 from .colliders import collider_bodies
+from .i18n import rpt_
 from .rig import pose_from_qpos, qpos_from_pose, read_character
 from .session import active_character
 
@@ -20,7 +21,7 @@ def extract_scene(context, warn=None):
     from ..solver.scene import SCHEMA_VERSION, Environment, Pose, SceneDesc, check_references
     obj = active_character(context)
     if obj is None:
-        raise ValueError("no armature selected: select the character's armature")
+        raise ValueError(rpt_("no armature selected: select the character's armature"))
     character = read_character(obj)
     root = character.bodies[0]
     bodies = collider_bodies(context.scene, warn or (lambda msg: None))
@@ -179,7 +180,7 @@ def pose_keyframes_from_action(context, scene_desc) -> list[dict]:
             q = qpos_from_pose(obj, model)
             key.problem = _out_of_range(obj, model, q)
             if key.problem:
-                problems.append(f"frame {key.frame}: {key.problem}")
+                problems.append(rpt_("frame {}: {}").format(key.frame, key.problem))
             item = {"name": f"frame_{key.frame}", "root_pos": [float(v) for v in q[root:root + 3]],
                     "root_quat": [float(v) for v in q[root + 3:root + 7]], "weight": key.weight,
                     "joints": {n: float(q[model.jnt_qposadr[model.joint(n).id]]) for n in hinges}}
@@ -192,8 +193,8 @@ def pose_keyframes_from_action(context, scene_desc) -> list[dict]:
     finally:
         scene.frame_set(current)
     if problems:
-        raise ValueError("; ".join(problems[:3]) + (f" (and {len(problems) - 3} more keys)" if len(problems) > 3
-                                                     else ""))
+        more = rpt_(" (and {} more keys)").format(len(problems) - 3) if len(problems) > 3 else ""
+        raise ValueError("; ".join(problems[:3]) + more)
     return out
 
 
@@ -215,8 +216,9 @@ def _out_of_range(obj, model, qpos) -> str:
         if angle < lo - ANGLE_SLACK or angle > hi + ANGLE_SLACK:
             body = model.body(int(model.jnt_bodyid[j])).name
             bone = mapping.get(body, body)
-            return (f"bone '{bone}' is turned {math.degrees(angle):.0f}° at its joint '{model.joint(j).name}', "
-                    f"which bends {math.degrees(lo):.0f}°…{math.degrees(hi):.0f}°: turn it back into that range")
+            return rpt_("bone '{}' is turned {:.0f}° at its joint '{}', which bends {:.0f}°…{:.0f}°: turn it back "
+                        "into that range").format(bone, math.degrees(angle), model.joint(j).name, math.degrees(lo),
+                                                  math.degrees(hi))
     return ""
 
 
@@ -239,8 +241,8 @@ def sync_pose_keys(scene, obj) -> None:
     source = obj.physkey.animator_rig or obj  # the animator's own rig holds the keys
     action = source.animation_data.action if source.animation_data else None
     if action is not None and action.get(BAKED):
-        raise ValueError(f"'{source.name}' plays '{action.name}', a solved motion, not your pose keys: "
-                         "assign the action with your keyed poses, then solve")
+        raise ValueError(rpt_("'{}' plays '{}', a solved motion, not your pose keys: assign the action with "
+                              "your keyed poses, then solve").format(source.name, action.name))
     frames = keyed_frames(source)
     known = {k.frame: (k.weight, k.free, k.range_min, k.range_max) for k in keys}
     keys.clear()
