@@ -229,7 +229,7 @@ class _Solve:
         if cont is not None:
             props.start_frame = cont.frame
         else:  # pose-key times count from the first key: the motion starts there; otherwise at the start frame
-            props.start_frame = min(keys) if props.method == "assist" and keys else scene.frame_start
+            props.start_frame = min(keys) if props.method in ("assist", "track") and keys else scene.frame_start
         props.splice_action = cont.action if cont is not None else None
         props.splice_rig_action = cont.rig_action if cont is not None else None
         props.splice_skipped = cont.reached if cont is not None and props.method == "contact" else 0

@@ -196,7 +196,7 @@ class PHYSKEY_PT_solve(_Sidebar, bpy.types.Panel):
         layout.prop(props, "method", text="")
         layout.prop(props, "num_seeds", text="Alternatives")
         col = layout.column(align=True)
-        if props.method == "contact":
+        if props.method in ("contact", "track"):
             col.prop(props, "mpc_rollouts", text="Rollouts")
             col.prop(props, "mpc_effort", text="Effort")
             if props.mpc_effort == "fixed":

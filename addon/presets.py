@@ -112,7 +112,7 @@ def load(context, name: str):
         scene.character = read_character(physics)
         scene.initial_pose = rest_pose(scene)
     pose_kfs = None
-    if task.method == "assist":  # pose it at its first pose keyframe, where the assist method starts
+    if task.method in ("assist", "track"):  # pose it at its first pose keyframe, where the motion starts
         from ..solver.pose_keyframes import resolve, scene_at_first_pose
         _, pose_kfs = resolve(task.keyframes, scene)
         scene = scene_at_first_pose(scene, pose_kfs)
@@ -128,6 +128,11 @@ def load(context, name: str):
     elif pose_kfs is not None:
         fps = context.scene.render.fps / context.scene.render.fps_base
         key_pose_keyframes(context, obj, model, pose_kfs, task.keyframes, fps, context.scene.frame_start)
+        if task.method == "track":  # a sketch played as the solver plays it: linear between the keys
+            from .actions import fcurves
+            for fc in fcurves(obj.animation_data.action):
+                for point in fc.keyframe_points:
+                    point.interpolation = "LINEAR"
     rig = obj.physkey.animator_rig
     if rig is not None:
         _pose_own_rig(context, rig, obj, model)

@@ -151,6 +151,8 @@ class PHYSKEY_PG_solution(bpy.types.PropertyGroup):
     """One alternative from a solve (a seed, or a curriculum stage of one)."""
     seed: bpy.props.IntProperty()
     stage: bpy.props.IntProperty(default=-1, description="Curriculum stage of a partial solution; -1 when final")
+    variant: StringProperty(default="", description="Which version of the seed's solution: '' the solution "
+                            "itself, 'physical' an assisted solution tracked with no assist")
     success: BoolProperty()
     cost: FloatProperty()
     duration: FloatProperty(unit="TIME_ABSOLUTE")

@@ -26,12 +26,22 @@ PREVIEW_RIG_ACTION = "PhysKey Preview (your rig)"
 
 
 def add_from_event(scene, event: dict) -> None:
-    entry = event["solution"]
+    """List a solution the solver announced, and its physical version right under it where it has
+    one (an assisted solution tracked with no assist)."""
+    _add(scene, event["solution"], event, event["result_path"])
+    physical = event["solution"].get("physical")
+    if physical is not None and event["event"] != "stage":
+        path = os.path.join(os.path.dirname(event["result_path"]), os.path.basename(physical["npz"]))
+        _add(scene, physical, event, path, variant="physical")
+
+
+def _add(scene, entry: dict, event: dict, result_path: str, variant: str = "") -> None:
     item = scene.physkey.solutions.add()
     item.seed, item.stage = entry["seed"], event.get("stage", -1) if event["event"] == "stage" else -1
     item.success, item.cost, item.duration = bool(entry["success"]), float(entry["cost"]), float(entry["duration_s"])
     item.assist = float(entry.get("assist_mean_beta2", 0.0))
-    item.result_path = event["result_path"]
+    item.result_path = result_path
+    item.variant = variant
     reached = entry.get("keyframes_reached", [])
     item.reached_json = json.dumps(reached)
     item.keys_reached, item.keys_total = sum(t is not None for t in reached), len(reached)
@@ -45,7 +55,8 @@ def add_from_event(scene, event: dict) -> None:
         item.penetration, item.foot_sliding = quality["max_penetration_m"], quality["foot_sliding_m"]
         item.jerk = quality["jerk_rms"]
         item.fall = -1.0 if quality.get("fall_s") is None else quality["fall_s"]
-    item.name = f"seed {item.seed}" + (f" · stage {item.stage}" if item.stage >= 0 else "")
+    item.name = f"seed {item.seed}" + (f" · stage {item.stage}" if item.stage >= 0 else "") + \
+        (f" · {variant}" if variant else "")
     item.ghost_color = GHOST_COLORS[(len(scene.physkey.solutions) - 1) % len(GHOST_COLORS)]
 
 
@@ -193,7 +204,7 @@ def keep(context, index: int):
     obj = _character(context)
     arrays, model = _load(item)
     fps, start = scene.render.fps / scene.render.fps_base, start_frame(scene)
-    name = f"{scene.name}_{scene.physkey.method}_seed{item.seed}"
+    name = f"{scene.name}_{scene.physkey.method}_seed{item.seed}" + (f"_{item.variant}" if item.variant else "")
     for target in _characters(scene, obj):  # their own actions kept (fake user), then given back
         _set_aside(target)
     end_preview(context)

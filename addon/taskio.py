@@ -91,7 +91,8 @@ def key_pose_keyframes(context, obj, model, kfs, items, fps: float, frame_start:
 
 # The panel's fields of each method: scene property → settings key (properties.py takes each
 # property's default, bounds and description from the solver's settings field of that key).
-FIELDS = {"contact": {"mpc_rollouts": "rollouts", "mpc_planner": "planner", "mpc_particles": "particles"},
+_MPC_FIELDS = {"mpc_rollouts": "rollouts", "mpc_planner": "planner", "mpc_particles": "particles"}
+FIELDS = {"contact": _MPC_FIELDS, "track": _MPC_FIELDS,
           "assist": {"assist_population": "population", "assist_lambda_beta": "lambda_beta",
                      "assist_samples": "samples", "assist_max_wall_s": "max_wall_s",
                      "assist_curriculum": "curriculum"}}
@@ -100,7 +101,7 @@ FIELDS = {"contact": {"mpc_rollouts": "rollouts", "mpc_planner": "planner", "mpc
 def settings_from_scene(props) -> dict:
     """The method's settings: the panel's fields, then anything in `settings_json` on top."""
     out = {key: getattr(props, field) for field, key in FIELDS.get(props.method, {}).items()}
-    if props.method == "contact" and props.mpc_effort == "fixed":  # no budget: adaptive effort
+    if props.method in ("contact", "track") and props.mpc_effort == "fixed":  # no budget: adaptive effort
         out["budget"] = props.mpc_budget
     out.update(json.loads(props.settings_json or "{}"))
     return out
@@ -117,7 +118,7 @@ def settings_to_scene(props, method: str, settings: dict) -> None:
             except (TypeError, ValueError):
                 continue
             del rest[key]
-    if method == "contact":
+    if method in ("contact", "track"):
         props.mpc_effort = "fixed" if rest.get("budget") is not None else "adaptive"
         if rest.get("budget") is not None:
             try:
@@ -155,10 +156,42 @@ def task_from_scene(context, scene_desc, keyframes: list | None = None) -> dict:
     elif props.method == "assist":
         sync_pose_keys(scene, active_character(context))
         task["keyframes"] = pose_keyframes_from_action(context, scene_desc)
+    elif props.method == "track":  # Make Physical: the animation is the reference, its keyed poses the sketch
+        sync_pose_keys(scene, active_character(context))
+        task["keyframes"] = pose_keyframes_from_action(context, scene_desc, keyed_times=True)
+        task["reference"] = reference_from_action(context, scene_desc)
     return task
 
 
-def pose_keyframes_from_action(context, scene_desc) -> list[dict]:
+def reference_from_action(context, scene_desc) -> dict:
+    """The character's animation from its first keyed frame to its last, one pose per frame, as the
+    track method's reference (times from the first keyed frame, as the pose keys count them)."""
+    from ..solver.mjcf import compile_spec, scene_to_spec
+    scene = context.scene
+    obj = active_character(context)
+    keys = sorted(k.frame for k in scene.physkey.pose_keys)
+    if len(keys) < 2 or keys[-1] == keys[0]:
+        raise ValueError(rpt_("Make Physical follows the character's animation: key at least two poses at "
+                              "different frames"))
+    model = compile_spec(scene_to_spec(scene_desc))
+    fps = scene.render.fps / scene.render.fps_base
+    times, rows, current = [], [], scene.frame_current
+    try:
+        for frame in range(keys[0], keys[-1] + 1):
+            scene.frame_set(frame)
+            if obj.physkey.animator_rig is not None:  # animated on the animator's own rig
+                from .retarget import pose_physics_from_rig
+                pose_physics_from_rig(obj.physkey.animator_rig, obj)
+            times.append((frame - keys[0]) / fps)
+            rows.append([float(v) for v in qpos_from_pose(obj, model)])
+    finally:
+        scene.frame_set(current)
+    return {"times": times, "qpos": rows}
+
+
+def pose_keyframes_from_action(context, scene_desc, keyed_times: bool = False) -> list[dict]:
+    """The keyed poses as pose keyframes, timed from the first key: a free key's arrival range as
+    the animator set it, or (`keyed_times`: the animation is followed as keyed) where it is keyed."""
     import mujoco
 
     from ..solver.mjcf import compile_spec, scene_to_spec
@@ -185,7 +218,7 @@ def pose_keyframes_from_action(context, scene_desc) -> list[dict]:
                     "root_quat": [float(v) for v in q[root + 3:root + 7]], "weight": key.weight,
                     "joints": {n: float(q[model.jnt_qposadr[model.joint(n).id]]) for n in hinges}}
             if i > 0:
-                if key.free:
+                if key.free and not keyed_times:
                     item["time_range"] = [key.range_min, key.range_max]
                 else:
                     item["time"] = (key.frame - keys[0].frame) / fps

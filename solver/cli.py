@@ -68,7 +68,9 @@ def prepare_task(task, num_seeds=None):
     from .methods import get_method
     from .task import with_seeds
     task = with_seeds(task, num_seeds)
-    return task, get_method(task.method).prepare(task)
+    method = get_method(task.method)
+    method.check_task(task)
+    return task, method.prepare(task)
 
 
 def _prepare(task_path: str, num_seeds=None):

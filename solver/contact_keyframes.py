@@ -52,6 +52,11 @@ class ContactKeyframe:
     def weight(self, term: str) -> float:
         return self.weights.get(term, DEFAULT_WEIGHTS[term])
 
+    @property
+    def upright(self) -> bool:
+        """Whether the keyframe asks for an upright torso (a fall while it is active is a failure)."""
+        return self.weight("Torso Up") != 0.0
+
 
 @dataclass
 class Include:

@@ -51,9 +51,10 @@ class Features:
         return self.sensor(f"{body}_quat")
 
     def as_dict(self, bodies) -> dict:
-        """What `mpc.objectives.Objective.evaluate` reads: body positions and quaternions, COM."""
+        """What the MPC objectives' `evaluate` reads: body positions and quaternions, COM, and the
+        state's time and qpos (the tracking objective compares them with its reference)."""
         return {"pos": {b: self.body_pos(b) for b in bodies}, "quat": {b: self.body_quat(b) for b in bodies},
-                "com": self.com, "comvel": self.com_vel}
+                "com": self.com, "comvel": self.com_vel, "time": self.time, "qpos": self.qpos}
 
     @property
     def com(self) -> np.ndarray:

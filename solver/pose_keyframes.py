@@ -140,3 +140,14 @@ def scene_at_first_pose(scene: SceneDesc, kfs: Keyframes) -> SceneDesc:
     scene.initial_pose = Pose(root_pos=[float(v) for v in first[:3]], root_quat=[float(v) for v in first[3:7]],
                               joints={n: float(v) for n, v in zip(hinges, first[7:])})
     return scene
+
+
+def pose_error(q: np.ndarray, target: np.ndarray) -> np.ndarray:
+    """‖q̂ − q‖² of the keyframe error (Kim et al. eq. (2)) per pose q (…, root position, root
+    quaternion, hinges): the root's squared distance, its squared rotation angle and the hinges'
+    squared differences."""
+    dpos = np.sum((q[..., :3] - target[:3]) ** 2, axis=-1)
+    dot = np.clip(np.abs(q[..., 3:7] @ target[3:7]) / np.linalg.norm(q[..., 3:7], axis=-1), 0.0, 1.0)
+    dang = (2.0 * np.arccos(dot)) ** 2
+    djoint = np.sum((q[..., 7:] - target[7:]) ** 2, axis=-1)
+    return dpos + dang + djoint

@@ -26,6 +26,8 @@ METHODS = {
     "contact": Entry("methods.contact:CONTACT", "Contact keyframes", "PartwiseMPC: sampling MPC towards contact pairs"),
     "assist": Entry("methods.assist:ASSIST", "Assisted keyframes", "CMA-ES with assist forces towards key poses"),
     "simulate": Entry("methods.simulate:SIMULATE", "Simulate", "Play the scene forward"),
+    "track": Entry("methods.track:TRACK", "Make physical",
+                   "Sampling MPC follows a reference motion with no assist (an assisted solution, your animation)"),
 }
 PLANNERS = {
     "partwise": Entry("mpc.partwise:PartwisePlanner", "Partwise",

@@ -25,10 +25,13 @@ def solution_dir(out_dir: str, seed: int) -> str:
 
 def write_solution(out_dir: str, model, seed: int, sol: Solution, fps: float, wall_s: float,
                    name: str = "result.npz") -> dict:
-    """Write one seed's result npz (`name`: result.npz, or stage_<s>.npz for a partial solution);
-    return its result.json entry."""
+    """Write one seed's result npz (`name`: result.npz, or stage_<s>.npz for a partial solution) and
+    its variants' (`<variant>.npz` beside it); return its result.json entry, the variants' entries in
+    it under their names."""
     folder = solution_dir(out_dir, seed)
     os.makedirs(folder, exist_ok=True)
+    variants = {key: write_solution(out_dir, model, seed, variant, fps, wall_s, name=f"{key}.npz")
+                for key, variant in sol.variants.items()}
     duration = round(float(sol.times[-1]), 9) if len(sol.times) else 0.0
     ft = frame_times(duration, fps)
     usable = good_prefix(sol.qpos)
@@ -51,6 +54,7 @@ def write_solution(out_dir: str, model, seed: int, sol: Solution, fps: float, wa
     if unstable and sol.unstable_reason:
         entry["unstable_reason"] = sol.unstable_reason
     entry.update(sol.summary)
+    entry.update(variants)
     if name == "result.npz":  # its result.json entry beside it: the solution is whole even if the run
         # is stopped before result.json lists it (Blender gone, the solve cancelled)
         write_text_atomic(os.path.join(folder, "entry.json"), schema.format_json(entry))

@@ -159,3 +159,44 @@ class AssistSettings:
     lambda_beta_start: float = _setting(1.0, "The final stage starts at λ_β × this and raises it to λ_β over "
                                              "its first part: assist finds the motion, then is priced out "
                                              "(1 = off)", positive=True, max=1.0)
+    physical: bool = _setting(True, "Also make each solution physical: sampling MPC tracks it with no assist "
+                                    "(the track method's defaults) and each keyframe gets a verdict")
+
+
+# -- tracking a reference motion (sampling MPC) -----------------------------------------------------
+@dataclass
+class TrackSettings(PlannerSettings):
+    """The contact solve's planner settings (fewer retries and back-ups by default: a tracked motion
+    is told where to go, and where physics cannot go more tries rarely help), and what the tracking
+    objective weighs."""
+    retries: int = _setting(1, "Retries of a failed keyframe segment from the last reached keyframe, each with "
+                               "twice the effort and fresh noise, before backing up one keyframe", nonneg=True, max=8)
+    backups: int = _setting(1, "How often a solve may back up one keyframe and redo the previous segment with fresh "
+                               "noise before it gives up (the first segment starts over)", nonneg=True, max=16)
+    w_joint: float = _setting(1.0, "Tracking: weight of each hinge angle's error (smooth-abs, rad)", nonneg=True)
+    w_body: float = _setting(2.0, "Tracking: weight of each body's position error (smooth-abs, m)", nonneg=True)
+    w_root_pos: float = _setting(40.0, "Tracking: weight of the root's position error (smooth-abs, m)", nonneg=True)
+    w_root_rot: float = _setting(4.0, "Tracking: weight of the root's orientation error (smooth-abs, rad)",
+                                 nonneg=True)
+    w_joint_vel: float = _setting(0.01, "Tracking: weight of the joint velocity error (½ square, rad/s)",
+                                  nonneg=True)
+    w_root_vel: float = _setting(0.1, "Tracking: weight of the root velocity error (½ square, m/s)", nonneg=True)
+    w_control: float = _setting(1.0, "Tracking: weight of the planner's correction — of the PD targets' offsets "
+                                     "from the reference (½ square, rad), or of the torques (MuJoCo MPC's cosh norm)",
+                                nonneg=True)
+    actuation: str = _setting("position", "Tracking: position — PD servos whose targets are the reference's joint "
+                                          "angles, the planner correcting them; motor — the planner's torques alone",
+                              choices=("position", "motor"))
+    target_margin: float = _setting(0.5, "Tracking with PD servos: how far (rad) targets may lie past a joint's "
+                                         "limits", nonneg=True)
+    key_boost: float = _setting(3.0, "Tracking: pose and position terms × (1 + this × the keyframe's weight) "
+                                     "near a keyframe's time", nonneg=True)
+    key_window: float = _setting(0.25, "Tracking: a keyframe counts as reached up to this long after its time (s)",
+                                 positive=True, max=MAX_MOTION_S)
+    key_every: float = _setting(1.0, "Tracking: where the task names no keyframes, one at the reference's pose "
+                                     "every this many seconds (and at its end)", positive=True, max=MAX_MOTION_S)
+    pos_tolerance: float = _setting(0.15, "Tracking: a keyframe's root position tolerance (m)", positive=True)
+    angle_tolerance: float = _setting(0.35, "Tracking: a keyframe's root orientation tolerance (rad)",
+                                      positive=True)
+    joint_tolerance: float = _setting(0.25, "Tracking: a keyframe's RMS hinge angle tolerance (rad)",
+                                      positive=True)

@@ -15,7 +15,10 @@ class Solution:
 
     `unstable_time` is set when the simulation of this solution diverged (MuJoCo warned and reset
     it, or its state went non-finite): the time the diverging step started; `times`/`qpos` then end
-    there, with the last good state, and the solution is never a success."""
+    there, with the last good state, and the solution is never a success.
+
+    `variants` are other versions of the same solution, written beside it (`<name>.npz`) and listed
+    in its result.json entry under their name: an assisted solution's `physical` version."""
     times: np.ndarray
     qpos: np.ndarray
     success: bool
@@ -25,6 +28,7 @@ class Solution:
     summary: dict[str, Any] = field(default_factory=dict)
     unstable_time: float | None = None
     unstable_reason: str | None = None
+    variants: dict[str, Solution] = field(default_factory=dict)
 
 
 @dataclass

@@ -8,6 +8,7 @@ against the registry.
 from __future__ import annotations
 
 import copy
+import os
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
@@ -47,6 +48,9 @@ class Task:
     output_fps: float = field(default=30.0, metadata={"positive": True})
     # A note for people reading the file.
     about: str = field(default="", metadata={"nonempty": False, "multiline": True})
+    # The motion a `track` task follows: {"times": [...], "qpos": [[...]]}, {"result": "…/result.npz"} or
+    # {"sketch": "linear"} (its keyframes, linearly interpolated).
+    reference: Optional[dict[str, Any]] = None
 
     def check(self, path):
         if self.schema_version != TASK_SCHEMA_VERSION:
@@ -102,7 +106,11 @@ def load_task(path) -> Task:
         raise InvalidInput(str(path), "is not UTF-8 text") from None
     except OSError as e:  # permission denied, a device, …
         raise InvalidInput(str(path), f"cannot be read: {e.strerror or e}") from None
-    return task_from_dict(schema.load_json_text(text, str(path)))
+    task = task_from_dict(schema.load_json_text(text, str(path)))
+    result = (task.reference or {}).get("result")
+    if isinstance(result, str) and result and not os.path.isabs(result):  # relative to the task file
+        task.reference = dict(task.reference, result=os.path.join(os.path.dirname(os.path.abspath(path)), result))
+    return task
 
 
 def with_seeds(task: Task, num_seeds: int | None) -> Task:

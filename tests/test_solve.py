@@ -411,3 +411,30 @@ def test_undo_right_after_keep(tmp_path):
     arm = bpy.data.objects[name]
     assert arm.animation_data.action.name == kept and "PhysKey Preview" not in bpy.data.actions
     assert len(fcurves(module, arm.animation_data.action)) == 3 + 16 * 4
+
+
+def test_make_physical_tracks_the_keyed_animation_into_a_new_action():
+    """The track method ("Make physical") on an animator's keyed poses: their animation is the
+    reference, each key gets its verdict, Keep bakes the physical motion as a new action and the
+    keyed action stays as it was."""
+    bpy, module = installed_extension()
+    arm = _preset(bpy, "assist_sit_armchair")  # three keyed poses: a sketch of sitting down
+    scene = bpy.context.scene
+    keyed = arm.animation_data.action
+    before = [tuple(k.co) for fc in fcurves(module, keyed) for k in fc.keyframe_points]
+    scene.physkey.method = "track"
+    scene.physkey.num_seeds = 1
+    scene.physkey.settings_json = json.dumps({"rollouts": 16, "max_iterations": 2, "retries": 0, "backups": 0})
+    assert bpy.ops.physkey.solve(wait=True) == {"FINISHED"}
+    (item,) = scene.physkey.solutions
+    result = json.loads((Path(bpy.path.abspath(item.result_path)).parents[1] / "result.json").read_text())
+    entry = result["solutions"][0]
+    frames = sorted(k.frame for k in scene.physkey.pose_keys)
+    fps = scene.render.fps / scene.render.fps_base
+    assert [round(v["time"] * fps) for v in entry["keyframes"]] == [f - frames[0] for f in frames[1:]]
+    assert item.keys_total == len(frames) - 1 and scene.physkey.start_frame == frames[0]
+    scene.physkey.active_solution = 0
+    assert bpy.ops.physkey.keep_solution() == {"FINISHED"}
+    kept = arm.animation_data.action
+    assert kept != keyed and kept.name.startswith(f"{scene.name}_track_seed0")
+    assert [tuple(k.co) for fc in fcurves(module, keyed) for k in fc.keyframe_points] == before

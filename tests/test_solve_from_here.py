@@ -169,6 +169,9 @@ def test_assisted_keyframes_solve_towards_the_pose_keys_after_the_frame():
     scene.physkey.settings_json = json.dumps({"samples": 8 * 2, "population": 8})
     assert bpy.ops.physkey.solve(wait=True) == {"FINISHED"}
     final = next(i for i, s in enumerate(scene.physkey.solutions) if s.stage < 0)  # after the curriculum's
+    physical = scene.physkey.solutions[final + 1]  # its physical version, listed right under it
+    assert (physical.variant, physical.name, physical.seed) == ("physical", "seed 0 · physical", 0)
+    assert Path(physical.result_path).name == "physical.npz" and physical.keys_total == len(keys) - 1
     assert bpy.ops.physkey.keep_solution(index=final) == {"FINISHED"}
     kept = arm.animation_data.action
     assert kept != own and kept["physkey_pose_keys"] == own

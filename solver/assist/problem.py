@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..model import BuiltModel
-from ..pose_keyframes import Keyframes
+from ..pose_keyframes import Keyframes, pose_error
 from ..rollout import state_layout
 from ..settings import AssistSettings
 from .reference import Reference
@@ -146,12 +146,7 @@ class Problem:
         for k in range(1, upto + 1):
             step = self.end_step(d, k, qpos.shape[1])
             q = qpos[np.arange(P), step]
-            target = self.kfs.qpos[k]
-            dpos = np.sum((q[:, :3] - target[:3]) ** 2, axis=1)
-            dot = np.clip(np.abs(q[:, 3:7] @ target[3:7]) / np.linalg.norm(q[:, 3:7], axis=1), 0.0, 1.0)
-            dang = (2.0 * np.arccos(dot)) ** 2
-            djoint = np.sum((q[:, 7:] - target[7:]) ** 2, axis=1)
-            err += self.kfs.weights[k] * (dpos + dang + djoint)
+            err += self.kfs.weights[k] * pose_error(q, self.kfs.qpos[k])
         bad = ~np.isfinite(err)
         if diverged_at is not None:
             bad |= (diverged_at >= 0) & (diverged_at <= self.end_step(d, upto, qpos.shape[1]))

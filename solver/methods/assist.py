@@ -27,6 +27,7 @@ from ..task import Task, build_scene
 from .base import Batch, Capabilities, Method, Prepared
 
 SUCCESS_RATIO = 0.05  # kf_error ≤ 5% of the unoptimized motion's
+PHYSICAL_SHARE = 0.7  # of a solve's progress, the assisted search's when the physical version follows
 
 
 @dataclass
@@ -137,13 +138,15 @@ def _solve(prep: AssistPrepared, seed: int, engine: RolloutEngine, progress) -> 
     zero = np.zeros((1, problem.ndim))
     kf_initial = float(opt.evaluate(zero, K - 1).kf_error[0])
 
+    share = PHYSICAL_SHARE if prep.settings.physical else 1.0  # of the progress bar: the rest is tracking's
+
     def on_generation(samples, best, stage):
         if progress:
-            progress(Progress(min(samples / prep.settings.samples, 1.0), best))
+            progress(Progress(share * min(samples / prep.settings.samples, 1.0), best))
 
     def on_stage(stage, x, f):
         if progress and stage < K - 1:
-            progress(Progress(min(1.0, stage / (K - 1)), f, stage=stage,
+            progress(Progress(share * min(1.0, stage / (K - 1)), f, stage=stage,
                               partial=_solution(opt, problem, x, stage, False, f)))
 
     x, f, hist, samples = opt.run(seed, on_generation, on_stage)
@@ -183,6 +186,13 @@ def _solve(prep: AssistPrepared, seed: int, engine: RolloutEngine, progress) -> 
     solution = _solution(opt, problem, x, K - 1, success, float(f), summary)
     solution.summary["quality"] = motion_quality(prep.built.model, prep.built.character_bodies, solution.times,
                                                  solution.qpos)
+    if prep.settings.physical and solution.unstable_time is None:
+        from .physical import physical_version
+        report = None if progress is None else (
+            lambda p: progress(Progress(share + (1.0 - share) * p.fraction, p.cost)))
+        solution.variants["physical"] = physical_version(
+            prep, solution, summary["keyframe_times"], force, problem.dt_sim, kf_initial, seed, engine.nthread,
+            report)
     return solution
 
 

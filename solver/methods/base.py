@@ -15,6 +15,7 @@ from typing import Optional
 
 import mujoco
 
+from ..errors import InvalidInput
 from ..model import BuiltModel
 from ..rollout import RolloutEngine
 from ..scene import SceneDesc
@@ -28,9 +29,11 @@ class Capabilities:
 
     appended_keyframes: `--jsonl` runs take more keyframes on stdin while solving (`feed.py`);
     the method checks each line (`check_appended`) and its solve polls the new ones.
-    partial_solutions: the solve reports playable intermediate solutions (`Progress.partial`)."""
+    partial_solutions: the solve reports playable intermediate solutions (`Progress.partial`).
+    reference: the task's `reference` motion is what the method solves from (others refuse one)."""
     appended_keyframes: bool = False
     partial_solutions: bool = False
+    reference: bool = False
 
 
 @dataclass(frozen=True)
@@ -89,6 +92,12 @@ class Method(ABC):
               appended: Optional[AppendedFn] = None) -> Solution:
         """Solve one seed on `engine` (a rollout engine of `prepared.engine_model()`). `appended` is
         given only to methods with `capabilities.appended_keyframes`."""
+
+    def check_task(self, task: Task) -> None:
+        """What every method refuses alike, before `prepare`: a reference motion it has no use for."""
+        if task.reference is not None and not self.capabilities.reference:
+            raise InvalidInput("reference", f"the {self.name} method takes no reference motion (the track "
+                               "method follows one)")
 
     def check_appended(self, items: list, scene: SceneDesc, path: str) -> None:
         """Check keyframe items appended on stdin (InvalidInput if bad); for methods with

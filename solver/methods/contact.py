@@ -52,6 +52,19 @@ class ContactPrepared(Prepared):
             per_run * runs
 
 
+def planning_models(scene: SceneDesc, settings: PlannerSettings, actuation: str = "motor",
+                    target_margin: float = 0.0) -> tuple[BuiltModel, BuiltModel]:
+    """The scene's model with motors (or PD servos: `actuation`), what the solution plays on, and the
+    same model at the planning timestep (what the planner's rollouts run)."""
+    built = build_model(scene, actuation=actuation, target_margin=target_margin)
+    plan_model = model_from_xml(built.xml)
+    plan_model.opt.timestep = settings.planning_timestep
+    plan = BuiltModel(xml=built.xml, model=plan_model, scene=built.scene, actuation=built.actuation,
+                      character_bodies=built.character_bodies, nu_character=built.nu_character,
+                      sensor_slices=built.sensor_slices)
+    return built, plan
+
+
 class Contact(Method):
     name = "contact"
     settings_type = PlannerSettings
@@ -65,12 +78,7 @@ class Contact(Method):
             raise InvalidInput("keyframes", "the contact method needs at least one contact keyframe")
         scene = build_scene(task.scene)
         check_bodies(keyframes, scene)
-        built = build_model(scene, actuation="motor")
-        plan_model = model_from_xml(built.xml)
-        plan_model.opt.timestep = settings.planning_timestep
-        plan = BuiltModel(xml=built.xml, model=plan_model, scene=built.scene, actuation=built.actuation,
-                          character_bodies=built.character_bodies, nu_character=built.nu_character,
-                          sensor_slices=built.sensor_slices)
+        built, plan = planning_models(scene, settings)
         return ContactPrepared(task, settings, built, keyframes, plan)
 
     def check_appended(self, items: list, scene: SceneDesc, path: str) -> None:

@@ -25,6 +25,7 @@ import numpy as np
 from ..contact_keyframes import ContactKeyframe
 from ..features import Features
 from ..model import BuiltModel
+from ..reference import Reference
 from ..rollout import RolloutEngine, Trajectories, get_state, step_divergence
 from ..settings import PlannerSettings
 from ..solution import Progress
@@ -34,6 +35,7 @@ from .iteration import Scorer, plan_iteration
 from .objectives import Objective
 from .planner import ControlSpace, make_planner
 from .tracker import KeyframeTracker, pair_distance
+from .tracking import ReferenceTracker, TrackingObjective, pose_columns
 
 INTEGRATION = int(mujoco.mjtState.mjSTATE_INTEGRATION)
 
@@ -64,21 +66,29 @@ RECORDS = ("times", "qpos", "ctrls", "kf_idx", "dist", "ctl_t", "ctl_states", "c
 
 
 class Agent:
-    """One seed's run of the contact keyframes: `step()` advances one control step."""
+    """One seed's run of the contact keyframes — or, given a `reference`, of the track keyframes of a
+    reference motion (`tracking`): `step()` advances one control step."""
 
     def __init__(self, built: BuiltModel, plan: BuiltModel, keyframes: list[ContactKeyframe],
-                 settings: PlannerSettings, seed: int, engine: RolloutEngine):
-        self.built, self.plan, self.settings = built, plan, settings
+                 settings: PlannerSettings, seed: int, engine: RolloutEngine, reference: Reference | None = None):
+        self.built, self.plan, self.settings, self.reference = built, plan, settings, reference
         m = self.m = built.model
         self.data = mujoco.MjData(m)
         self.data.qpos[:] = built.initial_qpos()
         self.data.qvel[:] = built.initial_qvel()
         mujoco.mj_forward(m, self.data)
-        self.objective = Objective(plan)
+        if reference is None:
+            self.objective = Objective(plan)
+            self.tracker = KeyframeTracker(list(keyframes))
+        else:
+            self.objective = TrackingObjective(plan, reference, list(keyframes), settings)
+            self.tracker = ReferenceTracker(list(keyframes))
+            self.pose_columns = pose_columns(built)
         self.space = ControlSpace.of(plan, self.objective.act_group, settings)
+        if reference is not None and reference.feedforward is not None:
+            self.space.feedforward, self.space.feedforward_dt = reference.feedforward, reference.dt
         self.planner = make_planner(self.space, settings, np.random.default_rng(seed))
         self.scorer = Scorer(plan, self.objective, self.space, settings, engine)
-        self.tracker = KeyframeTracker(list(keyframes))
         self.substeps = max(1, int(round(settings.planning_timestep / m.opt.timestep)))
         self.control_dt = self.substeps * m.opt.timestep
         self.effort = Effort(settings, self.control_dt)
@@ -91,11 +101,19 @@ class Agent:
         self.rec["qpos"].append(self.data.qpos.copy())
         self.rec["ctrls"].append(np.zeros(m.nu))
         self.rec["kf_idx"].append(0)
-        self.rec["dist"].append(pair_distance(m, self.data, self.tracker.current))
+        self.rec["dist"].append(self.distance(self.tracker.current))
         self.unstable_at, self.unstable_reason = None, None
         self.plan_wall, self.iterations = 0.0, 0
         self.warnings0 = int(self.data.warning.number.sum())
         self.last_cost = None  # the latest finite best cost, for progress reports (JSON carries no inf)
+
+    def distance(self, kf) -> float:
+        """How far the character is from keyframe `kf` now: its pairs' distance (m), or for a track
+        keyframe its pose's distance relative to the tolerances."""
+        if self.reference is None:
+            return pair_distance(self.m, self.data, kf)
+        q = self.data.qpos[self.pose_columns]
+        return kf.distance(q[:3], q[3:7], q[7:])
 
     @property
     def done(self) -> bool:
@@ -149,7 +167,7 @@ class Agent:
                 self.unstable_at = float(t_before)
                 break
             before = tracker.index
-            d = pair_distance(m, data, tracker.current)
+            d = self.distance(tracker.current)
             tracker.update(data.time, d)
             rec["times"].append(data.time)
             rec["qpos"].append(data.qpos.copy())
@@ -157,7 +175,7 @@ class Agent:
             # Record the distance of the keyframe active from now on (the next one after a success).
             rec["kf_idx"].append(min(tracker.index, len(tracker.keyframes) - 1))
             if tracker.index != before and tracker.index < len(tracker.keyframes):
-                d = pair_distance(m, data, tracker.current)
+                d = self.distance(tracker.current)
             rec["dist"].append(d)
             if tracker.done:
                 break
@@ -209,10 +227,10 @@ class Agent:
 
     @classmethod
     def resume(cls, checkpoint: Checkpoint, built: BuiltModel, plan: BuiltModel, keyframes: list[ContactKeyframe],
-               settings: PlannerSettings, engine: RolloutEngine) -> Agent:
+               settings: PlannerSettings, engine: RolloutEngine, reference: Reference | None = None) -> Agent:
         """The agent of `checkpoint`, ready to step on; InvalidInput if it was made for another model,
         settings or keyframes."""
-        agent = cls(built, plan, keyframes, settings, 0, engine)
+        agent = cls(built, plan, keyframes, settings, 0, engine, reference)
         checkpoint.check(agent.fingerprint)
         meta, arrays = checkpoint.meta, checkpoint.arrays
         mujoco.mj_setState(agent.m, agent.data, arrays["mujoco_state"], INTEGRATION)
@@ -247,9 +265,10 @@ class Agent:
 
 
 def run_agent(built: BuiltModel, plan: BuiltModel, keyframes: list[ContactKeyframe], settings: PlannerSettings,
-              seed: int, engine: RolloutEngine, progress=None, poll_keyframes=None) -> AgentRun:
+              seed: int, engine: RolloutEngine, progress=None, poll_keyframes=None,
+              reference: Reference | None = None) -> AgentRun:
     """One seed's whole run."""
-    return Agent(built, plan, keyframes, settings, seed, engine).run(progress, poll_keyframes)
+    return Agent(built, plan, keyframes, settings, seed, engine, reference).run(progress, poll_keyframes)
 
 
 def _agent_costs(plan, objective, keyframes, states, sensors, ctrls, kf_index) -> np.ndarray:
@@ -270,6 +289,7 @@ def _agent_costs(plan, objective, keyframes, states, sensors, ctrls, kf_index) -
         sel = idx == k
         sub = {"pos": {b: v[:, sel] for b, v in fd["pos"].items()},
                "quat": {b: v[:, sel] for b, v in fd["quat"].items()},
-               "com": fd["com"][:, sel], "comvel": fd["comvel"][:, sel]}
+               "com": fd["com"][:, sel], "comvel": fd["comvel"][:, sel], "time": fd["time"][:, sel],
+               "qpos": fd["qpos"][:, sel]}
         out[sel] = objective.evaluate(sub, feat.qvel[:, sel], u[:, sel], kf).per_step[0]
     return out

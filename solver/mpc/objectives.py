@@ -53,6 +53,15 @@ class Costs:
         self.total = np.where(mask, np.inf, self.total)
         return self
 
+    @classmethod
+    def of_terms(cls, values: list[np.ndarray], owners: list[tuple], nroll: int, nstep: int) -> Costs:
+        """Costs of weighted per-step terms (each (nroll, nstep)) and the groups that see each."""
+        stacked = np.stack(values, axis=-1) if values else np.zeros((nroll, nstep, 0))
+        membership = np.array([[g in who for g in GROUPS] for who in owners], dtype=bool).reshape(-1, len(GROUPS))
+        components = stacked.mean(axis=1)
+        return cls(total=components.sum(axis=1), components=components, membership=membership,
+                   per_step=stacked.sum(axis=-1))
+
     def part(self, group_indices) -> np.ndarray:
         """Cost seen by a set of groups: every component any of them sees, counted once."""
         sees = self.membership[:, list(group_indices)].any(axis=1)
@@ -164,8 +173,4 @@ class Objective:
                 if pair.body2 in self.body_group:
                     seen_by.add(self.body_group[pair.body2])
                 add("Contact", per_pair[..., j], sorted(seen_by))
-        stacked = np.stack(values, axis=-1) if values else np.zeros((nroll, nstep, 0))
-        membership = np.array([[g in who for g in GROUPS] for who in owners], dtype=bool).reshape(-1, len(GROUPS))
-        components = stacked.mean(axis=1)
-        per_step = stacked.sum(axis=-1)
-        return Costs(total=components.sum(axis=1), components=components, membership=membership, per_step=per_step)
+        return Costs.of_terms(values, owners, nroll, nstep)

@@ -19,6 +19,7 @@ import numpy as np
 
 from ..contact_keyframes import ContactKeyframe
 from ..model import BuiltModel
+from ..reference import Reference
 from ..rollout import RolloutEngine
 from ..settings import PlannerSettings
 from ..solution import Progress
@@ -64,19 +65,21 @@ class ParticleLog:
 
 
 def run_particles(built: BuiltModel, plan: BuiltModel, keyframes: list[ContactKeyframe], settings: PlannerSettings,
-                  seed: int, engine: RolloutEngine, progress=None, poll_keyframes=None) -> tuple[AgentRun, ParticleLog]:
+                  seed: int, engine: RolloutEngine, progress=None, poll_keyframes=None,
+                  reference: Reference | None = None) -> tuple[AgentRun, ParticleLog]:
     """One seed's solve with `settings.particles` particles; the best final particle's run (or the
     run that got furthest) and what the particles did. With one particle and no failure this is
     the single run, byte for byte. `poll_keyframes` returns keyframes appended while solving; they
-    are taken between segments (where the single run would reach them too: after the current)."""
+    are taken between segments (where the single run would reach them too: after the current). With
+    a `reference`, the keyframes are a tracking solve's (`agent.Agent`)."""
     n = settings.particles
     keyframes = list(keyframes)
     log = ParticleLog()
 
     def resume(cp: Checkpoint) -> Agent:
-        return Agent.resume(cp, built, plan, keyframes, settings, engine)
+        return Agent.resume(cp, built, plan, keyframes, settings, engine, reference)
 
-    first = Agent(built, plan, keyframes, settings, seed, engine).checkpoint()
+    first = Agent(built, plan, keyframes, settings, seed, engine, reference).checkpoint()
     starts = {0: [_with_stream(first, fresh_stream(seed, 0, 0, 0, i)) if i else first for i in range(n)]}
     ancestry = {0: list(range(n))}
     k, furthest, survivors, chosen, redo = 0, None, [], [], None

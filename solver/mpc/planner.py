@@ -39,6 +39,10 @@ class ControlSpace:
     act_group: np.ndarray
     offsets: np.ndarray
     spline: str
+    # Controls every plan is added to, per row of a time grid of step `feedforward_dt` (held past its
+    # end): a tracking solve's inverse dynamics of its reference. Plans are then corrections to it.
+    feedforward: np.ndarray | None = None
+    feedforward_dt: float = 0.0
 
     @classmethod
     def of(cls, plan: BuiltModel, act_group: np.ndarray, settings: PlannerSettings) -> ControlSpace:
@@ -50,6 +54,9 @@ class ControlSpace:
     def controls(self, knot_start: float, knots: np.ndarray, times: np.ndarray) -> np.ndarray:
         """Controls of plans `knots` (…, knots, nu) starting at `knot_start`, at `times`, clamped."""
         u = splines.evaluate(knot_start + self.offsets, knots, times, self.spline)
+        if self.feedforward is not None:
+            rows = np.clip(np.rint(np.asarray(times) / self.feedforward_dt).astype(int), 0, len(self.feedforward) - 1)
+            u = u + self.feedforward[rows]
         return np.clip(u, self.lo, self.hi)
 
 

@@ -61,7 +61,7 @@ class KeyframeTracker:
         keyframe. Getting up from lying (the head low from the keyframe's start) is not a fall."""
         up = head_height >= FALLEN_HEAD_HEIGHT
         self.head_was_up = self.head_was_up or up
-        if self.done or give_up_s <= 0 or self.current.weight("Torso Up") == 0.0 or up or not self.head_was_up:
+        if self.done or give_up_s <= 0 or not self.current.upright or up or not self.head_was_up:
             self.fallen_since = None
             return
         if self.fallen_since is None:

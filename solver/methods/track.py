@@ -1,0 +1,275 @@
+"""`track`: the character, with no assist, follows a reference motion by sampling MPC — an assisted
+solution's trajectory, or an animator's keyed animation — so that motion gets a physical version.
+
+The task's `reference` is the motion: `times` and `qpos` rows of the scene's model, a solution's
+`result` npz, or `{"sketch": "linear"}` (the keyframes, linearly interpolated). Its `keyframes`
+(pose keyframes with fixed times, as the assist method reads them) are the sketch: their poses are
+weighed extra at their times and each gets a verdict — reached physically, or not, and by how much
+it falls short. Without keyframes the reference's own pose every `key_every` seconds stands in.
+
+The character drives its joints with PD servos whose targets are the reference's angles; the
+planner corrects them (`actuation: "motor"` plans raw torques instead). The planner, adaptive effort,
+checkpoints and particles are the contact solve's (`mpc`); the objective and the keyframe tracker
+are `mpc.tracking`'s.
+"""
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+
+import mujoco
+import numpy as np
+
+from .. import schema
+from ..errors import InvalidInput
+from ..mjcf import ROOT_JOINT
+from ..model import BuiltModel
+from ..mpc.particles import run_particles
+from ..mpc.planner import COMPOSED, ORIGINS, planner_options
+from ..mpc.tracking import pose_columns
+from ..pose_keyframes import resolve
+from ..quality import FALLEN_HEAD_HEIGHT, motion_quality
+from ..reference import Reference, build_reference, check_motion, servo_targets, teleports
+from ..rollout import RolloutEngine
+from ..scene import Pose, SceneDesc, Velocity
+from ..settings import TrackSettings
+from ..solution import Solution
+from ..task import Task, build_scene
+from ..track_keyframes import TrackKeyframe
+from .base import Batch, Capabilities, Method, Prepared
+from .contact import planning_models
+
+
+@dataclass
+class TrackPrepared(Prepared):
+    keyframes: list[TrackKeyframe]
+    plan: BuiltModel
+    reference: Reference
+    motion_times: np.ndarray  # the reference as given, for its teleports
+    motion_qpos: np.ndarray
+
+    def engine_model(self):
+        return self.plan.model
+
+    def batch(self) -> Batch:
+        nstep = int(np.ceil(self.settings.horizon / self.settings.planning_timestep - 1e-9))
+        return Batch("settings.rollouts", self.plan.model, self.settings.rollouts, nstep)
+
+
+class Track(Method):
+    name = "track"
+    settings_type = TrackSettings
+    capabilities = Capabilities(reference=True)
+
+    def prepare(self, task: Task) -> TrackPrepared:
+        settings = schema.from_dict(TrackSettings, task.settings, "settings")
+        planner_options(settings)
+        if task.reference is None:
+            raise InvalidInput("reference", "the track method needs a reference motion (times and qpos, or a result)")
+        scene = build_scene(task.scene)
+        probe, _ = planning_models(scene, settings, settings.actuation, settings.target_margin)
+        if task.reference == {"sketch": "linear"}:
+            times, qpos = sketch_reference(task.keyframes, scene, probe)
+        else:
+            times, qpos = read_reference(task.reference, probe.model.nq)
+        scene = scene_at_reference_start(scene, probe, times, qpos)
+        built, plan = planning_models(scene, settings, settings.actuation, settings.target_margin)
+        pad = settings.horizon + settings.key_window + 1.0
+        reference = build_reference(plan.model, built.character_bodies, times, qpos, settings.planning_timestep, pad)
+        if settings.actuation == "position":  # plans are corrections to the reference's own joint angles
+            reference.feedforward = servo_targets(plan.model, reference, plan.nu_character)
+        keyframes = track_keyframes(task.keyframes, scene, built, reference, settings)
+        return TrackPrepared(task, settings, built, keyframes, plan, reference, times, qpos)
+
+    def solve(self, prep: TrackPrepared, seed: int, engine: RolloutEngine, progress=None,
+              appended=None) -> Solution:
+        run, particles = run_particles(prep.built, prep.plan, prep.keyframes, prep.settings, seed, engine, progress,
+                                       reference=prep.reference)
+        n_it = max(len(run.origins), 1)
+        won_by = {name: float(np.sum(run.origins == i)) / n_it for i, name in enumerate(ORIGINS)}
+        errors, root_error, joint_error = tracking_errors(prep.built, prep.reference, run.times, run.qpos)
+        verdicts = keyframe_verdicts(prep.built, prep.keyframes, run.times, run.qpos, run.reached, run.failure,
+                                     run.unstable_at)
+        jumps = teleports(prep.built.model, prep.motion_times, prep.motion_qpos, _root_dof(prep.built),
+                          _hinge_dofs(prep.built))
+        summary = {"planner": prep.settings.planner, "rollouts": prep.settings.rollouts,
+                   "partwise_win_fraction": won_by["composed"], "won_by": won_by,
+                   "failed_keyframe": run.failed_keyframe, "failure": run.failure, "iterations": run.iterations,
+                   "plan_wall_s": round(run.plan_wall_s, 3), "particles": particles.summary(),
+                   "tracking": errors, "keyframes": verdicts,
+                   "departs": next((v["why"] for v in verdicts if v["verdict"] != "reached"), None),
+                   "teleports": [{"time": round(t, 6), "what": what} for t, what in jumps]}
+        summary["quality"] = motion_quality(prep.built.model, prep.built.character_bodies, run.times, run.qpos,
+                                            segment=run.keyframe_index)
+        return Solution(times=run.times, qpos=run.qpos, success=run.success,
+                        cost=float(run.cost_per_step.mean()) if len(run.cost_per_step) else 0.0,
+                        keyframes_reached=[None if t is None else round(float(t), 6) for t in run.reached],
+                        arrays={"ctrl": run.ctrl, "keyframe_index": run.keyframe_index,
+                                "control_times": run.control_times, "cost_per_step": run.cost_per_step,
+                                "tracking_root_error": root_error, "tracking_joint_error": joint_error,
+                                "partwise_won": (run.origins == COMPOSED).astype(np.uint8)},
+                        summary=summary, unstable_time=run.unstable_at, unstable_reason=run.unstable_reason)
+
+
+TRACK = Track()
+
+
+# -- preparing -------------------------------------------------------------------------------------
+def read_reference(ref: dict, nq: int) -> tuple[np.ndarray, np.ndarray]:
+    """(times, qpos) of a task's `reference`: inline arrays, or a solution's result npz."""
+    if not isinstance(ref, dict):
+        raise InvalidInput("reference", f"must be an object with times and qpos, or a result path, got "
+                           f"{schema.describe(ref)}")
+    if "result" in ref:
+        if set(ref) - {"result"}:
+            raise InvalidInput("reference", "give either result or times and qpos, not both")
+        path = ref["result"]
+        if not isinstance(path, str) or not path:
+            raise InvalidInput("reference.result", "must be the path of a result.npz")
+        try:
+            with np.load(path) as npz:
+                times, qpos = npz["times"], npz["qpos"]
+        except FileNotFoundError:
+            raise InvalidInput("reference.result", f"no file {path}") from None
+        except (KeyError, ValueError, OSError) as e:
+            raise InvalidInput("reference.result", f"{path} is not a solution's result.npz ({e})") from None
+        return check_motion(times, qpos, nq, "reference")
+    missing = [k for k in ("times", "qpos") if k not in ref]
+    if missing:
+        raise InvalidInput(f"reference.{missing[0]}", "missing")
+    unknown = set(ref) - {"times", "qpos"}
+    if unknown:
+        raise InvalidInput(f"reference.{sorted(unknown)[0]}", "unknown field (have: times, qpos, result)")
+    return check_motion(ref["times"], ref["qpos"], nq, "reference")
+
+
+def sketch_reference(items: list, scene: SceneDesc, built: BuiltModel) -> tuple[np.ndarray, np.ndarray]:
+    """The task's pose keyframes played with linear interpolation (`"reference": {"sketch": "linear"}`):
+    what an animator's keys with linear interpolation play, as a reference to make physical."""
+    if len(items) < 2:
+        raise InvalidInput("keyframes", "a sketch reference needs at least two pose keyframes with times")
+    pose_kfs, kfs = resolve(items, scene)
+    for i, kf in enumerate(pose_kfs[1:], start=1):
+        if kf.time is None:
+            raise InvalidInput(f"keyframes[{i}].time_range", "tracking needs a fixed time for every keyframe")
+    times = np.concatenate([[0.0], np.cumsum(kfs.dt_min)])
+    qpos = np.tile(built.initial_qpos(), (len(times), 1))
+    qpos[:, pose_columns(built)] = kfs.qpos
+    return check_motion(times, qpos, built.model.nq, "reference")
+
+
+def scene_at_reference_start(scene: SceneDesc, built: BuiltModel, times: np.ndarray, qpos: np.ndarray) -> SceneDesc:
+    """The scene starting where the reference starts: its first pose, moving as it moves."""
+    m = built.model
+    scene = copy.deepcopy(scene)
+    q0 = qpos[0]
+    root = int(m.jnt_qposadr[m.joint(ROOT_JOINT).id])
+    hinges = [j.name for j in scene.joints() if j.type == "hinge"]
+    scene.initial_pose = Pose(root_pos=[float(v) for v in q0[root:root + 3]],
+                              root_quat=[float(v) for v in q0[root + 3:root + 7]],
+                              joints={n: float(q0[m.jnt_qposadr[m.joint(n).id]]) for n in hinges},
+                              ball_joints=copy.deepcopy(scene.initial_pose.ball_joints))
+    v = np.zeros(m.nv)
+    mujoco.mj_differentiatePos(m, v, float(times[1] - times[0]), qpos[0], qpos[1])
+    d = int(m.jnt_dofadr[m.joint(ROOT_JOINT).id])
+    scene.initial_velocity = Velocity(root_linear=[float(x) for x in v[d:d + 3]],
+                                      root_angular=[float(x) for x in v[d + 3:d + 6]],
+                                      joints={n: float(v[m.jnt_dofadr[m.joint(n).id]]) for n in hinges})
+    return scene
+
+
+def track_keyframes(items: list, scene: SceneDesc, built: BuiltModel, reference: Reference,
+                    settings: TrackSettings) -> list[TrackKeyframe]:
+    """The task's pose keyframes (fixed times) as track keyframes, or the reference's own pose every
+    `key_every` seconds where it names none; one at the reference's end if the last is well before it."""
+    cols = pose_columns(built)
+    digest = reference.digest()
+    head = built.character_bodies.index("head") if "head" in built.character_bodies else None
+
+    def key(name, t, q, weight=1.0):
+        row = int(reference.index(t))
+        upright = head is None or bool(reference.xpos["head"][row, 2] >= FALLEN_HEAD_HEIGHT)
+        return TrackKeyframe(name=name, time=round(float(t), 9), qpos=[float(v) for v in q], weight=float(weight),
+                             window=settings.key_window, pos_tolerance=settings.pos_tolerance,
+                             angle_tolerance=settings.angle_tolerance, joint_tolerance=settings.joint_tolerance,
+                             upright=upright, reference=digest)
+
+    out = []
+    if items:
+        pose_kfs, kfs = resolve(items, scene)
+        for i, kf in enumerate(pose_kfs[1:], start=1):
+            if kf.time is None:
+                raise InvalidInput(f"keyframes[{i}].time_range", "tracking needs a fixed time for every keyframe")
+        times = np.concatenate([[0.0], np.cumsum(kfs.dt_min)])
+        for i in range(1, len(times)):
+            if times[i] > reference.duration + 1e-9:
+                raise InvalidInput(f"keyframes[{i}].time", f"{times[i]:.6g} s is after the reference's end "
+                                   f"({reference.duration:.6g} s)")
+            out.append(key(kfs.names[i], times[i], kfs.qpos[i], kfs.weights[i]))
+    else:
+        n = int(np.floor(reference.duration / settings.key_every + 1e-9))
+        for i in range(1, n + 1):
+            t = i * settings.key_every
+            out.append(key(f"t={t:g}s", t, reference.qpos[reference.index(t)][cols]))
+    last = out[-1].time if out else 0.0
+    if reference.duration - last > settings.key_window:
+        out.append(key("end", reference.duration, reference.qpos[reference.index(reference.duration)][cols]))
+    return out
+
+
+def _root_dof(built: BuiltModel) -> int:
+    return int(built.model.jnt_dofadr[built.model.joint(ROOT_JOINT).id])
+
+
+def _hinge_dofs(built: BuiltModel) -> np.ndarray:
+    m = built.model
+    return np.array([int(m.jnt_dofadr[m.joint(j.name).id]) for j in built.scene.joints() if j.type == "hinge"],
+                    dtype=int)
+
+
+# -- what the solve reports ------------------------------------------------------------------------
+def tracking_errors(built: BuiltModel, reference: Reference, times: np.ndarray,
+                    qpos: np.ndarray) -> tuple[dict, np.ndarray, np.ndarray]:
+    """How closely the motion followed the reference: the means and maxima of the root position error
+    (m) and of the RMS hinge error (rad), when the largest root error happened; and both per pose."""
+    cols = pose_columns(built)
+    q = qpos[:, cols]
+    r = reference.qpos[reference.index(times)][:, cols]
+    root = np.linalg.norm(q[:, :3] - r[:, :3], axis=1)
+    joints = np.sqrt(np.mean((q[:, 7:] - r[:, 7:]) ** 2, axis=1)) if q.shape[1] > 7 else np.zeros(len(q))
+    worst = int(np.argmax(root)) if len(root) else 0
+    return {"mean_root_m": round(float(root.mean()), 6), "max_root_m": round(float(root.max()), 6),
+            "max_root_at_s": round(float(times[worst]), 6), "mean_joint_rad": round(float(joints.mean()), 6),
+            "max_joint_rad": round(float(joints.max()), 6)}, root, joints
+
+
+def keyframe_verdicts(built: BuiltModel, keyframes: list[TrackKeyframe], times: np.ndarray, qpos: np.ndarray,
+                      reached: list, failure: str | None, unstable_at: float | None) -> list[dict]:
+    """Per keyframe: reached (and when), or not and why — in the pose's terms at the keyframe's time
+    (or where the motion stopped before it)."""
+    cols = pose_columns(built)
+    out = []
+    stopped = None  # the keyframe the motion stopped at
+    for kf, t in zip(keyframes, reached):
+        entry = {"name": kf.name, "time": kf.time}
+        if t is not None:
+            q = qpos[int(np.argmin(np.abs(times - t)))][cols]
+            entry.update(verdict="reached", reached_at=round(float(t), 6),
+                         distance=round(kf.distance(q[:3], q[3:7], q[7:]), 4), why=None)
+        elif stopped is None:
+            stopped = kf.name
+            i = int(np.argmin(np.abs(times - kf.time)))
+            q = qpos[i][cols]
+            at = float(times[i])
+            if unstable_at is not None:
+                why = f"the simulation blew up at {unstable_at:.2f} s"
+            elif failure == "fell":
+                why = f"fell at {at:.2f} s"
+            else:
+                why = kf.shortfall(q[:3], q[3:7], q[7:]) + f" at {at:.2f} s"
+            entry.update(verdict="not reached", distance=round(kf.distance(q[:3], q[3:7], q[7:]), 4),
+                         why=f"cannot reach keyframe '{kf.name}': {why}")
+        else:
+            entry.update(verdict="not tried", distance=None, why=f"the motion stops at keyframe '{stopped}'")
+        out.append(entry)
+    return out

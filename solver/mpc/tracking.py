@@ -1,0 +1,117 @@
+"""Tracking a reference motion with the MPC machinery: the objective that follows the reference and
+the tracker that checks its keyframes off.
+
+The objective compares every rollout step with the reference at the same instant: each hinge angle
+and each body position (in that joint's or body's group, so the partwise planner recombines them
+like the contact objective's terms), the root's position and orientation, joint and root velocity
+errors, and the control effort. Near a keyframe's time the pose and position terms are boosted by
+its weight. Norms follow the contact objective (smooth-abs with p = 0.1 for poses, squares for
+velocities, MuJoCo MPC's cosh for control), after MuJoCo MPC's humanoid tracking task.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..mjcf import ROOT_JOINT
+from ..model import BuiltModel
+from ..reference import Reference
+from ..scene import GROUPS
+from ..settings import TrackSettings
+from ..track_keyframes import TrackKeyframe
+from .objectives import CONTROL_P, Costs, Objective, smooth_abs
+from .tracker import KeyframeTracker
+
+
+def pose_columns(built: BuiltModel) -> np.ndarray:
+    """The character's qpos columns in a TrackKeyframe's order: root position, root quaternion, the
+    hinges in the scene's joint order."""
+    m = built.model
+    root = int(m.jnt_qposadr[m.joint(ROOT_JOINT).id])
+    hinges = [int(m.jnt_qposadr[m.joint(j.name).id]) for j in built.scene.joints() if j.type == "hinge"]
+    return np.array(list(range(root, root + 7)) + hinges, dtype=int)
+
+
+class TrackingObjective(Objective):
+    """The tracking cost of a batch of rollouts against `reference`."""
+
+    def __init__(self, built: BuiltModel, reference: Reference, keyframes: list[TrackKeyframe],
+                 settings: TrackSettings):
+        super().__init__(built)
+        m = built.model
+        self.reference, self.s = reference, settings
+        self.joint_qpos = np.array([int(m.jnt_qposadr[m.joint(j.name).id]) for j in built.scene.joints()], dtype=int)
+        self.root_qpos = int(m.jnt_qposadr[m.joint(ROOT_JOINT).id])
+        self.root_dof = int(m.jnt_dofadr[m.joint(ROOT_JOINT).id])
+        self.tracked_bodies = list(built.character_bodies)
+        self.body_group_index = np.array([self.group_index[self.body_group[b]] for b in self.tracked_bodies])
+        ref_pos = np.stack([reference.xpos[b] for b in self.tracked_bodies], axis=1)  # (n, nbody, 3)
+        self.ref_body_pos = ref_pos
+        # The keyframe boost per grid row: 1 + boost × Σ w_k exp(−((t − t_k)/σ)²), σ = half the window.
+        t = np.arange(len(reference.qpos)) * reference.dt
+        sigma = 0.5 * settings.key_window
+        bump = sum(k.weight * np.exp(-((t - k.time) / sigma) ** 2) for k in keyframes) if keyframes else 0.0 * t
+        self.boost = 1.0 + settings.key_boost * bump
+
+    def bodies_for(self, kf) -> list[str]:
+        return self.tracked_bodies
+
+    def evaluate(self, feat: dict, qvel: np.ndarray, ctrl: np.ndarray, kf) -> Costs:
+        """feat as `Features.as_dict` gives it, with "time" and "qpos"; qvel (nroll, nstep, nv);
+        ctrl (nroll, nstep, nu). `kf` (the current keyframe) is not needed: the reference says it all."""
+        s, ref = self.s, self.reference
+        nroll, nstep = qvel.shape[:2]
+        rows = ref.index(feat["time"])  # (nroll, nstep)
+        qpos, q_ref, v_ref = feat["qpos"], ref.qpos[rows], ref.qvel[rows]
+        boost = self.boost[rows]
+        values: list[np.ndarray] = []
+        owners: list[tuple] = []
+
+        def add(weight, value, where):
+            if weight != 0.0:
+                values.append(weight * np.broadcast_to(value, (nroll, nstep)))
+                owners.append(tuple(where))
+
+        joint_err = smooth_abs(qpos[..., self.joint_qpos] - q_ref[..., self.joint_qpos])
+        vel_err = 0.5 * (qvel[..., self.dof_idx] - v_ref[..., self.dof_idx]) ** 2
+        body_pos = np.stack([feat["pos"][b] for b in self.tracked_bodies], axis=-2)  # (nroll, nstep, nbody, 3)
+        body_err = smooth_abs(np.linalg.norm(body_pos - self.ref_body_pos[rows], axis=-1))
+        if ref.feedforward is None:  # torques: MuJoCo MPC's cosh norm
+            control = CONTROL_P ** 2 * (np.cosh(ctrl[..., :self.nu] / CONTROL_P) - 1.0)
+        else:  # PD targets: how far the plan moves them off the reference's angles
+            control = 0.5 * (ctrl[..., :self.nu] - ref.feedforward[rows]) ** 2
+        for g, name in enumerate(GROUPS):  # each group sees its own joints and bodies
+            add(s.w_joint, boost * joint_err[..., self.dof_group == g].sum(axis=-1), (name,))
+            add(s.w_body, boost * body_err[..., self.body_group_index == g].sum(axis=-1), (name,))
+            add(s.w_joint_vel, vel_err[..., self.dof_group == g].sum(axis=-1), (name,))
+            add(s.w_control, control[..., self.act_group == g].sum(axis=-1), (name,))
+        r = self.root_qpos
+        root_pos = smooth_abs(np.linalg.norm(qpos[..., r:r + 3] - q_ref[..., r:r + 3], axis=-1))
+        q, q_root = qpos[..., r + 3:r + 7], q_ref[..., r + 3:r + 7]
+        dot = np.abs(np.sum(q * q_root, axis=-1)) / np.maximum(np.linalg.norm(q, axis=-1), 1e-12)
+        root_rot = smooth_abs(2.0 * np.arccos(np.clip(dot, 0.0, 1.0)))
+        d = self.root_dof
+        root_vel = 0.5 * np.sum((qvel[..., d:d + 3] - v_ref[..., d:d + 3]) ** 2, axis=-1)
+        add(s.w_root_pos, boost * root_pos, GROUPS)  # balance and whereabouts: every group's concern
+        add(s.w_root_rot, boost * root_rot, GROUPS)
+        add(s.w_root_vel, root_vel, GROUPS)
+        return Costs.of_terms(values, owners, nroll, nstep)
+
+
+class ReferenceTracker(KeyframeTracker):
+    """Track keyframes checked off in order: reached at the first instant from a keyframe's time
+    to `window` after it where the pose is within its tolerances (`distance` ≤ 1), missed once the
+    window has passed. Falling while the reference is upright fails the keyframe as in a contact solve."""
+
+    def update(self, t: float, distance: float) -> None:
+        if self.done:
+            return
+        kf = self.current
+        if t < kf.time - 1e-9:  # not before its time: the physical version lasts as long as the reference
+            return
+        if distance <= kf.tolerance:
+            self.reached[self.index] = t
+            self.index += 1
+            self.start, self.within_since = t, None
+            self.head_was_up, self.fallen_since = False, None
+        elif t > kf.time + kf.window + 1e-9:
+            self.failed, self.failure = True, "missed"

@@ -1,0 +1,127 @@
+"""A reference motion to track: a qpos trajectory of the task's model (an assisted solution, a kept
+action, any motion), resampled on the planning model's time grid with what the tracking objective
+compares against — joint angles, joint and root velocities (MuJoCo's own finite difference of
+consecutive poses), the character's body positions and its root frame (MuJoCo forward kinematics).
+
+Past its end the reference holds its last pose at rest, so a horizon that looks beyond the end asks
+the character to stay there. Where the reference moves faster than a body can (`teleports`), it is
+flagged: no physical motion follows it there.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import mujoco
+import numpy as np
+
+from .errors import InvalidInput
+from .limits import MAX_MOTION_S
+from .resample import resample_qpos
+
+# Faster than this the reference is not a motion a body makes: a root moving this fast (m/s) or a
+# joint turning this fast (rad/s) between two samples is a jump cut (a teleport).
+TELEPORT_ROOT_SPEED = 12.0
+TELEPORT_JOINT_SPEED = 60.0
+
+
+@dataclass
+class Reference:
+    """The reference on the grid t_i = i·dt, i = 0 … len − 1 (its end held for `pad` more steps)."""
+    dt: float
+    duration: float  # the reference's own length (s)
+    qpos: np.ndarray  # (n, nq)
+    qvel: np.ndarray  # (n, nv)
+    xpos: dict[str, np.ndarray]  # character body → (n, 3) world position
+    xquat: dict[str, np.ndarray]  # character body → (n, 4) world orientation
+    feedforward: np.ndarray | None = None  # (n, nu_character) controls plans correct (servo targets)
+
+    def index(self, times: np.ndarray) -> np.ndarray:
+        """Grid rows of `times` (clamped to the held end)."""
+        return np.clip(np.rint(np.asarray(times) / self.dt).astype(int), 0, len(self.qpos) - 1)
+
+    def digest(self) -> str:
+        """A short hash of the reference (checkpoints are only valid for the same one)."""
+        import hashlib
+        h = hashlib.sha256(np.ascontiguousarray(self.qpos).tobytes())
+        h.update(np.float64(self.dt).tobytes())
+        return h.hexdigest()[:16]
+
+
+def check_motion(times, qpos, nq: int, path: str) -> tuple[np.ndarray, np.ndarray]:
+    """The reference's arrays as floats, or InvalidInput naming what is wrong."""
+    try:
+        times = np.asarray(times, dtype=float)
+        qpos = np.asarray(qpos, dtype=float)
+    except (TypeError, ValueError):
+        raise InvalidInput(path, "times and qpos must be numbers") from None
+    if times.ndim != 1 or len(times) < 2:
+        raise InvalidInput(f"{path}.times", "needs at least two samples")
+    if qpos.ndim != 2 or qpos.shape[0] != len(times):
+        raise InvalidInput(f"{path}.qpos", f"needs one row per time ({len(times)}), got shape {qpos.shape}")
+    if qpos.shape[1] != nq:
+        raise InvalidInput(f"{path}.qpos", f"rows have {qpos.shape[1]} numbers; the scene's model has nq = {nq} "
+                           "(a motion of another scene?)")
+    if not (np.all(np.isfinite(times)) and np.all(np.isfinite(qpos))):
+        raise InvalidInput(path, "contains non-finite numbers")
+    if np.any(np.diff(times) <= 0):
+        i = int(np.argmax(np.diff(times) <= 0))
+        raise InvalidInput(f"{path}.times[{i + 1}]", "times must increase")
+    if abs(times[0]) > 1e-9:
+        raise InvalidInput(f"{path}.times[0]", f"the reference starts at time 0, got {times[0]}")
+    if times[-1] > MAX_MOTION_S:
+        raise InvalidInput(f"{path}.times", f"the reference lasts {times[-1]:.6g} s; at most {MAX_MOTION_S:g} s")
+    return times, qpos
+
+
+def build_reference(model: mujoco.MjModel, bodies: list[str], times: np.ndarray, qpos: np.ndarray, dt: float,
+                    pad_s: float) -> Reference:
+    """The reference on the grid of `dt`, with `pad_s` seconds of its end held at rest."""
+    duration = float(times[-1])
+    n_motion = int(np.floor(duration / dt + 1e-9)) + 1
+    n = n_motion + int(np.ceil(pad_s / dt)) + 1
+    grid = np.minimum(np.arange(n) * dt, duration)
+    q = resample_qpos(model, times, qpos, grid)
+    v = np.zeros((n, model.nv))  # the held end is at rest
+    for i in range(n_motion - 1):
+        mujoco.mj_differentiatePos(model, v[i], dt, q[i], q[i + 1])
+    if n_motion > 1:  # the motion's last sample moves as the one before it
+        v[n_motion - 1] = v[n_motion - 2]
+    data = mujoco.MjData(model)
+    ids = [model.body(b).id for b in bodies]
+    xpos = {b: np.zeros((n, 3)) for b in bodies}
+    xquat = {b: np.zeros((n, 4)) for b in bodies}
+    for i in range(n):
+        data.qpos[:] = q[i]
+        mujoco.mj_kinematics(model, data)
+        for b, k in zip(bodies, ids):
+            xpos[b][i] = data.xpos[k]
+            xquat[b][i] = data.xquat[k]
+    return Reference(dt=dt, duration=duration, qpos=q, qvel=v, xpos=xpos, xquat=xquat)
+
+
+def servo_targets(model: mujoco.MjModel, reference: Reference, nu: int) -> np.ndarray:
+    """Per grid row, the reference's angle of the joint each of the first `nu` actuators (PD servos
+    on single joints) drives: the targets a tracking plan corrects."""
+    joints = model.actuator_trnid[:nu, 0]
+    return reference.qpos[:, model.jnt_qposadr[joints]].copy()
+
+
+def teleports(model: mujoco.MjModel, times: np.ndarray, qpos: np.ndarray, root_dof: int,
+              joint_dofs: np.ndarray) -> list[tuple[float, str]]:
+    """(time, what) of every jump of the reference no body can make: the root (free joint at dof
+    `root_dof`) moving faster than TELEPORT_ROOT_SPEED or a joint (`joint_dofs`) turning faster than
+    TELEPORT_JOINT_SPEED between two samples."""
+    out = []
+    v = np.zeros(model.nv)
+    for i in range(len(times) - 1):
+        dt = float(times[i + 1] - times[i])
+        mujoco.mj_differentiatePos(model, v, dt, qpos[i], qpos[i + 1])
+        root = float(np.linalg.norm(v[root_dof:root_dof + 3]))
+        joints = np.abs(v[joint_dofs])
+        if root > TELEPORT_ROOT_SPEED:
+            out.append((float(times[i + 1]), f"the root moves {root * dt:.2f} m in {dt:.3g} s"))
+        elif joints.size and float(joints.max()) > TELEPORT_JOINT_SPEED:
+            k = int(np.argmax(joints))
+            out.append((float(times[i + 1]), f"joint dof {int(joint_dofs[k])} turns {np.degrees(joints[k] * dt):.0f}° "
+                        f"in {dt:.3g} s"))
+    return out

@@ -1,0 +1,64 @@
+"""Physical versions of assisted solutions: every assisted solution is tracked with no assist, the
+result lists it (`physical`, its own npz beside the solution's) with a verdict per keyframe, and the
+assisted solution's own files are what they were without it."""
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import mujoco
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+TASK = ROOT / "tests" / "data" / "golden" / "assist.json"  # a box jump with a tiny budget
+
+
+def _run(out: Path, **settings) -> dict:
+    doc = json.loads(TASK.read_text())
+    doc["settings"].update(settings)
+    task = out.parent / f"{out.name}.json"
+    task.write_text(json.dumps(doc))
+    done = subprocess.run([sys.executable, "-m", "solver", "run", str(task), "--out", str(out), "--num-seeds", "1",
+                           "--workers", "1"], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads((out / "result.json").read_text())["solutions"][0]
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("physical")
+    return {"with": (_run(folder / "with"), folder / "with"),
+            "without": (_run(folder / "without", physical=False), folder / "without")}
+
+
+def test_each_assisted_solution_has_a_physical_version_with_verdicts(runs):
+    entry, out = runs["with"]
+    physical = entry["physical"]
+    assert physical["npz"] == "seed_0/physical.npz"
+    with np.load(out / physical["npz"]) as z:
+        assert z["frame_qpos"].shape[1] == z["qpos"].shape[1] and len(z["frame_times"]) > 1
+    names = [k["name"] for k in json.loads(TASK.read_text())["keyframes"][1:]]
+    verdicts = physical["verdicts"]
+    assert [v["name"] for v in verdicts] == names
+    assert {v["verdict"] for v in verdicts} <= {"physical", "assist only", "not reached"}
+    assert all((v["why"] is None) == (v["verdict"] == "physical") for v in verdicts)
+    assert physical["kf_error_relative"] == pytest.approx(physical["kf_error"] / entry["kf_error_initial"])
+    assert physical["success"] == all(v["verdict"] == "physical" for v in verdicts)
+
+
+def test_the_assist_impulses_add_up_to_the_mean_assist_force(runs):
+    """The impulse per keyframe segment, summed, is the mean assist force (in body weights, which the
+    assisted solution reports) times the character's weight times the motion's length."""
+    entry, out = runs["with"]
+    model = mujoco.MjModel.from_xml_path(str(out / "model.xml"))
+    weight = float(model.body_subtreemass[model.jnt_bodyid[model.joint("root").id]]) * 9.81
+    total = sum(v["assist_impulse_ns"] for v in entry["physical"]["verdicts"])
+    expected = entry["assist_mean_force_bw"] * weight * entry["keyframe_times"][-1]
+    assert total == pytest.approx(expected, rel=0.02)
+
+
+def test_the_assisted_solution_is_the_same_with_or_without_its_physical_version(runs):
+    (_, out_a), (b, out_b) = runs["with"], runs["without"]
+    assert (out_a / "seed_0" / "result.npz").read_bytes() == (out_b / "seed_0" / "result.npz").read_bytes()
+    assert "physical" not in b and not (out_b / "seed_0" / "physical.npz").exists()

@@ -1,0 +1,190 @@
+"""The track method: sampling MPC makes a reference motion physical.
+
+A reference that is itself a simulation is reproduced; one that teleports is flagged where it jumps
+and missed there; each keyframe gets its verdict; the objective matches a hand computation; a run
+resumed from a checkpoint is the uninterrupted run; bad references exit 2 naming the field."""
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from solver.cli import prepare_task
+from solver.errors import InvalidInput
+from solver.features import Features
+from solver.methods import get_method
+from solver.mpc.agent import Agent
+from solver.mpc.objectives import CONTROL_P, smooth_abs
+from solver.mpc.tracking import TrackingObjective
+from solver.rollout import RolloutEngine, Trajectories, get_state
+from solver.task import task_from_dict
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def fall():
+    """A passive 1.5 s simulation of the humanoid standing limp: a motion physics can certainly do."""
+    _, prep = prepare_task(task_from_dict({"schema_version": 1, "name": "fall", "method": "simulate",
+                                           "settings": {"duration": 1.5, "perturb": 0.0}}))
+    with RolloutEngine(prep.engine_model(), 1) as engine:
+        sol = get_method("simulate").solve(prep, 0, engine)
+    return sol.times, sol.qpos
+
+
+def _track(times, qpos, keyframes=(), **settings):
+    task = task_from_dict({"schema_version": 1, "name": "track", "method": "track", "keyframes": list(keyframes),
+                           "reference": {"times": np.asarray(times).tolist(), "qpos": np.asarray(qpos).tolist()},
+                           "settings": settings})
+    _, prep = prepare_task(task)
+    return prep
+
+
+def _solve(prep, seed=0):
+    with RolloutEngine(prep.engine_model(), 2) as engine:
+        return get_method("track").solve(prep, seed, engine)
+
+
+def test_tracking_a_simulated_motion_reproduces_it(fall):
+    times, qpos = fall
+    sol = _solve(_track(times, qpos))
+    err = sol.summary["tracking"]
+    assert sol.success and all(v["verdict"] == "reached" for v in sol.summary["keyframes"])
+    assert abs(sol.times[-1] - times[-1]) < 0.02  # as long as the reference
+    assert err["mean_root_m"] < 0.02 and err["max_root_m"] < 0.1, err  # over a 1.5 s fall to the floor
+    assert err["mean_joint_rad"] < 0.06 and err["max_joint_rad"] < 0.2, err
+    assert sol.summary["teleports"] == [] and sol.summary["departs"] is None
+    # the per-pose errors recorded agree with a direct comparison at the reference's own samples
+    ours = np.interp(times[::20], sol.times, sol.qpos[:, 0])
+    assert np.max(np.abs(ours - qpos[::20, 0])) < 0.1
+
+
+def test_a_reference_that_teleports_is_flagged_and_missed_there(fall):
+    times, qpos = fall
+    jumped = qpos.copy()
+    cut = int(np.searchsorted(times, 0.75))
+    jumped[cut:, 0] += 1.0  # the root jumps 1 m along x at 0.75 s
+    prep = _track(times, jumped, key_every=0.5)
+    sol = _solve(prep)
+    assert [round(t["time"], 3) for t in sol.summary["teleports"]] == [round(float(times[cut]), 3)]
+    assert "moves 1.00 m" in sol.summary["teleports"][0]["what"]
+    verdicts = sol.summary["keyframes"]
+    assert [v["verdict"] for v in verdicts] == ["reached", "not reached", "not tried"]
+    assert verdicts[1]["name"] == "t=1s" and "falls short by" in verdicts[1]["why"]
+    short = float(verdicts[1]["why"].split("falls short by ")[1].split(" m")[0])
+    assert 0.7 < short < 1.1  # about the jump
+    assert not sol.success and sol.summary["departs"] == verdicts[1]["why"]
+
+
+def test_each_sketch_keyframe_gets_its_verdict(fall):
+    """A sketch of three poses: the reference's own pose at 0.5 s (reachable), a pose 0.6 m above
+    the reference at 1.0 s (no limp body gets there), and one after it."""
+    times, qpos = fall
+    hinges = _hinge_names()
+
+    def pose(t, lift=0.0, name="k"):
+        q = qpos[int(np.argmin(np.abs(times - t)))]
+        return {"name": name, "time": t, "root_pos": [float(q[0]), float(q[1]), float(q[2]) + lift],
+                "root_quat": [float(v) for v in q[3:7]],
+                "joints": {n: float(v) for n, v in zip(hinges, q[7:7 + len(hinges)])}}
+    keys = [pose(0.0, name="start"), pose(0.5, name="halfway"), pose(1.0, 0.6, name="up high"),
+            pose(1.5, name="end")]
+    sol = _solve(_track(times, qpos, keys))
+    verdicts = {v["name"]: v for v in sol.summary["keyframes"]}
+    assert list(verdicts) == ["halfway", "up high", "end"]
+    assert verdicts["halfway"]["verdict"] == "reached" and verdicts["halfway"]["distance"] < 1.0
+    assert verdicts["up high"]["verdict"] == "not reached"
+    assert "cannot reach keyframe 'up high': falls short by" in verdicts["up high"]["why"]
+    assert verdicts["end"]["verdict"] == "not tried"
+    assert verdicts["end"]["why"] == "the motion stops at keyframe 'up high'"
+
+
+def _hinge_names():
+    from solver import characters
+    return [j.name for b in characters.humanoid("default").bodies for j in b.joints if j.type == "hinge"]
+
+
+@pytest.mark.parametrize("actuation", ["position", "motor"])
+def test_the_objective_matches_a_hand_computation(fall, actuation):
+    """One state, off the reference by known amounts, scored by hand term by term: the control term is
+    the PD targets' offset from the reference's angles (½ square) or the torque's cosh norm."""
+    import mujoco
+    times, qpos = fall
+    prep = _track(times, qpos, w_joint=1.0, w_body=0.0, w_root_pos=10.0, w_root_rot=0.0, w_joint_vel=0.0,
+                  w_root_vel=0.0, w_control=2.0, key_boost=0.0, actuation=actuation)
+    plan = prep.plan
+    obj = TrackingObjective(plan, prep.reference, prep.keyframes, prep.settings)
+    m = plan.model
+    data = mujoco.MjData(m)
+    row = 40
+    data.qpos[:] = prep.reference.qpos[row]
+    data.qpos[0] += 0.3  # root 0.3 m off in x
+    knee = m.joint("knee_right")
+    data.qpos[m.jnt_qposadr[knee.id]] += 0.2  # one knee 0.2 rad off
+    data.time = row * prep.reference.dt
+    mujoco.mj_forward(m, data)
+    state = get_state(m, data)
+    feat = Features(plan, Trajectories(state[None, None], data.sensordata.copy()[None, None]), aligned=True)
+    ctrl = np.zeros((1, 1, m.nu))
+    if actuation == "position":  # every servo at the reference's angle, the right knee's 0.25 rad past it
+        joints = m.actuator_trnid[:plan.nu_character, 0]
+        ctrl[0, 0, :plan.nu_character] = prep.reference.qpos[row, m.jnt_qposadr[joints]]
+        a = int(np.flatnonzero(joints == knee.id)[0])
+        ctrl[0, 0, a] += 0.25
+        control = 0.5 * 0.25 ** 2
+    else:
+        ctrl[0, 0, 0] = 0.5
+        control = CONTROL_P ** 2 * (np.cosh(0.5 / CONTROL_P) - 1)
+    costs = obj.evaluate(feat.as_dict(obj.bodies_for(None)), feat.qvel, ctrl, None)
+    hand = 1.0 * smooth_abs(0.2) + 10.0 * smooth_abs(0.3) + 2.0 * control
+    assert costs.total[0] == pytest.approx(hand, rel=1e-9)
+
+
+def test_a_tracking_run_resumed_from_a_checkpoint_is_the_uninterrupted_run(fall):
+    times, qpos = fall
+    prep = _track(times[:151], qpos[:151], key_every=0.25, rollouts=12, max_iterations=2)
+    with RolloutEngine(prep.plan.model, 2) as engine:
+        whole = Agent(prep.built, prep.plan, prep.keyframes, prep.settings, 5, engine, prep.reference)
+        cp = None
+        while not whole.done:
+            if cp is None and whole.tracker.index == 1:
+                cp = whole.checkpoint()
+            whole.step()
+        resumed = Agent.resume(cp, prep.built, prep.plan, prep.keyframes, prep.settings, engine, prep.reference)
+        resumed.run()
+    a, b = whole.result(), resumed.result()
+    assert np.array_equal(a.qpos, b.qpos) and np.array_equal(a.ctrl, b.ctrl) and a.reached == b.reached
+
+
+@pytest.mark.parametrize("mutate, field", [
+    (lambda d: d.pop("reference"), "reference"),
+    (lambda d: d["reference"].update(qpos=[[0.0] * 5, [0.0] * 5]), "reference.qpos"),
+    (lambda d: d["reference"].update(times=[0.0, 0.0]), "reference.times[1]"),
+    (lambda d: d["reference"]["qpos"][1].__setitem__(3, float("nan")), "reference"),
+    (lambda d: d["reference"].update(times=[0.1, 0.2]), "reference.times[0]"),
+    (lambda d: d.update(reference={"result": "/nonexistent/result.npz"}), "reference.result"),
+    (lambda d: d.update(method="simulate"), "reference"),
+])
+def test_bad_references_name_the_field(fall, tmp_path, mutate, field):
+    times, qpos = fall
+    doc = {"schema_version": 1, "name": "t", "method": "track",
+           "reference": {"times": times[:2].tolist(), "qpos": qpos[:2].tolist()}}
+    mutate(doc)
+    path = tmp_path / "task.json"
+    path.write_text(json.dumps(doc))
+    done = subprocess.run([sys.executable, "-m", "solver", "validate", str(path)], cwd=ROOT, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr.strip().splitlines()[-1].startswith(f"error: {field}:"), done.stderr
+
+
+def test_a_free_timed_keyframe_is_refused(fall):
+    times, qpos = fall
+    hinges = {n: 0.0 for n in _hinge_names()}
+    keys = [{"root_pos": [0, 0, 1.3], "root_rot_deg": [0, 0, 0], "joints": hinges},
+            {"root_pos": [0, 0, 1.3], "root_rot_deg": [0, 0, 0], "time_range": [0.2, 0.4]}]
+    with pytest.raises(InvalidInput) as e:
+        _track(times, qpos, keys)
+    assert e.value.path == "keyframes[1].time_range"

@@ -1,0 +1,124 @@
+"""Author the hand-made references of the track benchmark (`scenes/tasks/track_*.json`): a squat and a
+0.15 m step-up, written as an animator keys them — a few poses at fixed times, played with linear
+interpolation (`"reference": {"sketch": "linear"}`).
+
+Each pose is solved so its feet stand where they should (flat, on the floor or the step): MuJoCo
+forward kinematics inside scipy's least squares over the root and the leg joints, near the pose the
+animator had in mind. Run: .venv/bin/python tools/make_track_tasks.py
+"""
+from __future__ import annotations
+
+import os
+import sys
+
+import mujoco
+import numpy as np
+from scipy.optimize import least_squares
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+
+from solver import characters, rotations, schema  # noqa: E402
+from solver.mjcf import ROOT_JOINT, compile_spec, scene_to_spec  # noqa: E402
+from solver.scene import SCHEMA_VERSION, Environment, Pose, SceneDesc  # noqa: E402
+
+LEGS = ["hip_y_right", "knee_right", "ankle_y_right", "hip_y_left", "knee_left", "ankle_y_left"]
+STEP = {"height": 0.15, "distance": 0.3, "depth": 0.8, "width": 1.0}
+STEP_FORWARD = 0.45  # m: how far each foot moves onto the step
+
+
+def _model():
+    scene = SceneDesc(schema_version=SCHEMA_VERSION, name="ik", character=characters.humanoid("default"),
+                      environment=Environment(floor=True), initial_pose=Pose())
+    return compile_spec(scene_to_spec(scene))
+
+
+MODEL = _model()
+DATA = mujoco.MjData(MODEL)
+ROOT = int(MODEL.jnt_qposadr[MODEL.joint(ROOT_JOINT).id])
+
+
+def _fk(root_pos, pitch_deg, joints: dict) -> dict:
+    DATA.qpos[:] = MODEL.qpos0
+    DATA.qpos[ROOT:ROOT + 3] = root_pos
+    DATA.qpos[ROOT + 3:ROOT + 7] = rotations.mul(rotations.from_euler_xyz_deg([0, pitch_deg, 0]),
+                                                 characters.humanoid("default").bodies[0].quat)
+    for name, angle in joints.items():
+        DATA.qpos[MODEL.jnt_qposadr[MODEL.joint(name).id]] = angle
+    mujoco.mj_kinematics(MODEL, DATA)
+    return {side: (DATA.xpos[MODEL.body(f"foot_{side}").id].copy(),
+                   DATA.xmat[MODEL.body(f"foot_{side}").id].reshape(3, 3).copy()) for side in ("right", "left")}
+
+
+STAND = {"root": np.array([0.0, 0.0, 1.282]), "pitch": 0.0}
+FEET0 = _fk(STAND["root"], 0.0, {})
+
+
+def planted(name: str, time: float | None, joints: dict, pitch_deg: float, feet: dict) -> dict:
+    """The pose nearest `joints` and `pitch_deg` whose feet sit flat at `feet` (side → offset from
+    standing), as a pose keyframe."""
+    free = list(LEGS)
+    x0 = np.concatenate([STAND["root"], [pitch_deg], [joints.get(j, 0.0) for j in free]])
+
+    def residual(x):
+        js = dict(joints, **dict(zip(free, x[4:])))
+        got = _fk(x[:3], x[3], js)
+        out = []
+        for side, offset in feet.items():
+            pos, rot = got[side]
+            pos0, rot0 = FEET0[side]
+            out.extend(10.0 * (pos - (pos0 + offset)))
+            out.extend(3.0 * (rot[:, 2] - rot0[:, 2]))  # flat: the sole's normal as standing
+        out.extend(0.3 * (x[3:] - x0[3:]))  # near the pose in mind
+        return np.asarray(out)
+
+    ranges = np.array([MODEL.jnt_range[MODEL.joint(j).id] for j in free])  # within each joint's range
+    lo = np.concatenate([[-np.inf] * 3, [-90.0], ranges[:, 0]])
+    hi = np.concatenate([[np.inf] * 3, [90.0], ranges[:, 1]])
+    sol = least_squares(residual, np.clip(x0, lo + 1e-6, hi - 1e-6), bounds=(lo, hi))
+    js = dict(joints, **{j: round(float(v), 4) for j, v in zip(free, sol.x[4:])})
+    item = {"name": name, "root_pos": [round(float(v), 4) for v in sol.x[:3]],
+            "root_rot_deg": [0, round(float(sol.x[3]), 3), 0], "joints": js}
+    if time is not None:
+        item["time"] = time
+    return item
+
+
+def squat() -> dict:
+    both = {"right": np.zeros(3), "left": np.zeros(3)}
+    deep = {"hip_y_right": -1.1, "hip_y_left": -1.1, "knee_right": -1.7, "knee_left": -1.7,
+            "ankle_y_right": -0.86, "ankle_y_left": -0.86, "shoulder1_right": 0.6, "shoulder1_left": 0.6}
+    keys = [planted("stand", None, {}, 0.0, both), planted("squat", 1.2, deep, 15.0, both),
+            planted("stand_up", 2.4, {}, 0.0, both)]
+    return {"schema_version": 1, "name": "track_squat", "method": "track",
+            "about": "A squat keyed by hand (stand, squat, stand; linear interpolation): meant to be physical.",
+            "scene": {"environment": "floor", "character": "humanoid"}, "settings": {},
+            "reference": {"sketch": "linear"}, "keyframes": keys}
+
+
+def step_up() -> dict:
+    up = np.array([STEP_FORWARD, 0.0, STEP["height"]])
+    floor = np.zeros(3)
+    lift = {"hip_y_right": -1.4, "knee_right": -1.6, "ankle_y_right": -0.2}
+    keys = [planted("stand", None, {}, 0.0, {"right": floor, "left": floor}),
+            planted("right_foot_up", 1.0, lift, 10.0, {"right": up, "left": floor}),
+            planted("step_up", 1.8, {"hip_y_left": -0.3, "knee_left": -0.4}, 5.0, {"right": up, "left": up}),
+            planted("stand_on_step", 2.5, {}, 0.0, {"right": up, "left": up})]
+    return {"schema_version": 1, "name": "track_step_up", "method": "track",
+            "about": "A 0.15 m step-up keyed by hand (stand, lift the right foot onto the step, step up, stand; "
+                     "linear interpolation): meant to be physical.",
+            "scene": {"environment": "box", "params": STEP, "character": "humanoid"}, "settings": {},
+            "reference": {"sketch": "linear"}, "keyframes": keys}
+
+
+def main() -> None:
+    out = os.path.join(HERE, "..", "scenes", "tasks")
+    for doc in (squat(), step_up()):
+        path = os.path.join(out, f"{doc['name']}.json")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(schema.format_json(doc))
+        print("wrote", os.path.relpath(path))
+
+
+if __name__ == "__main__":
+    main()
