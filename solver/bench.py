@@ -296,3 +296,53 @@ def bench_assist(task_name: str, seeds: int, modes=("time", "global", "none"), s
                    "generation_vs_floor": round(float(np.median(gen_t)) / floor, 3), "population": len(X),
                    "steps_per_rollout": nstep, "threads": cores})
     return report
+
+
+def bench_track(task_name: str, seeds: int, workers: int | None = None) -> dict:
+    """Physical versions over `seeds` seeds: of each assisted solution of an assist task (the assist
+    method's `physical`), or of a track task's reference. Per seed: success, the verdict per
+    keyframe, the keyframe error relative to the unoptimized motion's (assist tasks), tracking
+    errors, penetration, fall, and tracking wall time per second of motion."""
+    import tempfile
+
+    from . import schema
+    from .errors import InvalidInput
+    from .pool import run_seeds
+    from .task import load_task
+    task = load_task(_task_path(task_name))
+    if task.method not in ("assist", "track"):
+        raise InvalidInput("--task", f"'{task_name}' is a {task.method} task; bench track needs an assist or a track "
+                           "task")
+    cores = os.cpu_count() or 1
+    t = schema.from_dict(type(task), schema.to_dict(task))
+    if task.method == "assist":
+        t.settings = dict(t.settings, physical=True)
+    t.seeds = list(range(seeds))
+    entries = []
+    start = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="physkey-bench-") as out:
+        run_seeds(schema.to_dict(t), t.seeds, out, min(seeds, cores) if workers is None else workers,
+                  lambda e: None, entries.append, lambda seed, msg: entries.append({"seed": seed, "error": msg}))
+    runs = []
+    for e in sorted(entries, key=lambda e: e["seed"]):
+        if "error" in e:
+            runs.append({"seed": e["seed"], "error": e["error"]})
+            continue
+        tracked = e["physical"] if task.method == "assist" else e
+        verdicts = tracked.get("verdicts") or [{"name": v["name"], "verdict": v["verdict"], "why": v["why"]}
+                                               for v in tracked["keyframes"]]
+        wall = tracked.get("physical_wall_s", tracked["wall_s"])
+        runs.append({"seed": e["seed"], "success": bool(tracked["success"]),
+                     "kf_error_relative": tracked.get("kf_error_relative"),
+                     "assisted_kf_error_relative": (e["kf_error"] / e["kf_error_initial"]
+                                                    if task.method == "assist" and e.get("kf_error_initial") else None),
+                     "verdicts": [(v["name"], v["verdict"]) for v in verdicts],
+                     "departs": next((v["why"] for v in verdicts if v["why"]), None),
+                     "tracking": tracked["tracking"], "max_penetration_m": tracked["quality"]["max_penetration_m"],
+                     "fall_s": tracked["quality"].get("fall_s"), "duration_s": tracked["duration_s"],
+                     "wall_s_per_s": round(wall / max(tracked["duration_s"], 1e-9), 2)})
+    ok = [r for r in runs if "error" not in r]
+    return {"benchmark": "track", "task": task.name, "method": task.method, "seeds": seeds, "cpu_count": cores,
+            "successes": sum(r["success"] for r in ok), "runs": runs,
+            "mean_wall_s_per_s": round(float(np.mean([r["wall_s_per_s"] for r in ok])), 2) if ok else None,
+            "bench_wall_s": round(time.perf_counter() - start, 1), "mujoco": mujoco.__version__}

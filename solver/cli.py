@@ -219,9 +219,13 @@ def _scene_params(text: str | None) -> dict:
 
 
 def cmd_bench(args) -> int:
-    from .bench import bench_assist, bench_mpc, bench_rollout
+    from .bench import bench_assist, bench_mpc, bench_rollout, bench_track
     if args.what == "rollout":
         report = bench_rollout(nthread=args.threads, repeats=args.repeats)
+    elif args.what == "track":
+        if not args.task:
+            raise InvalidInput("--task", "bench track needs --task NAME (an assist or a track task in scenes/tasks)")
+        report = bench_track(args.task, args.seeds, workers=args.workers)
     elif args.what == "assist":
         if not args.task:
             raise InvalidInput("--task", "bench assist needs --task NAME (an assist task in scenes/tasks)")
@@ -263,7 +267,7 @@ def build_parser() -> argparse.ArgumentParser:
     i.add_argument("mjcf")
     i.add_argument("--out", required=True)
     b = sub.add_parser("bench", help="benchmarks (JSON with --json)")
-    b.add_argument("what", choices=["rollout", "mpc", "assist"])
+    b.add_argument("what", choices=["rollout", "mpc", "assist", "track"])
     b.add_argument("--json", action="store_true")
     b.add_argument("--threads", type=int, default=None, help="rollout: threads")
     b.add_argument("--repeats", type=int, default=20, help="rollout: timing repeats")
@@ -278,8 +282,8 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--params", default=None, help="mpc: scene parameters, e.g. height=0.3,tilt=15 (Table 3)")
     b.add_argument("--variant", default=None, help="mpc: the character's body-shape variant (big_arms, …)")
     b.add_argument("--particles", type=int, default=None, help="mpc: particles per seed (default: the task's)")
-    b.add_argument("--workers", type=int, default=None, help="mpc/assist: worker processes")
-    b.add_argument("--seeds", type=int, default=2, help="assist: seeds per β mode")
+    b.add_argument("--workers", type=int, default=None, help="mpc/assist/track: worker processes")
+    b.add_argument("--seeds", type=int, default=2, help="assist: seeds per β mode; track: seeds")
     b.add_argument("--samples", type=int, default=None, help="assist: sample budget per seed")
     return p
 

@@ -54,9 +54,11 @@ STAND = {"root": np.array([0.0, 0.0, 1.282]), "pitch": 0.0}
 FEET0 = _fk(STAND["root"], 0.0, {})
 
 
-def planted(name: str, time: float | None, joints: dict, pitch_deg: float, feet: dict) -> dict:
+def planted(name: str, time: float | None, joints: dict, pitch_deg: float, feet: dict,
+            root_x: float | None = None) -> dict:
     """The pose nearest `joints` and `pitch_deg` whose feet sit flat at `feet` (side → offset from
-    standing), as a pose keyframe."""
+    standing) — with its root over `root_x` where given (the weight over a stance foot) — as a pose
+    keyframe."""
     free = list(LEGS)
     x0 = np.concatenate([STAND["root"], [pitch_deg], [joints.get(j, 0.0) for j in free]])
 
@@ -70,6 +72,8 @@ def planted(name: str, time: float | None, joints: dict, pitch_deg: float, feet:
             out.extend(10.0 * (pos - (pos0 + offset)))
             out.extend(3.0 * (rot[:, 2] - rot0[:, 2]))  # flat: the sole's normal as standing
         out.extend(0.3 * (x[3:] - x0[3:]))  # near the pose in mind
+        if root_x is not None:
+            out.append(10.0 * (x[0] - root_x))
         return np.asarray(out)
 
     ranges = np.array([MODEL.jnt_range[MODEL.joint(j).id] for j in free])  # within each joint's range
@@ -102,7 +106,9 @@ def step_up() -> dict:
     lift = {"hip_y_right": -1.4, "knee_right": -1.6, "ankle_y_right": -0.2}
     keys = [planted("stand", None, {}, 0.0, {"right": floor, "left": floor}),
             planted("right_foot_up", 1.0, lift, 10.0, {"right": up, "left": floor}),
-            planted("step_up", 1.8, {"hip_y_left": -0.3, "knee_left": -0.4}, 5.0, {"right": up, "left": up}),
+            # the weight over the right foot, the left foot lifted clear of the step's edge
+            planted("step_up", 1.8, {"hip_y_left": -0.9, "knee_left": -1.4}, 5.0,
+                    {"right": up, "left": np.array([0.3, 0.0, STEP["height"] + 0.12])}, root_x=STEP_FORWARD),
             planted("stand_on_step", 2.5, {}, 0.0, {"right": up, "left": up})]
     return {"schema_version": 1, "name": "track_step_up", "method": "track",
             "about": "A 0.15 m step-up keyed by hand (stand, lift the right foot onto the step, step up, stand; "
