@@ -209,6 +209,7 @@ class PHYSKEY_PT_solve(_Sidebar, bpy.types.Panel):
             col.prop(props, "assist_samples", text="Samples")
             col.prop(props, "assist_max_wall_s", text="Time limit (s)")
             col.prop(props, "assist_curriculum", text="Curriculum")
+            col.prop(props, "assist_physical", text="Physical Versions")
         if _solve_running(context):
             row = layout.row()
             # a bar, not an editable slider: the solve moves it (the mean over seeds, never backwards)

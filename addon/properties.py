@@ -210,6 +210,7 @@ class PHYSKEY_PG_scene(bpy.types.PropertyGroup):
     assist_samples: setting_property(AssistSettings, "samples")
     assist_max_wall_s: setting_property(AssistSettings, "max_wall_s")
     assist_curriculum: setting_property(AssistSettings, "curriculum")
+    assist_physical: setting_property(AssistSettings, "physical")
     contact_keyframes: CollectionProperty(type=PHYSKEY_PG_contact_keyframe)
     active_contact_keyframe: bpy.props.IntProperty(default=0)
     pose_keys: CollectionProperty(type=PHYSKEY_PG_pose_key)

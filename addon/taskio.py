@@ -95,7 +95,7 @@ _MPC_FIELDS = {"mpc_rollouts": "rollouts", "mpc_planner": "planner", "mpc_partic
 FIELDS = {"contact": _MPC_FIELDS, "track": _MPC_FIELDS,
           "assist": {"assist_population": "population", "assist_lambda_beta": "lambda_beta",
                      "assist_samples": "samples", "assist_max_wall_s": "max_wall_s",
-                     "assist_curriculum": "curriculum"}}
+                     "assist_curriculum": "curriculum", "assist_physical": "physical"}}
 
 
 def settings_from_scene(props) -> dict:

@@ -36,22 +36,23 @@ class TrackKeyframe:
         """The latest time it can be reached (what the agent's run-length guard adds up)."""
         return self.time + self.window
 
-    def distance(self, root_pos: np.ndarray, root_quat: np.ndarray, hinges: np.ndarray) -> float:
-        """How far a pose is from this keyframe, relative to the tolerances: ≤ 1 is within all three."""
+    def errors(self, root_pos: np.ndarray, root_quat: np.ndarray, hinges: np.ndarray) -> tuple[float, float, float]:
+        """(root position error m, root rotation angle rad, RMS hinge error rad) of a pose."""
         q = np.asarray(self.qpos)
         pos = float(np.linalg.norm(root_pos - q[:3]))
         dot = min(1.0, abs(float(np.dot(root_quat, q[3:7]))) / max(float(np.linalg.norm(root_quat)), 1e-12))
         angle = 2.0 * float(np.arccos(dot))
         rms = float(np.sqrt(np.mean((hinges - q[7:]) ** 2))) if len(hinges) else 0.0
+        return pos, angle, rms
+
+    def distance(self, root_pos: np.ndarray, root_quat: np.ndarray, hinges: np.ndarray) -> float:
+        """How far a pose is from this keyframe, relative to the tolerances: ≤ 1 is within all three."""
+        pos, angle, rms = self.errors(root_pos, root_quat, hinges)
         return max(pos / self.pos_tolerance, angle / self.angle_tolerance, rms / self.joint_tolerance)
 
     def shortfall(self, root_pos: np.ndarray, root_quat: np.ndarray, hinges: np.ndarray) -> str:
         """In words, how a pose misses this keyframe (its largest part)."""
-        q = np.asarray(self.qpos)
-        pos = float(np.linalg.norm(root_pos - q[:3]))
-        dot = min(1.0, abs(float(np.dot(root_quat, q[3:7]))) / max(float(np.linalg.norm(root_quat)), 1e-12))
-        angle = 2.0 * float(np.arccos(dot))
-        rms = float(np.sqrt(np.mean((hinges - q[7:]) ** 2))) if len(hinges) else 0.0
+        pos, angle, rms = self.errors(root_pos, root_quat, hinges)
         parts = [(pos / self.pos_tolerance, f"falls short by {pos:.2f} m"),
                  (angle / self.angle_tolerance, f"turned {np.degrees(angle):.0f}° off"),
                  (rms / self.joint_tolerance, f"joints {np.degrees(rms):.0f}° off (RMS)")]

@@ -181,7 +181,7 @@ def test_method_settings_fields_are_the_solvers_settings():
     import dataclasses
 
     from solver.registry import METHODS, PLANNERS
-    from solver.settings import AssistSettings, PlannerSettings
+    from solver.settings import AssistSettings, PlannerSettings, TrackSettings
     bpy, module = installed_extension()
     taskio = addon(module, "taskio")
     rna = bpy.context.scene.physkey.bl_rna.properties
@@ -190,7 +190,7 @@ def test_method_settings_fields_are_the_solvers_settings():
         [(e.label, e.description) for e in METHODS.values()]
     assert [i.identifier for i in rna["mpc_planner"].enum_items] == list(PLANNERS)
     checked = 0
-    for method, cls in (("contact", PlannerSettings), ("assist", AssistSettings)):
+    for method, cls in (("contact", PlannerSettings), ("assist", AssistSettings), ("track", TrackSettings)):
         fields = {f.name: f for f in dataclasses.fields(cls)}
         defaults = cls()
         for prop_name, key in taskio.FIELDS[method].items():
@@ -206,7 +206,7 @@ def test_method_settings_fields_are_the_solvers_settings():
             if meta.get("positive") and prop.type == "FLOAT":
                 assert prop.hard_min > 0, prop_name
             checked += 1
-    assert checked == 8
+    assert checked == 3 + 6 + 3  # contact's, assist's, and track's (the contact fields)
     budget, meta = rna["mpc_budget"], fields_of(PlannerSettings)["budget"].metadata
     assert budget.description == meta["description"] and budget.hard_min == 1 and budget.soft_max == meta["soft_max"]
     assert budget.default == 1  # shown when the effort is fixed; unset (adaptive) is the solver's default

@@ -28,8 +28,10 @@ from .base import Batch, Capabilities, Method, Prepared
 
 
 @dataclass
-class ContactPrepared(Prepared):
-    keyframes: list[ContactKeyframe]
+class PlannedPrepared(Prepared):
+    """A task the MPC agent solves: its keyframes, and the model at the planning timestep too (what
+    the rollout engine runs)."""
+    keyframes: list
     plan: BuiltModel  # the same model at the planning timestep
 
     def engine_model(self):
@@ -39,6 +41,11 @@ class ContactPrepared(Prepared):
         """One planning iteration's rollouts."""
         nstep = int(np.ceil(self.settings.horizon / self.settings.planning_timestep - 1e-9))
         return Batch("settings.rollouts", self.plan.model, self.settings.rollouts, nstep)
+
+
+@dataclass
+class ContactPrepared(PlannedPrepared):
+    keyframes: list[ContactKeyframe]
 
     def retained(self):
         """Particles keep whole runs' records: each particle's agent and its checkpoints at the

@@ -36,24 +36,16 @@ from ..settings import TrackSettings
 from ..solution import Solution
 from ..task import Task, build_scene
 from ..track_keyframes import TrackKeyframe
-from .base import Batch, Capabilities, Method, Prepared
-from .contact import planning_models
+from .base import Capabilities, Method
+from .contact import PlannedPrepared, planning_models
 
 
 @dataclass
-class TrackPrepared(Prepared):
+class TrackPrepared(PlannedPrepared):
     keyframes: list[TrackKeyframe]
-    plan: BuiltModel
     reference: Reference
     motion_times: np.ndarray  # the reference as given, for its teleports
     motion_qpos: np.ndarray
-
-    def engine_model(self):
-        return self.plan.model
-
-    def batch(self) -> Batch:
-        nstep = int(np.ceil(self.settings.horizon / self.settings.planning_timestep - 1e-9))
-        return Batch("settings.rollouts", self.plan.model, self.settings.rollouts, nstep)
 
 
 class Track(Method):
@@ -127,7 +119,7 @@ def read_reference(ref: dict, nq: int) -> tuple[np.ndarray, np.ndarray]:
         if not isinstance(path, str) or not path:
             raise InvalidInput("reference.result", "must be the path of a result.npz")
         try:
-            with np.load(path) as npz:
+            with np.load(path, allow_pickle=False) as npz:
                 times, qpos = npz["times"], npz["qpos"]
         except FileNotFoundError:
             raise InvalidInput("reference.result", f"no file {path}") from None
