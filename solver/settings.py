@@ -173,7 +173,7 @@ class TrackSettings(PlannerSettings):
                                "twice the effort and fresh noise, before backing up one keyframe", nonneg=True, max=8)
     backups: int = _setting(1, "How often a solve may back up one keyframe and redo the previous segment with fresh "
                                "noise before it gives up (the first segment starts over)", nonneg=True, max=16)
-    w_joint: float = _setting(1.0, "Tracking: weight of each hinge angle's error (smooth-abs, rad)", nonneg=True)
+    w_joint: float = _setting(3.0, "Tracking: weight of each hinge angle's error (smooth-abs, rad)", nonneg=True)
     w_body: float = _setting(2.0, "Tracking: weight of each body's position error (smooth-abs, m)", nonneg=True)
     w_root_pos: float = _setting(40.0, "Tracking: weight of the root's position error (smooth-abs, m)", nonneg=True)
     w_root_rot: float = _setting(4.0, "Tracking: weight of the root's orientation error (smooth-abs, rad)",
@@ -189,7 +189,7 @@ class TrackSettings(PlannerSettings):
                               choices=("position", "motor"))
     target_margin: float = _setting(0.5, "Tracking with PD servos: how far (rad) targets may lie past a joint's "
                                          "limits", nonneg=True)
-    key_boost: float = _setting(3.0, "Tracking: pose and position terms × (1 + this × the keyframe's weight) "
+    key_boost: float = _setting(10.0, "Tracking: pose and position terms × (1 + this × the keyframe's weight) "
                                      "near a keyframe's time", nonneg=True)
     key_window: float = _setting(0.25, "Tracking: a keyframe counts as reached up to this long after its time (s)",
                                  positive=True, max=MAX_MOTION_S)
