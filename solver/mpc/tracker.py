@@ -48,10 +48,14 @@ class KeyframeTracker:
         if self.within_since is None:
             self.within_since = t
         if t - self.within_since >= kf.sustain - 1e-9:
-            self.reached[self.index] = t
-            self.index += 1
-            self.start, self.within_since = t, None
-            self.head_was_up, self.fallen_since = False, None
+            self.reach(t)
+
+    def reach(self, t: float) -> None:
+        """The current keyframe is reached at t: the next one starts."""
+        self.reached[self.index] = t
+        self.index += 1
+        self.start, self.within_since = t, None
+        self.head_was_up, self.fallen_since = False, None
 
     def watch_fall(self, t: float, head_height: float, give_up_s: float) -> None:
         """Fail the current keyframe once the head has stayed below `FALLEN_HEAD_HEIGHT` for

@@ -4,9 +4,10 @@ the tracker that checks its keyframes off.
 The objective compares every rollout step with the reference at the same instant: each hinge angle
 and each body position (in that joint's or body's group, so the partwise planner recombines them
 like the contact objective's terms), the root's position and orientation, joint and root velocity
-errors, and the control effort. Near a keyframe's time the pose and position terms are boosted by
-its weight. Norms follow the contact objective (smooth-abs with p = 0.1 for poses, squares for
-velocities, MuJoCo MPC's cosh for control), after MuJoCo MPC's humanoid tracking task.
+errors, and the planner's correction. Near a keyframe's time the pose and position terms are boosted
+by its weight. Norms follow the contact objective (smooth-abs with p = 0.1 for poses, squares for
+velocities); the correction is the PD targets' offset from the reference's angles (½ square) or, with
+motors, the torques' cosh norm (MuJoCo MPC's).
 """
 from __future__ import annotations
 
@@ -44,8 +45,7 @@ class TrackingObjective(Objective):
         self.root_dof = int(m.jnt_dofadr[m.joint(ROOT_JOINT).id])
         self.tracked_bodies = list(built.character_bodies)
         self.body_group_index = np.array([self.group_index[self.body_group[b]] for b in self.tracked_bodies])
-        ref_pos = np.stack([reference.xpos[b] for b in self.tracked_bodies], axis=1)  # (n, nbody, 3)
-        self.ref_body_pos = ref_pos
+        self.ref_body_pos = np.stack([reference.xpos[b] for b in self.tracked_bodies], axis=1)  # (n, nbody, 3)
         # The keyframe boost per grid row: 1 + boost × Σ w_k exp(−((t − t_k)/σ)²), σ = half the window.
         t = np.arange(len(reference.qpos)) * reference.dt
         sigma = 0.5 * settings.key_window
@@ -109,9 +109,6 @@ class ReferenceTracker(KeyframeTracker):
         if t < kf.time - 1e-9:  # not before its time: the physical version lasts as long as the reference
             return
         if distance <= kf.tolerance:
-            self.reached[self.index] = t
-            self.index += 1
-            self.start, self.within_since = t, None
-            self.head_was_up, self.fallen_since = False, None
+            self.reach(t)
         elif t > kf.time + kf.window + 1e-9:
             self.failed, self.failure = True, "missed"
