@@ -1,5 +1,7 @@
 import os
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -14,8 +16,22 @@ route_warnings()  # MuJoCo's warnings from in-process tests: stderr, never MUJOC
 _EXIT: dict = {}
 
 
+def pytest_configure(config):
+    """Every temporary folder of the run — the add-on's solve folders of an unsaved file, Blender's
+    user folder, the solver's scratch — goes into one folder removed when the tests end (Blender's
+    exit below skips Python's own cleanup, so it is removed in `pytest_sessionfinish`)."""
+    folder = tempfile.mkdtemp(prefix="physkey-tests-")
+    _EXIT["tmp"] = folder
+    os.environ["TMPDIR"] = folder
+    tempfile.tempdir = folder
+
+
 def pytest_sessionfinish(session, exitstatus):
     _EXIT["status"] = int(exitstatus)
+    folder = _EXIT.pop("tmp", None)
+    if folder:
+        tempfile.tempdir = None
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def pytest_unconfigure(config):
