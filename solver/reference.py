@@ -1,7 +1,8 @@
 """A reference motion to track: a qpos trajectory of the task's model (an assisted solution, a kept
 action, any motion), resampled on the planning model's time grid with what the tracking objective
 compares against — joint angles, joint and root velocities (MuJoCo's own finite difference of
-consecutive poses), the character's body positions and its root frame (MuJoCo forward kinematics).
+consecutive poses), the character's body positions, root frame and centre of mass (MuJoCo forward
+kinematics), and which bodies are planted on the scene.
 
 Past its end the reference holds its last pose at rest, so a horizon that looks beyond the end asks
 the character to stay there. Where the reference moves faster than a body can (`teleports`), it is
@@ -9,6 +10,7 @@ flagged: no physical motion follows it there.
 """
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 
 import mujoco
@@ -22,6 +24,11 @@ from .resample import resample_qpos
 # joint turning this fast (rad/s) between two samples is a jump cut (a teleport).
 TELEPORT_ROOT_SPEED = 12.0
 TELEPORT_JOINT_SPEED = 60.0
+# A character body within this gap (m) of the scene in the reference, moving slower than this speed
+# (m/s), is planted there: the tracking objective holds it closer than the rest (a body the reference
+# slides along the scene — an assisted motion's skidding feet — is not held).
+CONTACT_GAP = 0.02
+PLANTED_SPEED = 0.1
 
 
 @dataclass
@@ -34,6 +41,9 @@ class Reference:
     xpos: dict[str, np.ndarray]  # character body → (n, 3) world position
     xquat: dict[str, np.ndarray]  # character body → (n, 4) world orientation
     feedforward: np.ndarray | None = None  # (n, nu_character) controls plans correct (servo targets)
+    planted: dict[str, np.ndarray] | None = None  # character body → (n,) bool: at rest on the scene
+    com: np.ndarray | None = None  # (n, 3) the character's centre of mass
+    comvel: np.ndarray | None = None  # (n, 3) its velocity
 
     def index(self, times: np.ndarray) -> np.ndarray:
         """Grid rows of `times` (clamped to the held end)."""
@@ -90,13 +100,49 @@ def build_reference(model: mujoco.MjModel, bodies: list[str], times: np.ndarray,
     ids = [model.body(b).id for b in bodies]
     xpos = {b: np.zeros((n, 3)) for b in bodies}
     xquat = {b: np.zeros((n, 4)) for b in bodies}
+    com = np.zeros((n, 3))
     for i in range(n):
         data.qpos[:] = q[i]
         mujoco.mj_kinematics(model, data)
+        mujoco.mj_comPos(model, data)
+        com[i] = data.subtree_com[ids[0]]  # the character's root body: its whole subtree
         for b, k in zip(bodies, ids):
             xpos[b][i] = data.xpos[k]
             xquat[b][i] = data.xquat[k]
-    return Reference(dt=dt, duration=duration, qpos=q, qvel=v, xpos=xpos, xquat=xquat)
+    comvel = np.zeros((n, 3))  # the held end is at rest
+    if n_motion > 1:
+        comvel[:n_motion] = np.gradient(com[:n_motion], dt, axis=0)
+    touching = touching_scene(model, bodies, q)
+    planted = {}
+    for b in bodies:
+        speed = np.zeros(n)
+        if n_motion > 1:
+            speed[:n_motion] = np.linalg.norm(np.gradient(xpos[b][:n_motion], dt, axis=0), axis=1)
+        planted[b] = touching[b] & (speed < PLANTED_SPEED)
+    return Reference(dt=dt, duration=duration, qpos=q, qvel=v, xpos=xpos, xquat=xquat, planted=planted,
+                     com=com, comvel=comvel)
+
+
+def touching_scene(model: mujoco.MjModel, bodies: list[str], qpos: np.ndarray,
+                   gap: float = CONTACT_GAP) -> dict[str, np.ndarray]:
+    """Per character body, per pose of `qpos`: whether it is within `gap` of a body not in `bodies`
+    (the floor, the furniture) — MuJoCo's own collision detection with every geom's margin widened to
+    `gap`, so only pairs that may collide count."""
+    wide = copy.copy(model)
+    wide.geom_margin[:] = np.maximum(model.geom_margin, gap)
+    data = mujoco.MjData(wide)
+    index = {model.body(b).id: j for j, b in enumerate(bodies)}
+    out = np.zeros((len(qpos), len(bodies)), dtype=bool)
+    for i, q in enumerate(qpos):
+        data.qpos[:] = q
+        mujoco.mj_kinematics(wide, data)
+        mujoco.mj_collision(wide, data)
+        for c in data.contact[:data.ncon]:
+            b1, b2 = int(wide.geom_bodyid[c.geom1]), int(wide.geom_bodyid[c.geom2])
+            if c.dist > gap or (b1 in index) == (b2 in index):
+                continue
+            out[i, index[b1] if b1 in index else index[b2]] = True
+    return {b: out[:, j] for j, b in enumerate(bodies)}
 
 
 def servo_targets(model: mujoco.MjModel, reference: Reference, nu: int) -> np.ndarray:

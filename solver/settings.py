@@ -178,6 +178,13 @@ class TrackSettings(PlannerSettings):
     w_root_pos: float = _setting(40.0, "Tracking: weight of the root's position error (smooth-abs, m)", nonneg=True)
     w_root_rot: float = _setting(4.0, "Tracking: weight of the root's orientation error (smooth-abs, rad)",
                                  nonneg=True)
+    w_contact: float = _setting(10.0, "Tracking: extra weight of a body's position error while it touches the scene "
+                                      "in the reference (smooth-abs, m): feet stay where the reference plants them",
+                                nonneg=True)
+    w_com: float = _setting(20.0, "Tracking: weight of the horizontal error of the centre of mass (smooth-abs, m): "
+                                  "the weight where the reference puts it", nonneg=True)
+    w_com_vel: float = _setting(0.5, "Tracking: weight of the horizontal centre-of-mass velocity error (½ square, "
+                                     "m/s)", nonneg=True)
     w_joint_vel: float = _setting(0.01, "Tracking: weight of the joint velocity error (½ square, rad/s)",
                                   nonneg=True)
     w_root_vel: float = _setting(0.1, "Tracking: weight of the root velocity error (½ square, m/s)", nonneg=True)

@@ -113,7 +113,8 @@ def test_the_objective_matches_a_hand_computation(fall, actuation):
     import mujoco
     times, qpos = fall
     prep = _track(times, qpos, w_joint=1.0, w_body=0.0, w_root_pos=10.0, w_root_rot=0.0, w_joint_vel=0.0,
-                  w_root_vel=0.0, w_control=2.0, key_boost=0.0, actuation=actuation)
+                  w_root_vel=0.0, w_control=2.0, w_contact=0.0, w_com=0.0, w_com_vel=0.0, key_boost=0.0,
+                  actuation=actuation)
     plan = prep.plan
     obj = TrackingObjective(plan, prep.reference, prep.keyframes, prep.settings)
     m = plan.model
@@ -139,6 +140,74 @@ def test_the_objective_matches_a_hand_computation(fall, actuation):
         control = CONTROL_P ** 2 * (np.cosh(0.5 / CONTROL_P) - 1)
     costs = obj.evaluate(feat.as_dict(obj.bodies_for(None)), feat.qvel, ctrl, None)
     hand = 1.0 * smooth_abs(0.2) + 10.0 * smooth_abs(0.3) + 2.0 * control
+    assert costs.total[0] == pytest.approx(hand, rel=1e-9)
+
+
+def test_the_reference_knows_which_bodies_are_planted_on_the_scene(fall):
+    """Touching, per body and pose, against MuJoCo's own geom distances to the floor (a separate
+    function from the collision pass the reference uses): within 2 cm is touching; planted is
+    touching and slower than 0.1 m/s."""
+    import mujoco
+
+    from solver.reference import PLANTED_SPEED, touching_scene
+    times, qpos = fall
+    prep = _track(times, qpos)
+    ref, m = prep.reference, prep.plan.model
+    bodies = list(prep.plan.character_bodies)
+    touching = touching_scene(m, bodies, ref.qpos)
+    data = mujoco.MjData(m)
+    floor = [g for g in range(m.ngeom) if m.geom_bodyid[g] == 0]
+    checked = 0
+    for row in range(0, len(ref.qpos), 15):
+        data.qpos[:] = ref.qpos[row]
+        mujoco.mj_kinematics(m, data)
+        for body in bodies:
+            geoms = [g for g in range(m.ngeom) if m.geom_bodyid[g] == m.body(body).id]
+            gap = min(mujoco.mj_geomDistance(m, data, g, f, 1.0, None) for g in geoms for f in floor)
+            if abs(gap - 0.02) > 1e-3:  # clear of the threshold's edge
+                assert touching[body][row] == (gap <= 0.02), (body, row, gap)
+                checked += 1
+    assert checked > 100
+    assert touching["foot_right"][0] and touching["foot_left"][0] and not touching["head"][0]
+    assert touching["head"][-1] or touching["torso"][-1]  # limp on the floor at the end
+    n = int(round(times[-1] / ref.dt)) + 1
+    for body in bodies:
+        speed = np.linalg.norm(np.gradient(ref.xpos[body][:n], ref.dt, axis=0), axis=1)
+        assert np.array_equal(ref.planted[body][:n], touching[body][:n] & (speed < PLANTED_SPEED)), body
+    assert ref.planted["foot_right"][0] and not ref.planted["head"][0]
+
+
+def test_the_balance_and_contact_terms_match_a_hand_computation(fall):
+    """The whole standing body 0.3 m off the reference along x, at rest where the reference moves:
+    the contact term is w_contact × smooth-abs(0.3) for each body the reference plants on the floor, the
+    centre-of-mass term w_com × smooth-abs(0.3, p = 0.02), its velocity term ½ w_com_vel |v_ref|²
+    (the reference's centre of mass velocity, a finite difference of MuJoCo's subtree centres)."""
+    import mujoco
+
+    from solver.mpc.tracking import COM_P
+    times, qpos = fall
+    prep = _track(times, qpos, w_joint=0.0, w_body=0.0, w_root_pos=0.0, w_root_rot=0.0, w_joint_vel=0.0,
+                  w_root_vel=0.0, w_control=0.0, w_contact=3.0, w_com=7.0, w_com_vel=0.4, key_boost=0.0)
+    plan, ref = prep.plan, prep.reference
+    obj = TrackingObjective(plan, ref, prep.keyframes, prep.settings)
+    m = plan.model
+    data = mujoco.MjData(m)
+    row = 20
+    data.qpos[:] = ref.qpos[row]
+    mujoco.mj_kinematics(m, data)
+    mujoco.mj_comPos(m, data)
+    assert np.allclose(ref.com[row], data.subtree_com[m.body(plan.character_bodies[0]).id], atol=1e-12)
+    data.qpos[0] += 0.3
+    data.time = row * ref.dt
+    mujoco.mj_forward(m, data)  # at rest: qvel is zero
+    feat = Features(plan, Trajectories(get_state(m, data)[None, None], data.sensordata.copy()[None, None]),
+                    aligned=True)
+    ctrl = np.zeros((1, 1, m.nu))
+    costs = obj.evaluate(feat.as_dict(obj.bodies_for(None)), feat.qvel, ctrl, None)
+    planted = sum(bool(flags[row]) for flags in ref.planted.values())
+    assert planted >= 2  # both feet, at least
+    grad = (ref.com[row + 1] - ref.com[row - 1]) / (2 * ref.dt)
+    hand = 3.0 * planted * smooth_abs(0.3) + 7.0 * smooth_abs(0.3, COM_P) + 0.4 * 0.5 * float(np.sum(grad[:2] ** 2))
     assert costs.total[0] == pytest.approx(hand, rel=1e-9)
 
 

@@ -23,6 +23,7 @@ from solver.mjcf import ROOT_JOINT, compile_spec, scene_to_spec  # noqa: E402
 from solver.scene import SCHEMA_VERSION, Environment, Pose, SceneDesc  # noqa: E402
 
 LEGS = ["hip_y_right", "knee_right", "ankle_y_right", "hip_y_left", "knee_left", "ankle_y_left"]
+SIDEWAYS = ["hip_x_right", "ankle_x_right", "hip_x_left", "ankle_x_left"]  # free where the weight moves sideways
 STEP = {"height": 0.15, "distance": 0.3, "depth": 0.8, "width": 1.0}
 STEP_FORWARD = 0.45  # m: how far each foot moves onto the step
 
@@ -50,16 +51,33 @@ def _fk(root_pos, pitch_deg, joints: dict) -> dict:
                    DATA.xmat[MODEL.body(f"foot_{side}").id].reshape(3, 3).copy()) for side in ("right", "left")}
 
 
+def _sole(side: str) -> np.ndarray:
+    """The middle of `side`'s sole (the foot's geoms) in the pose last given to `_fk`."""
+    foot = MODEL.body(f"foot_{side}").id
+    return np.mean([DATA.geom_xpos[g] for g in range(MODEL.ngeom) if MODEL.geom_bodyid[g] == foot], axis=0)
+
+
+def _com_offset(side: str, share: float) -> np.ndarray:
+    """The horizontal offset of the character's centre of mass from the point `share` of the way from
+    the middle between the soles to the middle of `side`'s sole, in the pose last given to `_fk`."""
+    mujoco.mj_comPos(MODEL, DATA)
+    com = DATA.subtree_com[MODEL.body("torso").id]
+    other = "left" if side == "right" else "right"
+    middle = 0.5 * (_sole(side) + _sole(other))
+    return (com - (middle + share * (_sole(side) - middle)))[:2]
+
+
 STAND = {"root": np.array([0.0, 0.0, 1.282]), "pitch": 0.0}
 FEET0 = _fk(STAND["root"], 0.0, {})
 
 
 def planted(name: str, time: float | None, joints: dict, pitch_deg: float, feet: dict,
-            root_x: float | None = None) -> dict:
+            weight_on: str | None = None, share: float = 1.0) -> dict:
     """The pose nearest `joints` and `pitch_deg` whose feet sit flat at `feet` (side → offset from
-    standing) — with its root over `root_x` where given (the weight over a stance foot) — as a pose
-    keyframe."""
-    free = list(LEGS)
+    standing) — with its centre of mass over the middle of the `weight_on` foot's sole where given (a
+    pose the character can hold on that foot), or `share` of the way there from between the feet — as
+    a pose keyframe."""
+    free = LEGS + (SIDEWAYS if weight_on else [])
     x0 = np.concatenate([STAND["root"], [pitch_deg], [joints.get(j, 0.0) for j in free]])
 
     def residual(x):
@@ -72,8 +90,8 @@ def planted(name: str, time: float | None, joints: dict, pitch_deg: float, feet:
             out.extend(10.0 * (pos - (pos0 + offset)))
             out.extend(3.0 * (rot[:, 2] - rot0[:, 2]))  # flat: the sole's normal as standing
         out.extend(0.3 * (x[3:] - x0[3:]))  # near the pose in mind
-        if root_x is not None:
-            out.append(10.0 * (x[0] - root_x))
+        if weight_on:
+            out.extend(10.0 * _com_offset(weight_on, share))
         return np.asarray(out)
 
     ranges = np.array([MODEL.jnt_range[MODEL.joint(j).id] for j in free])  # within each joint's range
@@ -101,18 +119,26 @@ def squat() -> dict:
 
 
 def step_up() -> dict:
+    """Keyed as an animator keys a step-up that a body can do: the weight goes over the standing foot
+    before the other one lifts (its centre of mass over the standing foot's sole), and the lifted foot clears the
+    step's edge on its way up."""
     up = np.array([STEP_FORWARD, 0.0, STEP["height"]])
     floor = np.zeros(3)
     lift = {"hip_y_right": -1.4, "knee_right": -1.6, "ankle_y_right": -0.2}
     keys = [planted("stand", None, {}, 0.0, {"right": floor, "left": floor}),
-            planted("right_foot_up", 1.0, lift, 10.0, {"right": up, "left": floor}),
+            planted("weight_left", 0.6, {}, 0.0, {"right": floor, "left": floor}, weight_on="left", share=0.7),
+            planted("right_knee_up", 1.1, lift, 5.0, {"right": np.array([0.2, 0.0, 0.25]), "left": floor},
+                    weight_on="left", share=0.7),
+            planted("right_foot_up", 1.6, lift, 10.0, {"right": up, "left": floor}, weight_on="left",
+                    share=0.7),
+            planted("weight_right", 2.4, {}, 10.0, {"right": up, "left": floor}, weight_on="right", share=0.6),
             # the weight over the right foot, the left foot lifted clear of the step's edge
-            planted("step_up", 1.8, {"hip_y_left": -0.9, "knee_left": -1.4}, 5.0,
-                    {"right": up, "left": np.array([0.3, 0.0, STEP["height"] + 0.12])}, root_x=STEP_FORWARD),
-            planted("stand_on_step", 2.5, {}, 0.0, {"right": up, "left": up})]
+            planted("step_up", 3.0, {"hip_y_left": -0.9, "knee_left": -1.4}, 5.0,
+                    {"right": up, "left": np.array([0.3, 0.0, STEP["height"] + 0.12])}, weight_on="right"),
+            planted("stand_on_step", 3.6, {}, 0.0, {"right": up, "left": up})]
     return {"schema_version": 1, "name": "track_step_up", "method": "track",
-            "about": "A 0.15 m step-up keyed by hand (stand, lift the right foot onto the step, step up, stand; "
-                     "linear interpolation): meant to be physical.",
+            "about": "A 0.15 m step-up keyed by hand (stand, weight on the left foot, the right foot up onto the "
+                     "step, weight on the right foot, step up, stand; linear interpolation): meant to be physical.",
             "scene": {"environment": "box", "params": STEP, "character": "humanoid"}, "settings": {},
             "reference": {"sketch": "linear"}, "keyframes": keys}
 

@@ -3,11 +3,13 @@ the tracker that checks its keyframes off.
 
 The objective compares every rollout step with the reference at the same instant: each hinge angle
 and each body position (in that joint's or body's group, so the partwise planner recombines them
-like the contact objective's terms), the root's position and orientation, joint and root velocity
-errors, and the planner's correction. Near a keyframe's time the pose and position terms are boosted
-by its weight. Norms follow the contact objective (smooth-abs with p = 0.1 for poses, squares for
-velocities); the correction is the PD targets' offset from the reference's angles (½ square) or, with
-motors, the torques' cosh norm (MuJoCo MPC's).
+like the contact objective's terms) — a body's position weighed more while the reference has it at
+rest on the scene (a planted foot stays planted) — the root's position and orientation, the
+centre of mass's horizontal position and velocity (balance: the weight where the reference puts it),
+joint and root velocity errors, and the planner's correction. Near a keyframe's time the pose and
+position terms are boosted by its weight. Norms follow the contact objective (smooth-abs with p =
+0.1 for poses, squares for velocities); the correction is the PD targets' offset from the
+reference's angles (½ square) or, with motors, the torques' cosh norm (MuJoCo MPC's).
 """
 from __future__ import annotations
 
@@ -21,6 +23,8 @@ from ..settings import TrackSettings
 from ..track_keyframes import TrackKeyframe
 from .objectives import CONTROL_P, Costs, Objective, smooth_abs
 from .tracker import KeyframeTracker
+
+COM_P = 0.02  # smooth-abs parameter of the centre-of-mass term: balance is a matter of centimetres
 
 
 def pose_columns(built: BuiltModel) -> np.ndarray:
@@ -46,6 +50,9 @@ class TrackingObjective(Objective):
         self.tracked_bodies = list(built.character_bodies)
         self.body_group_index = np.array([self.group_index[self.body_group[b]] for b in self.tracked_bodies])
         self.ref_body_pos = np.stack([reference.xpos[b] for b in self.tracked_bodies], axis=1)  # (n, nbody, 3)
+        planted = reference.planted or {}
+        self.ref_planted = np.stack([planted.get(b, np.zeros(len(reference.qpos), dtype=bool))
+                                     for b in self.tracked_bodies], axis=1).astype(float)  # (n, nbody)
         # The keyframe boost per grid row: 1 + boost × Σ w_k exp(−((t − t_k)/σ)²), σ = half the window.
         t = np.arange(len(reference.qpos)) * reference.dt
         sigma = 0.5 * settings.key_window
@@ -75,6 +82,7 @@ class TrackingObjective(Objective):
         vel_err = 0.5 * (qvel[..., self.dof_idx] - v_ref[..., self.dof_idx]) ** 2
         body_pos = np.stack([feat["pos"][b] for b in self.tracked_bodies], axis=-2)  # (nroll, nstep, nbody, 3)
         body_err = smooth_abs(np.linalg.norm(body_pos - self.ref_body_pos[rows], axis=-1))
+        contact_err = self.ref_planted[rows] * body_err  # bodies the reference plants on the scene
         if ref.feedforward is None:  # torques: MuJoCo MPC's cosh norm
             control = CONTROL_P ** 2 * (np.cosh(ctrl[..., :self.nu] / CONTROL_P) - 1.0)
         else:  # PD targets: how far the plan moves them off the reference's angles
@@ -82,6 +90,7 @@ class TrackingObjective(Objective):
         for g, name in enumerate(GROUPS):  # each group sees its own joints and bodies
             add(s.w_joint, boost * joint_err[..., self.dof_group == g].sum(axis=-1), (name,))
             add(s.w_body, boost * body_err[..., self.body_group_index == g].sum(axis=-1), (name,))
+            add(s.w_contact, boost * contact_err[..., self.body_group_index == g].sum(axis=-1), (name,))
             add(s.w_joint_vel, vel_err[..., self.dof_group == g].sum(axis=-1), (name,))
             add(s.w_control, control[..., self.act_group == g].sum(axis=-1), (name,))
         r = self.root_qpos
@@ -94,6 +103,11 @@ class TrackingObjective(Objective):
         add(s.w_root_pos, boost * root_pos, GROUPS)  # balance and whereabouts: every group's concern
         add(s.w_root_rot, boost * root_rot, GROUPS)
         add(s.w_root_vel, root_vel, GROUPS)
+        if ref.com is not None:  # balance: the weight where the reference puts it
+            com_err = smooth_abs(np.linalg.norm(feat["com"][..., :2] - ref.com[rows][..., :2], axis=-1), COM_P)
+            com_vel = 0.5 * np.sum((feat["comvel"][..., :2] - ref.comvel[rows][..., :2]) ** 2, axis=-1)
+            add(s.w_com, boost * com_err, GROUPS)
+            add(s.w_com_vel, com_vel, GROUPS)
         return Costs.of_terms(values, owners, nroll, nstep)
 
 
