@@ -2,7 +2,8 @@
 action, any motion), resampled on the planning model's time grid with what the tracking objective
 compares against — joint angles, joint and root velocities (MuJoCo's own finite difference of
 consecutive poses), the character's body positions, root frame and centre of mass (MuJoCo forward
-kinematics), and which bodies are planted on the scene.
+kinematics), which bodies touch the scene and are planted there, and whether the centre of mass is
+over what touches.
 
 Past its end the reference holds its last pose at rest, so a horizon that looks beyond the end asks
 the character to stay there. Where the reference moves faster than a body can (`teleports`), it is
@@ -29,6 +30,9 @@ TELEPORT_JOINT_SPEED = 60.0
 # slides along the scene — an assisted motion's skidding feet — is not held).
 CONTACT_GAP = 0.02
 PLANTED_SPEED = 0.1
+# The reference is balanced where its centre of mass lies over the convex hull of the bodies it has on
+# the scene (their geoms' centres and capsule ends, seen from above) widened by this margin (m).
+SUPPORT_MARGIN = 0.05
 
 
 @dataclass
@@ -43,6 +47,7 @@ class Reference:
     feedforward: np.ndarray | None = None  # (n, nu_character) controls plans correct (servo targets)
     planted: dict[str, np.ndarray] | None = None  # character body → (n,) bool: at rest on the scene
     com: np.ndarray | None = None  # (n, 3) the character's centre of mass
+    balanced: np.ndarray | None = None  # (n,) bool: the centre of mass over the support of what touches
     comvel: np.ndarray | None = None  # (n, 3) its velocity
 
     def index(self, times: np.ndarray) -> np.ndarray:
@@ -119,8 +124,58 @@ def build_reference(model: mujoco.MjModel, bodies: list[str], times: np.ndarray,
         if n_motion > 1:
             speed[:n_motion] = np.linalg.norm(np.gradient(xpos[b][:n_motion], dt, axis=0), axis=1)
         planted[b] = touching[b] & (speed < PLANTED_SPEED)
+    balanced = np.array([over_support(model, data, q[i], [b for b in bodies if touching[b][i]], com[i])
+                         for i in range(n)], dtype=bool)
     return Reference(dt=dt, duration=duration, qpos=q, qvel=v, xpos=xpos, xquat=xquat, planted=planted,
-                     com=com, comvel=comvel)
+                     com=com, comvel=comvel, balanced=balanced)
+
+
+def support_points(model: mujoco.MjModel, data: mujoco.MjData, bodies: list[str]) -> np.ndarray:
+    """(k, 2) where `bodies` bear weight, seen from above: their geoms' centres and, for capsules and
+    cylinders, both ends of the axis (in `data`'s pose)."""
+    points = []
+    for b in bodies:
+        body = model.body(b).id
+        for g in np.flatnonzero(model.geom_bodyid == body):
+            centre = data.geom_xpos[g]
+            points.append(centre[:2])
+            if model.geom_type[g] in (mujoco.mjtGeom.mjGEOM_CAPSULE, mujoco.mjtGeom.mjGEOM_CYLINDER):
+                axis = data.geom_xmat[g].reshape(3, 3)[:, 2] * model.geom_size[g, 1]
+                points += [(centre + axis)[:2], (centre - axis)[:2]]
+    return np.array(points).reshape(-1, 2)
+
+
+def over_support(model: mujoco.MjModel, data: mujoco.MjData, qpos: np.ndarray, bodies: list[str],
+                 com: np.ndarray, margin: float = SUPPORT_MARGIN) -> bool:
+    """Whether `com` lies over the support of `bodies` in pose `qpos`: within `margin` of the convex
+    hull of their support points (seen from above). No bodies: no support."""
+    if not bodies:
+        return False
+    data.qpos[:] = qpos
+    mujoco.mj_kinematics(model, data)
+    return hull_distance(support_points(model, data, bodies), com[:2]) <= margin
+
+
+def hull_distance(points: np.ndarray, x: np.ndarray) -> float:
+    """Distance from 2-D point x to the convex hull of `points` (0 inside)."""
+    from scipy.spatial import ConvexHull, QhullError
+    try:
+        hull = ConvexHull(points)
+    except (QhullError, ValueError):  # fewer than three points, or all on a line: the segment between
+        along = points @ (points[-1] - points[0])
+        a, b = points[np.argmin(along)], points[np.argmax(along)]
+        ab = b - a
+        u = 0.0 if not ab.any() else float(np.clip((x - a) @ ab / (ab @ ab), 0.0, 1.0))
+        return float(np.linalg.norm(x - (a + u * ab)))
+    if np.all(hull.equations[:, :2] @ x + hull.equations[:, 2] <= 0.0):
+        return 0.0
+    ring = points[hull.vertices]
+    best = np.inf
+    for a, b in zip(ring, np.roll(ring, -1, axis=0)):
+        ab = b - a
+        u = float(np.clip((x - a) @ ab / (ab @ ab), 0.0, 1.0))
+        best = min(best, float(np.linalg.norm(x - (a + u * ab))))
+    return best
 
 
 def touching_scene(model: mujoco.MjModel, bodies: list[str], qpos: np.ndarray,

@@ -35,6 +35,9 @@ PLANNERS = {
     "baseline": Entry("mpc.sampling:SamplingPlanner", "Predictive sampling",
                       "MuJoCo MPC's predictive sampling: the best sample becomes the plan"),
     "cem": Entry("mpc.cem:CrossEntropyPlanner", "Cross-entropy", "The plan is refit to the mean of the elite samples"),
+    "smc": Entry("mpc.smc:SMCPlanner", "Sequential Monte Carlo",
+                 "A population of plans carried between control steps, sampled through an adaptive kD-tree "
+                 "(Hämäläinen et al. 2014): keeps several strategies alive at once"),
 }
 
 

@@ -134,7 +134,7 @@ def step_up() -> dict:
             planted("weight_right", 2.4, {}, 10.0, {"right": up, "left": floor}, weight_on="right", share=0.6),
             # the weight over the right foot, the left foot lifted clear of the step's edge
             planted("step_up", 3.0, {"hip_y_left": -0.9, "knee_left": -1.4}, 5.0,
-                    {"right": up, "left": np.array([0.3, 0.0, STEP["height"] + 0.12])}, weight_on="right"),
+                    {"right": up, "left": np.array([0.3, 0.0, STEP["height"] + 0.2])}, weight_on="right"),
             planted("stand_on_step", 3.6, {}, 0.0, {"right": up, "left": up})]
     return {"schema_version": 1, "name": "track_step_up", "method": "track",
             "about": "A 0.15 m step-up keyed by hand (stand, weight on the left foot, the right foot up onto the "

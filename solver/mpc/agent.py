@@ -31,6 +31,7 @@ from ..settings import PlannerSettings
 from ..solution import Progress
 from .checkpoint import Checkpoint, fingerprint
 from .effort import Effort
+from .hold import pose_holder
 from .iteration import Scorer, plan_iteration
 from .objectives import Objective
 from .planner import ControlSpace, make_planner
@@ -87,6 +88,7 @@ class Agent:
         self.space = ControlSpace.of(plan, self.objective.act_group, settings)
         if reference is not None and reference.feedforward is not None:
             self.space.feedforward, self.space.feedforward_dt = reference.feedforward, reference.dt
+        self.space.hold = pose_holder(plan)
         self.planner = make_planner(self.space, settings, np.random.default_rng(seed))
         self.scorer = Scorer(plan, self.objective, self.space, settings, engine)
         self.substeps = max(1, int(round(settings.planning_timestep / m.opt.timestep)))

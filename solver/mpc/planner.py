@@ -12,6 +12,7 @@ task's `settings.planner_options`).
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -43,6 +44,9 @@ class ControlSpace:
     # end): a tracking solve's inverse dynamics of its reference. Plans are then corrections to it.
     feedforward: np.ndarray | None = None
     feedforward_dt: float = 0.0
+    # The controls (nu,) that hold the pose of a physics state where it is — gravity-compensating
+    # torques, or servo targets at the current angles — for planners that try that as a guess.
+    hold: Callable[[np.ndarray], np.ndarray] | None = None
 
     @classmethod
     def of(cls, plan: BuiltModel, act_group: np.ndarray, settings: PlannerSettings) -> ControlSpace:
@@ -50,6 +54,17 @@ class ControlSpace:
         rng = plan.model.actuator_ctrlrange[:nu]
         return cls(nu=nu, lo=rng[:, 0], hi=rng[:, 1], act_group=np.asarray(act_group),
                    offsets=np.linspace(0.0, settings.horizon, settings.knots), spline=settings.spline)
+
+    def hold_plan(self, state: np.ndarray, t: float) -> np.ndarray | None:
+        """Knots (knots, nu) of the plan that holds `state`'s pose over the horizon starting at t (a
+        correction to the feedforward where there is one), or None where `hold` is not known."""
+        if self.hold is None:
+            return None
+        knots = np.tile(self.hold(state), (len(self.offsets), 1))
+        if self.feedforward is not None:
+            rows = np.clip(np.rint((t + self.offsets) / self.feedforward_dt).astype(int), 0, len(self.feedforward) - 1)
+            knots = knots - self.feedforward[rows]
+        return knots
 
     def controls(self, knot_start: float, knots: np.ndarray, times: np.ndarray) -> np.ndarray:
         """Controls of plans `knots` (…, knots, nu) starting at `knot_start`, at `times`, clamped."""

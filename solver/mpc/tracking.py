@@ -4,12 +4,14 @@ the tracker that checks its keyframes off.
 The objective compares every rollout step with the reference at the same instant: each hinge angle
 and each body position (in that joint's or body's group, so the partwise planner recombines them
 like the contact objective's terms) — a body's position weighed more while the reference has it at
-rest on the scene (a planted foot stays planted) — the root's position and orientation, the
-centre of mass's horizontal position and velocity (balance: the weight where the reference puts it),
-joint and root velocity errors, and the planner's correction. Near a keyframe's time the pose and
-position terms are boosted by its weight. Norms follow the contact objective (smooth-abs with p =
-0.1 for poses, squares for velocities); the correction is the PD targets' offset from the
-reference's angles (½ square) or, with motors, the torques' cosh norm (MuJoCo MPC's).
+rest on the scene (a planted foot stays planted) — the root's position and orientation, the centre
+of mass's horizontal position and velocity where the reference balances (its centre of mass over the
+bodies it has on the scene: there the weight goes where the reference puts it; a reference that
+falls into a chair or leaps is not held to its centre of mass), joint and root velocity errors, and
+the planner's correction. Near a keyframe's time the pose and position terms are boosted by its
+weight. Norms follow the contact objective (smooth-abs with p = 0.1 for poses, squares for
+velocities); the correction is the PD targets' offset from the reference's angles (½ square) or,
+with motors, the torques' cosh norm (MuJoCo MPC's).
 """
 from __future__ import annotations
 
@@ -103,11 +105,12 @@ class TrackingObjective(Objective):
         add(s.w_root_pos, boost * root_pos, GROUPS)  # balance and whereabouts: every group's concern
         add(s.w_root_rot, boost * root_rot, GROUPS)
         add(s.w_root_vel, root_vel, GROUPS)
-        if ref.com is not None:  # balance: the weight where the reference puts it
+        if ref.com is not None:  # balance: the weight where the reference puts it, where it balances
+            held = ref.balanced[rows] if ref.balanced is not None else 1.0
             com_err = smooth_abs(np.linalg.norm(feat["com"][..., :2] - ref.com[rows][..., :2], axis=-1), COM_P)
             com_vel = 0.5 * np.sum((feat["comvel"][..., :2] - ref.comvel[rows][..., :2]) ** 2, axis=-1)
-            add(s.w_com, boost * com_err, GROUPS)
-            add(s.w_com_vel, com_vel, GROUPS)
+            add(s.w_com, held * boost * com_err, GROUPS)
+            add(s.w_com_vel, held * com_vel, GROUPS)
         return Costs.of_terms(values, owners, nroll, nstep)
 
 
