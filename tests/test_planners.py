@@ -105,8 +105,8 @@ def test_planner_classes_come_from_the_registry():
 
 
 def test_an_unregistered_planner_in_the_task_is_exit_2_listing_the_planners(tmp_path):
-    rc, out, err = run_cli(_short_contact_task(tmp_path, "smc"), tmp_path / "out")
-    check_invalid(rc, out, err, ["settings.planner", "unknown planner 'smc'"] + [f"{n}" for n in PLANNERS])
+    rc, out, err = run_cli(_short_contact_task(tmp_path, "ilqg"), tmp_path / "out")
+    check_invalid(rc, out, err, ["settings.planner", "unknown planner 'ilqg'"] + [f"{n}" for n in PLANNERS])
     assert not (tmp_path / "out").exists()
 
 

@@ -58,7 +58,7 @@ def _costs(total):
 def test_samples_follow_the_mixture_of_the_leaves():
     """Leaves chosen ∝ f·V (with exp(−(c − c_min)/τ), τ = median − min), each sample Gaussian around
     its leaf's sample with σ × the leaf's widths."""
-    settings = PlannerSettings(rollouts=8, planner="smc", knots=1)
+    settings = PlannerSettings(rollouts=8, planner="smc", knots=1, planner_options={"temperature": 1.0})
     planner = make_planner(_space(2, lo=-100.0, hi=100.0), settings, np.random.default_rng(0))
     for x in ([5, 5], [15, 5], [-5, 5], [5, 15], [5, -5]):
         planner._add(np.array(x, dtype=float), 0.0, fresh=True)
