@@ -12,7 +12,7 @@ import pytest
 from solver.contact_keyframes import ContactKeyframe, ContactPair
 from solver.model import build_model
 from solver.mpc.objectives import ALPHA, Costs, Objective
-from solver.mpc.partwise import PartwisePlanner
+from solver.mpc.partwise import PartwisePlanner, compose
 from solver.mpc.planner import ControlSpace
 from solver.mpc.tracker import KeyframeTracker
 from solver.objective_terms import TERM_NAMES
@@ -120,7 +120,7 @@ def test_composition_takes_each_parts_knots_from_its_best_rollout(objective):
         comp[g + 1, g] = 0.0
     costs = Costs(total=comp.sum(1), components=comp, membership=np.eye(len(GROUPS), dtype=bool),
                   per_step=np.zeros((nroll, 1)))
-    composed = planner.compose(candidates, costs, [[0], [1], [2], [3], [4]])
+    composed = compose(candidates, costs, [[0], [1], [2], [3], [4]], planner.part_columns)
     for a in range(nu):
         assert np.all(composed[:, a] == objective.act_group[a] + 1)
     # A part spanning several groups picks the rollout best for their sum.
@@ -128,7 +128,7 @@ def test_composition_takes_each_parts_knots_from_its_best_rollout(objective):
     comp2[5, [1, 2]] = 1.0  # rollout 5 is second-best for both legs: best for the legs together
     costs2 = Costs(total=comp2.sum(1), components=comp2, membership=np.eye(len(GROUPS), dtype=bool),
                    per_step=np.zeros((nroll, 1)))
-    composed2 = planner.compose(candidates, costs2, [[1, 2], [0, 3, 4]])
+    composed2 = compose(candidates, costs2, [[1, 2], [0, 3, 4]], planner.part_columns)
     legs = np.isin(objective.act_group, [1, 2])
     assert np.all(composed2[:, legs] == 5)
 
@@ -149,7 +149,7 @@ def test_dart_board_partwise_finds_the_optimum_far_more_often(objective):
         knots = np.repeat(samples[:, None, :], 1, axis=1)
         # Map dimension g to the actuators of group g: each group's actuators carry that dimension's value.
         cand = np.stack([samples[:, objective.act_group]], axis=1).astype(float)
-        composed = planner.compose(cand, costs, [[g] for g in range(D)])
+        composed = compose(cand, costs, [[g] for g in range(D)], planner.part_columns)
         per_dim = np.array([composed[0, objective.act_group == g][0] for g in range(D)])
         part_hits += bool(np.all(per_dim == optimum))
         del knots

@@ -121,8 +121,8 @@ def test_the_hold_guess_cancels_gravity_at_every_driven_joint():
     """With motors, u = the bias force / gear at each driven joint: MuJoCo's actuator force under u
     equals its bias force there (a character in the air, at rest, not clipped)."""
     from solver import characters
-    from solver.mpc.hold import pose_holder
     from solver.model import build_model
+    from solver.mpc.hold import pose_holder
     from solver.rollout import get_state
     from solver.scene import SCHEMA_VERSION, Environment, Pose, SceneDesc
     scene = SceneDesc(schema_version=SCHEMA_VERSION, name="air", character=characters.humanoid("default"),
@@ -144,3 +144,30 @@ def test_the_hold_guess_cancels_gravity_at_every_driven_joint():
     assert inside.sum() >= 15
     np.testing.assert_allclose(d.qfrc_actuator[dofs][inside], d.qfrc_bias[dofs][inside], rtol=1e-9, atol=1e-9)
     assert np.abs(d.qfrc_bias[dofs]).max() > 1.0  # gravity does load the joints
+
+
+def test_with_partwise_each_batch_tries_the_last_batchs_composed_candidates():
+    """PartwiseMPC's recombination as SMC guesses: after a batch, one candidate per partitioning whose
+    every part takes its knots from the rollout best for that part — tried first in the next batch."""
+    from solver.mpc.partwise import compose
+    from solver.scene import GROUPS
+    space = ControlSpace(nu=len(GROUPS), lo=-np.ones(len(GROUPS)), hi=np.ones(len(GROUPS)),
+                         act_group=np.arange(len(GROUPS)), offsets=np.array([0.0]), spline="cubic")
+    settings = PlannerSettings(rollouts=16, planner="smc", knots=1, planner_options={"partwise": True})
+    planner = make_planner(space, settings, np.random.default_rng(3))
+    cand = planner.propose(None, 0.0, None)
+    comp = np.abs(cand[:, 0, :])  # group g's cost: |its actuator's control|
+    costs = Costs(total=comp.sum(1), components=comp, membership=np.eye(len(GROUPS), dtype=bool),
+                  per_step=np.zeros((len(cand), 1)))
+    planner.tell(costs)
+    expected = [compose(cand, costs, p, planner.part_columns) for p in planner.partitionings]
+    assert len(expected) == len(settings.partitionings_or_default()) >= 2
+    # the per-group best, all groups at once: each actuator's smallest |control| over the batch
+    finest = [p for p in planner.partitionings if len(p) == len(GROUPS)]
+    if finest:
+        np.testing.assert_allclose(np.abs(expected[planner.partitionings.index(finest[0])][0]),
+                                   np.abs(cand[:, 0, :]).min(axis=0))
+    nxt = planner.propose(None, 0.0, None)  # another iteration of the same control step
+    for k, c in enumerate(expected):
+        np.testing.assert_array_equal(nxt[1 + k], c)
+    assert list(planner._origins[1:1 + len(expected)]) == [1] * len(expected)  # ORIGINS: "composed"

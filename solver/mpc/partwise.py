@@ -12,12 +12,31 @@ from .objectives import Costs
 from .sampling import SamplingPlanner
 
 
+def partitionings_of(settings) -> list[list[list[int]]]:
+    """The settings' partitionings as group indices (scene.GROUPS)."""
+    return [[[GROUPS.index(g) for g in part] for part in p] for p in settings.partitionings_or_default()]
+
+
+def part_columns_of(space, partitionings) -> dict[tuple, np.ndarray]:
+    """Per part (its group indices), which actuators (columns of a knot) it plans."""
+    return {tuple(part): np.isin(space.act_group, part) for p in partitionings for part in p}
+
+
+def compose(candidates: np.ndarray, costs: Costs, partitioning, part_columns: dict) -> np.ndarray:
+    """A candidate whose every part takes its knots from the rollout best for that part."""
+    out = np.empty_like(candidates[0])
+    for part in partitioning:
+        r = int(np.argmin(costs.part(part)))  # +inf for excluded (diverged) rollouts
+        cols = part_columns[tuple(part)]
+        out[:, cols] = candidates[r][:, cols]
+    return out
+
+
 class PartwisePlanner(SamplingPlanner):
     def __init__(self, space, settings, options, rng):
         super().__init__(space, settings, options, rng)
-        self.partitionings = [[[GROUPS.index(g) for g in part] for part in p]
-                              for p in settings.partitionings_or_default()]
-        self.part_columns = {tuple(part): np.isin(space.act_group, part) for p in self.partitionings for part in p}
+        self.partitionings = partitionings_of(settings)
+        self.part_columns = part_columns_of(space, self.partitionings)
         self.composed: list[np.ndarray] = []
 
     @classmethod
@@ -40,13 +59,4 @@ class PartwisePlanner(SamplingPlanner):
         return [self.shifted(c, t) for c in self.composed]
 
     def learn(self, candidates: np.ndarray, costs: Costs) -> None:
-        self.composed = [self.compose(candidates, costs, p) for p in self.partitionings]
-
-    def compose(self, candidates: np.ndarray, costs: Costs, partitioning) -> np.ndarray:
-        """A candidate whose every part takes its knots from the rollout best for that part."""
-        out = np.empty_like(candidates[0])
-        for part in partitioning:
-            r = int(np.argmin(costs.part(part)))  # +inf for excluded (diverged) rollouts
-            cols = self.part_columns[tuple(part)]
-            out[:, cols] = candidates[r][:, cols]
-        return out
+        self.composed = [compose(candidates, costs, p, self.part_columns) for p in self.partitionings]

@@ -6,8 +6,9 @@ Per control step (Algorithm 2):
 1. prune the previous step's samples to the M = `keep_fraction` · N whose leaves weigh most
    (w = f · V), shift them onto the new horizon and rebuild the kD-tree from them in random order;
 2. add guesses: the previous best shifted by one step, `uniform_fraction` · N samples uniform in the
-   control range, and a plan that holds the current pose (gravity-compensating torques, or servo
-   targets at the current angles);
+   control range, a plan that holds the current pose (gravity-compensating torques, or servo
+   targets at the current angles) and, with `partwise`, the previous batch's composed candidates
+   (PartwiseMPC's recombination of body-part plans; these are tried in every batch);
 3. re-evaluate every kept sample (their fitness is stale) and the guesses, then sample adaptively:
    choose a leaf ∝ w and draw N(x_i, diag((σ d_ij)²)) with d_ij the leaf's widths (`leaf_sigma` σ);
    each sample is inserted, splitting its leaf;
@@ -41,7 +42,8 @@ import numpy as np
 from ..errors import InvalidInput
 from .kdtree import KDTree, leaf_probabilities
 from .objectives import Costs
-from .planner import NOMINAL, SAMPLED, Outcome, Planner
+from .partwise import compose, part_columns_of, partitionings_of
+from .planner import COMPOSED, NOMINAL, SAMPLED, Outcome, Planner
 
 
 @dataclass
@@ -62,6 +64,9 @@ class SMCOptions:
                                "Fitness exp(−(cost − best) / τ), τ = this × (median cost − best)"})
     hold_guess: bool = field(default=True, metadata={"description":
                              "Each control step, try a plan that holds the current pose"})
+    partwise: bool = field(default=False, metadata={"description":
+                           "Each batch, try PartwiseMPC's composed candidates of the previous batch (one per "
+                           "partitioning: each body part's knots from the rollout best for that part)"})
 
 
 class SMCPlanner(Planner):
@@ -76,18 +81,23 @@ class SMCPlanner(Planner):
         self.tree = KDTree(self.box_lo, self.box_hi)
         self.costs = np.empty(0)  # per sample in the tree; stale until `fresh`
         self.fresh = np.empty(0, dtype=bool)
+        self.partitionings = partitionings_of(settings) if options.partwise else []
+        self.part_columns = part_columns_of(space, self.partitionings)
+        self.composed = np.empty((0,) + self.shape)  # the last batch's composed candidates
 
     @classmethod
     def check(cls, settings, options, path):
-        if settings.rollouts < 4:
+        needed = 4 + (len(settings.partitionings_or_default()) if options.partwise else 0)
+        if settings.rollouts < needed:
             raise InvalidInput(f"{path}.rollouts",
-                               f"the SMC planner needs at least 4 rollouts, got {settings.rollouts}")
+                               f"the SMC planner needs at least {needed} rollouts here, got {settings.rollouts}")
 
     # -- checkpoints -------------------------------------------------------------------------------
     def get_state(self):
         t = self.tree
         return dict(super().get_state(), smc_step_t=np.array([np.nan if self.step_t is None else self.step_t]),
-                    smc_points=t.points.copy(), smc_costs=self.costs.copy(), smc_fresh=self.fresh.copy())
+                    smc_points=t.points.copy(), smc_costs=self.costs.copy(), smc_fresh=self.fresh.copy(),
+                    smc_composed=self.composed.copy())
 
     def set_state(self, state):
         super().set_state(state)
@@ -98,6 +108,7 @@ class SMCPlanner(Planner):
             self.tree.insert(x)
         self.costs = np.array(state["smc_costs"], dtype=float)
         self.fresh = np.array(state["smc_fresh"], dtype=bool)
+        self.composed = np.array(state["smc_composed"], dtype=float).reshape((-1,) + self.shape)
 
     # -- fitness and sampling ----------------------------------------------------------------------
     def log_fitness(self, costs: np.ndarray) -> np.ndarray:
@@ -183,8 +194,11 @@ class SMCPlanner(Planner):
         n = self.s.rollouts
         first = self.step_t is None or abs(t - self.step_t) > 1e-12
         best_so_far = self.shifted(self.nominal, t).ravel() if first else self.nominal.ravel()
-        fixed = self.begin_step(state, t) if first else []
-        origins = [NOMINAL] + [SAMPLED] * len(fixed)
+        composed = [x.ravel() for x in self.shifted(self.composed, t)] if len(self.composed) else []
+        fixed = composed + (self.begin_step(state, t) if first else [])
+        fixed = fixed[: n - 2]
+        n_composed = min(len(composed), len(fixed))
+        origins = [NOMINAL] + [COMPOSED] * n_composed + [SAMPLED] * (len(fixed) - n_composed)
         rest = n - 1 - len(fixed)
         n_greedy = min(int(round(self.options.greedy_fraction * n)), rest - 1) if len(self.tree) else 0
         if len(self.tree):
@@ -206,6 +220,9 @@ class SMCPlanner(Planner):
         flat = self._candidates.reshape(len(total), -1)
         for x, c in zip(flat, total):
             self._add(x, float(c), fresh=True)
+        if self.partitionings:
+            self.composed = np.array([compose(self._candidates, costs, p, self.part_columns)
+                                      for p in self.partitionings])
         best_here = int(np.argmin(total))
         # the plan: the best sample of the step so far (candidate 0 re-evaluates it every batch)
         self.nominal = self._candidates[best_here].copy()
