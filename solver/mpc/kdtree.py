@@ -25,9 +25,10 @@ class KDTree:
         self.span = self.hi - self.lo
         self.free = self.span > 0
         dim = self.lo.size
-        self.points = np.empty((0, dim))
-        self.cell_lo = np.empty((0, dim))  # per leaf (= per sample, in insertion order)
-        self.cell_hi = np.empty((0, dim))
+        self._n = 0  # rows in use of the arrays below, which grow by doubling
+        self._points = np.empty((16, dim))
+        self._cell_lo = np.empty((16, dim))  # per leaf (= per sample, in insertion order)
+        self._cell_hi = np.empty((16, dim))
         # Inner nodes: split dimension and value, children; a child < 0 is the leaf −(child + 1).
         self._dim: list[int] = []
         self._val: list[float] = []
@@ -36,11 +37,24 @@ class KDTree:
         self._leaf_parent: list[tuple[int, bool]] = []  # per leaf: (inner node, on its "above" side); (-1, …) = root
 
     def __len__(self) -> int:
-        return len(self.points)
+        return self._n
+
+    @property
+    def points(self) -> np.ndarray:
+        """(n, dim) the samples, in insertion order (leaf i holds sample i)."""
+        return self._points[:self._n]
+
+    @property
+    def cell_lo(self) -> np.ndarray:
+        return self._cell_lo[:self._n]
+
+    @property
+    def cell_hi(self) -> np.ndarray:
+        return self._cell_hi[:self._n]
 
     def leaf_of(self, x: np.ndarray) -> int:
         """The leaf whose hypercube holds x (points on a split go above it)."""
-        if not len(self.points):
+        if not self._n:
             raise ValueError("the tree is empty")
         if not self._dim:
             return 0
@@ -55,25 +69,25 @@ class KDTree:
         """Add sample x (clipped into the box); its leaf's index, which is its index in `points`.
         A sample equal to the one of the leaf it lands in is not added: that leaf's index is returned."""
         x = np.clip(np.asarray(x, dtype=float).ravel(), self.lo, self.hi)
-        n = len(self.points)
+        n = self._n
         if n == 0:
             self._append(x, self.lo.copy(), self.hi.copy(), (-1, False))
             return 0
         j = self.leaf_of(x)
-        old = self.points[j]
-        width = self.cell_hi[j] - self.cell_lo[j]
+        old = self._points[j]
+        width = self._cell_hi[j] - self._cell_lo[j]
         gap = np.where(width > 0, np.abs(x - old) / np.where(width > 0, width, 1.0), 0.0)
         d = int(np.argmax(gap))
         if gap[d] == 0.0:
             return j
         mid = 0.5 * (x[d] + old[d])
-        lo_new, hi_new = self.cell_lo[j].copy(), self.cell_hi[j].copy()
+        lo_new, hi_new = self._cell_lo[j].copy(), self._cell_hi[j].copy()
         new_above = x[d] > old[d]
         if new_above:
-            self.cell_hi[j, d] = mid
+            self._cell_hi[j, d] = mid
             lo_new[d] = mid
         else:
-            self.cell_lo[j, d] = mid
+            self._cell_lo[j, d] = mid
             hi_new[d] = mid
         # leaf j becomes an inner node's child on one side, the new leaf on the other
         node = len(self._dim)
@@ -89,9 +103,11 @@ class KDTree:
         return n
 
     def _append(self, x, lo, hi, parent) -> None:
-        self.points = np.vstack([self.points, x[None]])
-        self.cell_lo = np.vstack([self.cell_lo, lo[None]])
-        self.cell_hi = np.vstack([self.cell_hi, hi[None]])
+        if self._n == len(self._points):
+            grow = lambda a: np.concatenate([a, np.empty_like(a)])  # noqa: E731
+            self._points, self._cell_lo, self._cell_hi = grow(self._points), grow(self._cell_lo), grow(self._cell_hi)
+        self._points[self._n], self._cell_lo[self._n], self._cell_hi[self._n] = x, lo, hi
+        self._n += 1
         self._leaf_parent.append(parent)
 
     def widths(self) -> np.ndarray:
@@ -101,7 +117,7 @@ class KDTree:
     def log_volumes(self) -> np.ndarray:
         """(n,) log of each leaf's volume as a share of the box's."""
         if not self.free.any():
-            return np.zeros(len(self.points))
+            return np.zeros(self._n)
         share = self.widths()[:, self.free] / self.span[self.free]
         return np.log(share).sum(axis=1)
 
