@@ -20,18 +20,18 @@ The paper draws and inserts one sample at a time; the rollout engine evaluates a
 here a planning iteration's N candidates are drawn from the tree as it stood after the previous
 batch, and extra iterations of a control step (adaptive effort) continue the same tree. The first
 candidate of every batch is the best plan so far (as the other planners' nominal), so an iteration
-never loses it. The paper's objective is a fitness in [0, 1]; ours is a cost, so the fitness is
-f = exp(−(c − c_min) / τ) with τ = `temperature` × (median cost − c_min) of the step's samples: at
-0.1, a sample a tenth of the way from the best to the median cost weighs 1/e of the best per unit
-volume, so the leaves' volumes (large around lone samples) do not outweigh the fitness. Pruning keeps the M heaviest
-leaves in one pass, where the paper removes the lightest one at a time (each removal enlarging its
-neighbour's volume). The paper's values: M = 0.1 N, 20% uniform samples, σ = 0.5, σ_g = 0.005 and
-N_g / N varied ("the balance between local and global search"). Here each actuator's control spans
-[−1, 1] (or a joint's range), so a leaf never split is 2 wide and σ_g = 0.005 spreads the greedy
-samples by 0.01, a fifth of predictive sampling's noise: measured on the armchair sit (seeds 0–1),
-the defaults σ_g = 0.025 (predictive sampling's spread) and N_g = N/2 reach both keyframes where
-σ_g = 0.005 or N_g ≤ N/4 miss the second (benchmarks/RESULTS.md). With N_g = N/10 the population
-keeps more modes alive (tests/test_smc.py).
+never loses it. The paper's objective is a fitness in [0, 1]; ours is a cost, so the fitness is f =
+exp(−(c − c_min) / τ) with τ = `temperature` × (median cost − c_min) of the step's samples: at 0.1,
+a sample a tenth of the way from the best to the median cost weighs 1/e of the best per unit volume,
+so the leaves' volumes (large around lone samples) do not outweigh the fitness. Pruning keeps the M
+heaviest leaves in one pass, where the paper removes the lightest one at a time (each removal
+enlarging its neighbour's volume). The paper's values: M = 0.1 N, 20% uniform samples, σ = 0.5, σ_g
+= 0.005 and N_g / N varied ("the balance between local and global search"). Here each actuator's
+control spans [−1, 1] (or a joint's range), so a leaf never split is 2 wide and σ_g = 0.005 spreads
+the greedy samples by 0.01, a fifth of predictive sampling's noise: measured on the armchair sit
+(seeds 0–1), the defaults σ_g = 0.025 (predictive sampling's spread) and N_g = N/2 reach both
+keyframes where σ_g = 0.005 or N_g ≤ N/4 miss one (benchmarks/RESULTS.md). With N_g = N/10
+the population keeps more modes alive (tests/test_smc.py).
 """
 from __future__ import annotations
 
