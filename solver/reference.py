@@ -156,22 +156,41 @@ def over_support(model: mujoco.MjModel, data: mujoco.MjData, qpos: np.ndarray, b
     return hull_distance(support_points(model, data, bodies), com[:2]) <= margin
 
 
+def convex_hull(points: np.ndarray) -> np.ndarray:
+    """The corners of the convex hull of 2-D `points`, counter-clockwise (Andrew's monotone chain;
+    scipy's Qhull would do, but Blender's Python has no scipy and the extension does not ship it)."""
+    pts = sorted(set(map(tuple, np.round(np.asarray(points, dtype=float), 12))))
+    if len(pts) <= 2:
+        return np.array(pts).reshape(-1, 2)
+
+    def cross(o, a, b):
+        return (a[0] - o[0]) * (b[1] - o[1]) - (a[1] - o[1]) * (b[0] - o[0])
+    lower: list = []
+    upper: list = []
+    for p in pts:
+        while len(lower) >= 2 and cross(lower[-2], lower[-1], p) <= 0:
+            lower.pop()
+        lower.append(p)
+    for p in reversed(pts):
+        while len(upper) >= 2 and cross(upper[-2], upper[-1], p) <= 0:
+            upper.pop()
+        upper.append(p)
+    return np.array(lower[:-1] + upper[:-1])
+
+
 def hull_distance(points: np.ndarray, x: np.ndarray) -> float:
     """Distance from 2-D point x to the convex hull of `points` (0 inside)."""
-    from scipy.spatial import ConvexHull, QhullError
-    try:
-        hull = ConvexHull(points)
-    except (QhullError, ValueError):  # fewer than three points, or all on a line: the segment between
-        along = points @ (points[-1] - points[0])
-        a, b = points[np.argmin(along)], points[np.argmax(along)]
-        ab = b - a
-        u = 0.0 if not ab.any() else float(np.clip((x - a) @ ab / (ab @ ab), 0.0, 1.0))
-        return float(np.linalg.norm(x - (a + u * ab)))
-    if np.all(hull.equations[:, :2] @ x + hull.equations[:, 2] <= 0.0):
-        return 0.0
-    ring = points[hull.vertices]
+    ring = convex_hull(points)
+    x = np.asarray(x, dtype=float)
+    if len(ring) >= 3:
+        edges = np.roll(ring, -1, axis=0) - ring
+        rel = x - ring
+        if np.all(edges[:, 0] * rel[:, 1] - edges[:, 1] * rel[:, 0] >= 0.0):  # left of every edge
+            return 0.0
+    if len(ring) == 1:
+        return float(np.linalg.norm(x - ring[0]))
     best = np.inf
-    for a, b in zip(ring, np.roll(ring, -1, axis=0)):
+    for a, b in zip(ring, np.roll(ring, -1, axis=0) if len(ring) > 2 else ring[1:]):
         ab = b - a
         u = float(np.clip((x - a) @ ab / (ab @ ab), 0.0, 1.0))
         best = min(best, float(np.linalg.norm(x - (a + u * ab))))

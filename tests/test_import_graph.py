@@ -144,6 +144,15 @@ def test_nothing_the_blender_side_reaches_needs_what_blender_lacks():
     assert not bad, bad
 
 
+def test_no_solver_module_needs_what_blender_lacks():
+    """The add-on runs its solves in Blender's own Python (`python -m solver` with the extension's
+    bundled wheels): no solver module may import scipy (tools may)."""
+    mods = modules(("solver",))
+    bad = [f"{path.relative_to(ROOT)}:{line} imports {target}" for m, path in sorted(mods.items())
+           for target, line in imports(m, path) if target.split(".")[0] in NOT_IN_BLENDER]
+    assert not bad, bad
+
+
 def test_the_checks_catch_a_cycle_an_upward_import_and_a_forbidden_one(tmp_path):
     assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert find_cycle({"a": {"b"}, "b": set()}) is None

@@ -257,3 +257,28 @@ def test_a_free_timed_keyframe_is_refused(fall):
     with pytest.raises(InvalidInput) as e:
         _track(times, qpos, keys)
     assert e.value.path == "keyframes[1].time_range"
+
+
+def test_the_support_hull_and_distance_agree_with_qhull():
+    """The reference's own 2-D convex hull (Blender's Python has no scipy) against scipy's Qhull on
+    random point sets, and the distance to it against a direct computation; points, segments and
+    collinear sets too."""
+    from scipy.spatial import ConvexHull, Delaunay
+
+    from solver.reference import convex_hull, hull_distance
+    rng = np.random.default_rng(0)
+    for _ in range(50):
+        pts = rng.normal(size=(int(rng.integers(3, 30)), 2))
+        ours = convex_hull(pts)
+        qhull = ConvexHull(pts)
+        assert sorted(map(tuple, ours.round(12))) == sorted(map(tuple, pts[qhull.vertices].round(12)))
+        ring = pts[qhull.vertices]  # counter-clockwise
+        for x in rng.normal(scale=1.5, size=(20, 2)):
+            inside = Delaunay(pts).find_simplex(x) >= 0
+            edge = min(np.linalg.norm(x - (a + np.clip((x - a) @ (b - a) / ((b - a) @ (b - a)), 0, 1) * (b - a)))
+                       for a, b in zip(ring, np.roll(ring, -1, axis=0)))
+            assert hull_distance(pts, x) == pytest.approx(0.0 if inside else edge, abs=1e-12)
+    assert hull_distance(np.array([[1.0, 1.0]]), np.array([4.0, 5.0])) == pytest.approx(5.0)
+    line = np.array([[0.0, 0.0], [1.0, 0.0], [2.0, 0.0]])
+    assert hull_distance(line, np.array([1.0, 0.5])) == pytest.approx(0.5)
+    assert hull_distance(line, np.array([3.0, 0.0])) == pytest.approx(1.0)
