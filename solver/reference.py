@@ -106,6 +106,8 @@ def build_reference(model: mujoco.MjModel, bodies: list[str], times: np.ndarray,
     xpos = {b: np.zeros((n, 3)) for b in bodies}
     xquat = {b: np.zeros((n, 4)) for b in bodies}
     com = np.zeros((n, 3))
+    touching = touching_scene(model, bodies, q)
+    balanced = np.zeros(n, dtype=bool)
     for i in range(n):
         data.qpos[:] = q[i]
         mujoco.mj_kinematics(model, data)
@@ -114,18 +116,16 @@ def build_reference(model: mujoco.MjModel, bodies: list[str], times: np.ndarray,
         for b, k in zip(bodies, ids):
             xpos[b][i] = data.xpos[k]
             xquat[b][i] = data.xquat[k]
+        balanced[i] = over_support(model, data, [b for b in bodies if touching[b][i]], com[i])
     comvel = np.zeros((n, 3))  # the held end is at rest
     if n_motion > 1:
         comvel[:n_motion] = np.gradient(com[:n_motion], dt, axis=0)
-    touching = touching_scene(model, bodies, q)
     planted = {}
     for b in bodies:
         speed = np.zeros(n)
         if n_motion > 1:
             speed[:n_motion] = np.linalg.norm(np.gradient(xpos[b][:n_motion], dt, axis=0), axis=1)
         planted[b] = touching[b] & (speed < PLANTED_SPEED)
-    balanced = np.array([over_support(model, data, q[i], [b for b in bodies if touching[b][i]], com[i])
-                         for i in range(n)], dtype=bool)
     return Reference(dt=dt, duration=duration, qpos=q, qvel=v, xpos=xpos, xquat=xquat, planted=planted,
                      com=com, comvel=comvel, balanced=balanced)
 
@@ -145,14 +145,12 @@ def support_points(model: mujoco.MjModel, data: mujoco.MjData, bodies: list[str]
     return np.array(points).reshape(-1, 2)
 
 
-def over_support(model: mujoco.MjModel, data: mujoco.MjData, qpos: np.ndarray, bodies: list[str],
-                 com: np.ndarray, margin: float = SUPPORT_MARGIN) -> bool:
-    """Whether `com` lies over the support of `bodies` in pose `qpos`: within `margin` of the convex
-    hull of their support points (seen from above). No bodies: no support."""
+def over_support(model: mujoco.MjModel, data: mujoco.MjData, bodies: list[str], com: np.ndarray,
+                 margin: float = SUPPORT_MARGIN) -> bool:
+    """Whether `com` lies over the support of `bodies` in `data`'s pose (kinematics done): within
+    `margin` of the convex hull of their support points (seen from above). No bodies: no support."""
     if not bodies:
         return False
-    data.qpos[:] = qpos
-    mujoco.mj_kinematics(model, data)
     return hull_distance(support_points(model, data, bodies), com[:2]) <= margin
 
 
