@@ -14,6 +14,7 @@ import mujoco
 import numpy as np
 
 from .mjcf import compile_spec, initial_qpos, initial_qvel, model_from_xml, mujoco_errors, scene_to_spec
+from .perturbations import Perturbations, add_balls
 from .scene import SceneDesc
 
 ASSIST_PREFIX = "assist_"
@@ -30,6 +31,7 @@ class BuiltModel:
     nu_character: int  # the first nu_character actuators drive the character's joints
     assist_bodies: list[str] = field(default_factory=list)  # ctrl columns nu_character.. are their β
     sensor_slices: dict[str, slice] = field(default_factory=dict)
+    perturbations: Perturbations | None = None  # what strikes the character (its balls are in the model)
 
     @property
     def nassist(self) -> int:
@@ -101,13 +103,15 @@ def _add_assist(spec: mujoco.MjSpec, model: mujoco.MjModel, bodies: list[str], k
 
 def build_model(scene: SceneDesc, actuation: str = "motor", assist_bodies: list[str] | None = None,
                 assist_kp_per_kg: float = 400.0, assist_kv_per_kg: float = 40.0,
-                target_margin: float = 0.0) -> BuiltModel:
+                target_margin: float = 0.0, perturbations: Perturbations | None = None) -> BuiltModel:
     """Compile `scene` for solving. `assist_bodies` (character body names) get assist channels;
-    `target_margin` widens position servos' target range past the joint limits (`scene_to_spec`)."""
+    `target_margin` widens position servos' target range past the joint limits (`scene_to_spec`);
+    `perturbations`' balls become free bodies waiting on their rack."""
     spec = scene_to_spec(scene, actuation, target_margin)
     bodies = [b.name for b in scene.character.bodies]
-    with mujoco_errors():  # the scene's own names may clash with the sensors' and assist channels'
+    with mujoco_errors():  # the scene's own names may clash with the sensors', assist channels' and balls'
         _add_sensors(spec, bodies, [b.name for b in scene.environment.bodies])
+        add_balls(spec, perturbations.balls if perturbations else [])
     model = compile_spec(spec)
     assist = list(assist_bodies or [])
     if assist:
@@ -130,4 +134,5 @@ def build_model(scene: SceneDesc, actuation: str = "motor", assist_bodies: list[
         a = int(model.sensor_adr[i])
         slices[model.sensor(i).name] = slice(a, a + int(model.sensor_dim[i]))
     return BuiltModel(xml=xml, model=model, scene=scene, actuation=actuation, character_bodies=bodies,
-                      nu_character=len(scene.character.actuators), assist_bodies=assist, sensor_slices=slices)
+                      nu_character=len(scene.character.actuators), assist_bodies=assist, sensor_slices=slices,
+                      perturbations=perturbations)

@@ -15,6 +15,7 @@ from typing import Any, Optional
 from . import schema
 from .errors import InvalidInput
 from .limits import MAX_SEEDS
+from .perturbations import Perturbations
 from .registry import METHODS, check_name
 from .scene import SCHEMA_VERSION, Pose, SceneDesc, check_references, check_timestep, depth_first
 
@@ -51,6 +52,8 @@ class Task:
     # The motion a `track` task follows: {"times": [...], "qpos": [[...]]}, {"result": "…/result.npz"} or
     # {"sketch": "linear"} (its keyframes, linearly interpolated).
     reference: Optional[dict[str, Any]] = None
+    # Pushes and thrown balls that strike while solving (`perturbations`), for methods that react.
+    perturbations: Optional[Perturbations] = None
 
     def check(self, path):
         if self.schema_version != TASK_SCHEMA_VERSION:

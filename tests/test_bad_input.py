@@ -86,6 +86,9 @@ def _geom0(d):
 CASES = [
     ("malformed_json", None, '{"schema_version": 1,', ["{task}", "malformed JSON"]),
     ("task_schema_version", {**good_task(), "schema_version": 99}, None, ["schema_version"]),
+    ("perturbations_for_simulate",
+     {**good_task(), "perturbations": {"impulses": [{"time": 0.5, "body": "torso", "impulse": [1.0, 0.0, 0.0]}]}},
+     None, ["perturbations", "does not react"]),
     ("scene_schema_version", mutated(_set(lambda t, d: (d, "schema_version"), 99)), None,
      [f"{SCENE}.schema_version"]),
     ("actuator_unknown_joint",
@@ -228,6 +231,18 @@ def _kf0(t):
     return t["keyframes"][0]
 
 
+IMP0 = "perturbations.impulses[0]"
+BALL0 = "perturbations.balls[0]"
+
+
+def _push(**change):
+    return dict({"time": 1.0, "body": "torso", "impulse": [-10.0, 0.0, 0.0]}, **change)
+
+
+def _ball(**change):
+    return dict({"time": 1.0, "aim": "torso", "direction": [-1.0, 0.0, 0.0], "speed": 8.0}, **change)
+
+
 # (id, mutation of the good contact task, [exact error path, other substrings expected on stderr])
 CONTACT_CASES = [
     ("pair_unknown_body1", lambda t: _pair0(t).update(body1="hand_rigth"), [f"{PAIR0}.body1", "hand_rigth"]),
@@ -250,6 +265,31 @@ CONTACT_CASES = [
     ("include_missing_task", lambda t: t.update(keyframes=[{"include": "no_such_task"}]),
      [f"{KF0}.include", "no_such_task"]),
     ("empty_keyframes", lambda t: t.update(keyframes=[]), ["keyframes"]),
+    # Perturbations (hit reactions): a push or a ball outside the task, on no body, of no mass.
+    ("impulse_after_the_task", lambda t: t.update(perturbations={"impulses": [_push(time=1000.0)]}),
+     [f"{IMP0}.time", "within the task"]),
+    ("impulse_negative_time", lambda t: t.update(perturbations={"impulses": [_push(time=-0.5)]}),
+     [f"{IMP0}.time", ">= 0"]),
+    ("impulse_unknown_body", lambda t: t.update(perturbations={"impulses": [_push(body="chest")]}),
+     [f"{IMP0}.body", "chest"]),
+    ("impulse_nan", lambda t: t.update(perturbations={"impulses": [_push(impulse=[0.0, math.nan, 0.0])]}),
+     [f"{IMP0}.impulse[1]", "finite"]),
+    ("impulse_inf_point", lambda t: t.update(perturbations={"impulses": [_push(point=[math.inf, 0.0, 0.0])]}),
+     [f"{IMP0}.point[0]", "finite"]),
+    ("ball_zero_mass", lambda t: t.update(perturbations={"balls": [_ball(mass=0.0)]}), [f"{BALL0}.mass", "> 0"]),
+    ("ball_negative_mass", lambda t: t.update(perturbations={"balls": [_ball(mass=-2.0)]}), [f"{BALL0}.mass"]),
+    ("ball_zero_radius", lambda t: t.update(perturbations={"balls": [_ball(radius=0.0)]}), [f"{BALL0}.radius"]),
+    ("ball_unknown_aim", lambda t: t.update(perturbations={"balls": [_ball(aim="nose")]}), [f"{BALL0}.aim", "nose"]),
+    ("ball_zero_direction", lambda t: t.update(perturbations={"balls": [_ball(direction=[0.0, 0.0, 0.0])]}),
+     [f"{BALL0}.direction", "zero"]),
+    ("ball_nan_direction", lambda t: t.update(perturbations={"balls": [_ball(direction=[math.nan, 0.0, 0.0])]}),
+     [f"{BALL0}.direction[0]", "finite"]),
+    ("ball_thrown_before_the_start", lambda t: t.update(perturbations={"balls": [_ball(time=0.1)]}),
+     [f"{BALL0}.time", "at least 0.25"]),
+    ("ball_after_the_task", lambda t: t.update(perturbations={"balls": [_ball(time=999.0)]}),
+     [f"{BALL0}.time", "within the task"]),
+    ("perturbation_unknown_kind", lambda t: t.update(perturbations={"explosions": []}),
+     ["perturbations.explosions", "unknown field"]),
 ]
 
 

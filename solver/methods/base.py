@@ -30,10 +30,12 @@ class Capabilities:
     appended_keyframes: `--jsonl` runs take more keyframes on stdin while solving (`feed.py`);
     the method checks each line (`check_appended`) and its solve polls the new ones.
     partial_solutions: the solve reports playable intermediate solutions (`Progress.partial`).
-    reference: the task's `reference` motion is what the method solves from (others refuse one)."""
+    reference: the task's `reference` motion is what the method solves from (others refuse one).
+    perturbations: the solve reacts to the task's pushes and thrown balls (others refuse them)."""
     appended_keyframes: bool = False
     partial_solutions: bool = False
     reference: bool = False
+    perturbations: bool = False
 
 
 @dataclass(frozen=True)
@@ -94,10 +96,14 @@ class Method(ABC):
         given only to methods with `capabilities.appended_keyframes`."""
 
     def check_task(self, task: Task) -> None:
-        """What every method refuses alike, before `prepare`: a reference motion it has no use for."""
+        """What every method refuses alike, before `prepare`: a reference motion or perturbations it has no
+        use for."""
         if task.reference is not None and not self.capabilities.reference:
             raise InvalidInput("reference", f"the {self.name} method takes no reference motion (the track "
                                "method follows one)")
+        if task.perturbations and not self.capabilities.perturbations:
+            raise InvalidInput("perturbations", f"the {self.name} method does not react to perturbations (the "
+                               "contact method does)")
 
     def check_appended(self, items: list, scene: SceneDesc, path: str) -> None:
         """Check keyframe items appended on stdin (InvalidInput if bad); for methods with

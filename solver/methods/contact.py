@@ -18,6 +18,7 @@ from ..mjcf import model_from_xml
 from ..model import BuiltModel, build_model
 from ..mpc.particles import run_particles
 from ..mpc.planner import COMPOSED, ORIGINS, planner_options
+from ..perturbations import Perturbations, check_perturbations
 from ..quality import motion_quality
 from ..rollout import RolloutEngine
 from ..scene import SceneDesc
@@ -60,10 +61,12 @@ class ContactPrepared(PlannedPrepared):
 
 
 def planning_models(scene: SceneDesc, settings: PlannerSettings, actuation: str = "motor",
-                    target_margin: float = 0.0) -> tuple[BuiltModel, BuiltModel]:
+                    target_margin: float = 0.0, perturbations: Perturbations | None = None
+                    ) -> tuple[BuiltModel, BuiltModel]:
     """The scene's model with motors (or PD servos: `actuation`), what the solution plays on, and the
-    same model at the planning timestep (what the planner's rollouts run)."""
-    built = build_model(scene, actuation=actuation, target_margin=target_margin)
+    same model at the planning timestep (what the planner's rollouts run); both hold the balls of
+    `perturbations`, and the first the perturbations themselves (the agent applies them)."""
+    built = build_model(scene, actuation=actuation, target_margin=target_margin, perturbations=perturbations)
     plan_model = model_from_xml(built.xml)
     plan_model.opt.timestep = settings.planning_timestep
     plan = BuiltModel(xml=built.xml, model=plan_model, scene=built.scene, actuation=built.actuation,
@@ -75,7 +78,7 @@ def planning_models(scene: SceneDesc, settings: PlannerSettings, actuation: str 
 class Contact(Method):
     name = "contact"
     settings_type = PlannerSettings
-    capabilities = Capabilities(appended_keyframes=True)
+    capabilities = Capabilities(appended_keyframes=True, perturbations=True)
 
     def prepare(self, task: Task) -> ContactPrepared:
         settings = schema.from_dict(PlannerSettings, task.settings, "settings")
@@ -85,7 +88,8 @@ class Contact(Method):
             raise InvalidInput("keyframes", "the contact method needs at least one contact keyframe")
         scene = build_scene(task.scene)
         check_bodies(keyframes, scene)
-        built, plan = planning_models(scene, settings)
+        check_perturbations(task.perturbations, scene, sum(k.time_limit + k.sustain for k in keyframes))
+        built, plan = planning_models(scene, settings, perturbations=task.perturbations or None)
         return ContactPrepared(task, settings, built, keyframes, plan)
 
     def check_appended(self, items: list, scene: SceneDesc, path: str) -> None:

@@ -25,6 +25,7 @@ import numpy as np
 from ..contact_keyframes import ContactKeyframe
 from ..features import Features
 from ..model import BuiltModel
+from ..perturbations import Perturber
 from ..reference import Reference
 from ..rollout import RolloutEngine, Trajectories, get_state, step_divergence
 from ..settings import PlannerSettings
@@ -95,6 +96,7 @@ class Agent:
         self.control_dt = self.substeps * m.opt.timestep
         self.effort = Effort(settings, self.control_dt)
         self.head = m.body("head").id if "head" in built.character_bodies else None
+        self.perturber = Perturber(m, built.perturbations)
         self.fingerprint = fingerprint(built, settings, keyframes)
         self.planned_for = -1  # the keyframe index the last control step planned for
         self.horizon_total = sum(k.time_limit + k.sustain for k in keyframes)
@@ -163,6 +165,7 @@ class Agent:
             u = self.planner.action(data.time)
             data.ctrl[:self.space.nu] = u
             t_before = data.time
+            self.perturber.before_step(m, data)
             mujoco.mj_step(m, data)
             self.unstable_reason = step_divergence(data, t_before, m.opt.timestep, self.warnings0)
             if self.unstable_reason is not None:
@@ -170,7 +173,9 @@ class Agent:
                 break
             before = tracker.index
             d = self.distance(tracker.current)
-            tracker.update(data.time, d)
+            # The last keyframe counts only once the last perturbation has struck (a hit reaction).
+            waiting = tracker.index == len(tracker.keyframes) - 1 and self.perturber.pending(data.time)
+            tracker.update(data.time, np.inf if waiting else d)
             rec["times"].append(data.time)
             rec["qpos"].append(data.qpos.copy())
             rec["ctrls"].append(data.ctrl.copy())

@@ -21,8 +21,11 @@ META = "meta"
 
 
 def fingerprint(built, settings, keyframes) -> str:
-    """What a checkpoint is only valid for: the model's MJCF, the planner settings, the keyframes."""
+    """What a checkpoint is only valid for: the model's MJCF, the planner settings, the keyframes and
+    the perturbations."""
     h = hashlib.sha256(built.xml.encode("utf-8"))
+    if built.perturbations:
+        h.update(schema.dumps(built.perturbations).encode("utf-8"))
     h.update(schema.dumps(settings).encode("utf-8"))
     h.update(json.dumps([schema.to_dict(k) for k in keyframes], sort_keys=True).encode("utf-8"))
     return h.hexdigest()
