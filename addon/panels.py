@@ -1,6 +1,8 @@
 """The PhysKey tab in the 3D viewport's sidebar. Panels only draw; operators hold the logic."""
 from __future__ import annotations
 
+import json
+
 import bpy
 
 from .i18n import iface_, n_
@@ -116,6 +118,10 @@ class PHYSKEY_PT_contacts(_Sidebar, bpy.types.Panel):
                 layout.operator("physkey.send_keyframe", icon="EXPORT")
             for p in item.pairs:
                 layout.label(text=f"{p.body1} ↔ {p.body2}", icon="LINKED", translate=False)
+        if props.perturbations:  # a hit-reaction preset's: they go with the solve
+            hits = json.loads(props.perturbations)
+            layout.label(text=iface_("Hits: {} push(es), {} ball(s)").format(
+                len(hits.get("impulses", [])), len(hits.get("balls", []))), icon="FORCE_FORCE", translate=False)
 
 
 class PHYSKEY_UL_pose_keys(bpy.types.UIList):

@@ -183,6 +183,8 @@ def _preview_selected(self, context):
 
 class PHYSKEY_PG_scene(bpy.types.PropertyGroup):
     preset: StringProperty(default="", description="The preset this scene was built from")
+    perturbations: StringProperty(default="", description="Pushes and thrown balls that strike the character "
+                                  "while it solves (task-file JSON, from a hit-reaction preset)")
     start_frame: bpy.props.IntProperty(default=-1, description="The frame the last solve's motions start at "
                                        "(its first pose key for assisted keyframes; -1: the scene's start frame)")
     method: EnumProperty(items=METHOD_ITEMS, default="contact")

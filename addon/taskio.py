@@ -160,6 +160,8 @@ def task_from_scene(context, scene_desc, keyframes: list | None = None) -> dict:
         sync_pose_keys(scene, active_character(context))
         task["keyframes"] = pose_keyframes_from_action(context, scene_desc, keyed_times=True)
         task["reference"] = reference_from_action(context, scene_desc)
+    if props.method == "contact" and props.perturbations:  # a hit-reaction preset's pushes and balls
+        task["perturbations"] = json.loads(props.perturbations)
     return task
 
 

@@ -219,13 +219,17 @@ def _scene_params(text: str | None) -> dict:
 
 
 def cmd_bench(args) -> int:
-    from .bench import bench_assist, bench_mpc, bench_rollout, bench_track
+    from .bench import bench_assist, bench_hits, bench_mpc, bench_rollout, bench_track
     if args.what == "rollout":
         report = bench_rollout(nthread=args.threads, repeats=args.repeats)
     elif args.what == "track":
         if not args.task:
             raise InvalidInput("--task", "bench track needs --task NAME (an assist or a track task in scenes/tasks)")
         report = bench_track(args.task, args.seeds, workers=args.workers)
+    elif args.what == "hits":
+        if not args.task:
+            raise InvalidInput("--task", "bench hits needs --task NAME (a hit-reaction task in scenes/tasks)")
+        report = bench_hits(args.task, args.seeds, workers=args.workers)
     elif args.what == "assist":
         if not args.task:
             raise InvalidInput("--task", "bench assist needs --task NAME (an assist task in scenes/tasks)")
@@ -267,7 +271,7 @@ def build_parser() -> argparse.ArgumentParser:
     i.add_argument("mjcf")
     i.add_argument("--out", required=True)
     b = sub.add_parser("bench", help="benchmarks (JSON with --json)")
-    b.add_argument("what", choices=["rollout", "mpc", "assist", "track"])
+    b.add_argument("what", choices=["rollout", "mpc", "assist", "track", "hits"])
     b.add_argument("--json", action="store_true")
     b.add_argument("--threads", type=int, default=None, help="rollout: threads")
     b.add_argument("--repeats", type=int, default=20, help="rollout: timing repeats")
@@ -283,7 +287,7 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--variant", default=None, help="mpc: the character's body-shape variant (big_arms, …)")
     b.add_argument("--particles", type=int, default=None, help="mpc: particles per seed (default: the task's)")
     b.add_argument("--workers", type=int, default=None, help="mpc/assist/track: worker processes")
-    b.add_argument("--seeds", type=int, default=2, help="assist: seeds per β mode; track: seeds")
+    b.add_argument("--seeds", type=int, default=2, help="assist: seeds per β mode; track, hits: seeds")
     b.add_argument("--samples", type=int, default=None, help="assist: sample budget per seed")
     return p
 
