@@ -383,9 +383,9 @@ def bench_hits(task_name: str, seeds: int, workers: int | None = None, settle: f
 
     from . import schema
     from .errors import InvalidInput
-    from .mjcf import model_from_xml
     from .pool import run_seeds
     from .quality import FALLEN_HEAD_HEIGHT
+    from .registry import get_method
     from .task import load_task
     task = load_task(_task_path(task_name))
     if task.method != "contact" or not task.perturbations:
@@ -400,8 +400,7 @@ def bench_hits(task_name: str, seeds: int, workers: int | None = None, settle: f
     with tempfile.TemporaryDirectory(prefix="physkey-bench-") as out:
         run_seeds(schema.to_dict(t), t.seeds, out, min(seeds, cores) if workers is None else workers,
                   lambda e: None, entries.append, lambda seed, msg: entries.append({"seed": seed, "error": msg}))
-        with open(os.path.join(out, "model.xml"), encoding="utf-8") as f:
-            model = model_from_xml(f.read())
+        model = get_method(t.method).prepare(t).built.model  # the model the seeds ran on
         runs = []
         for e in sorted(entries, key=lambda e: e["seed"]):
             if "error" in e:
