@@ -383,9 +383,9 @@ def bench_hits(task_name: str, seeds: int, workers: int | None = None, settle: f
 
     from . import schema
     from .errors import InvalidInput
+    from .methods import get_method
     from .pool import run_seeds
     from .quality import FALLEN_HEAD_HEIGHT
-    from .methods import get_method
     from .task import load_task
     task = load_task(_task_path(task_name))
     if task.method != "contact" or not task.perturbations:
