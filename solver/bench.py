@@ -375,10 +375,12 @@ def hit_outcomes(times: np.ndarray, heads: np.ndarray, hits: list[float], end: f
     return out
 
 
-def bench_hits(task_name: str, seeds: int, workers: int | None = None, settle: float = 4.0) -> dict:
+def bench_hits(task_name: str, seeds: int, workers: int | None = None, settle: float = 4.0,
+               planner: str | None = None) -> dict:
     """A hit-reaction task (`scenes/tasks/hit_*`) over `seeds` seeds, each a single online run (one
     particle, as the paper's protocol): per hit, whether the character fell (head below 0.5 m) and
-    whether it stood again (head ≥ 1.2 m) by the next hit, or `settle` s after the last one."""
+    whether it stood again (head ≥ 1.2 m) by the next hit, or `settle` s after the last one. `planner`
+    replaces the task's (to compare planners on the same hits)."""
     import tempfile
 
     from . import schema
@@ -393,6 +395,8 @@ def bench_hits(task_name: str, seeds: int, workers: int | None = None, settle: f
     cores = os.cpu_count() or 1
     t = schema.from_dict(type(task), schema.to_dict(task))
     t.settings = dict(t.settings, particles=1, retries=0, backups=0)
+    if planner is not None:
+        t.settings["planner"] = planner
     t.seeds = list(range(seeds))
     hits = sorted([i.time for i in task.perturbations.impulses] + [b.time for b in task.perturbations.balls])
     entries = []
@@ -417,7 +421,8 @@ def bench_hits(task_name: str, seeds: int, workers: int | None = None, settle: f
     ok = [r for r in runs if "error" not in r]
     n_hits = len(hits) * len(ok)
     falls = sum(r["falls"] for r in ok)
-    return {"benchmark": "hits", "task": task.name, "seeds": seeds, "hits_per_seed": len(hits), "cpu_count": cores,
+    return {"benchmark": "hits", "task": task.name, "planner": t.settings.get("planner", "partwise"),
+            "seeds": seeds, "hits_per_seed": len(hits), "cpu_count": cores,
             "successes": sum(r["success"] for r in ok), "falls": falls, "get_ups": sum(r["get_ups"] for r in ok),
             "standing_after_rate": round(sum(r["standing_after"] for r in ok) / n_hits, 3) if n_hits else None,
             "get_up_rate": round(sum(r["get_ups"] for r in ok) / falls, 3) if falls else None, "runs": runs,

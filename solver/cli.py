@@ -229,7 +229,9 @@ def cmd_bench(args) -> int:
     elif args.what == "hits":
         if not args.task:
             raise InvalidInput("--task", "bench hits needs --task NAME (a hit-reaction task in scenes/tasks)")
-        report = bench_hits(args.task, args.seeds, workers=args.workers)
+        if args.planner is not None:
+            check_name("planner", PLANNERS, args.planner, "--planner")
+        report = bench_hits(args.task, args.seeds, workers=args.workers, planner=args.planner)
     elif args.what == "assist":
         if not args.task:
             raise InvalidInput("--task", "bench assist needs --task NAME (an assist task in scenes/tasks)")
@@ -237,12 +239,13 @@ def cmd_bench(args) -> int:
     else:
         if not args.task:
             raise InvalidInput("--task", "bench mpc needs --task NAME (a contact task in scenes/tasks)")
-        check_name("planner", PLANNERS, args.planner, "--planner")
+        planner = args.planner or "partwise"
+        check_name("planner", PLANNERS, planner, "--planner")
         if args.trials < 1 or args.first_seed < 0:
             raise InvalidInput("--trials" if args.trials < 1 else "--first-seed", "must be at least 1 (trials) and "
                                "0 (first seed)")
-        report = bench_mpc(args.task, args.trials, args.rollouts, args.planner, args.budget, args.slowdown,
-                           args.workers, args.particles, _scene_params(args.params), args.variant, args.first_seed)
+        report = bench_mpc(args.task, args.trials, args.rollouts, planner, args.budget, args.slowdown, args.workers,
+                           args.particles, _scene_params(args.params), args.variant, args.first_seed)
     if args.json:
         print(json.dumps(report, indent=1))
     else:
@@ -279,8 +282,9 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--trials", type=int, default=4, help="mpc: seeds to run")
     b.add_argument("--first-seed", type=int, default=0, help="mpc: the first of the --trials seeds")
     b.add_argument("--rollouts", type=int, default=default_of(PlannerSettings, "rollouts"), help="mpc: N")
-    b.add_argument("--planner", default="partwise",
-                   help=f"mpc: a registered planner ({', '.join(PLANNERS)})")
+    b.add_argument("--planner", default=None,
+                   help=f"mpc (default partwise), hits (default the task's): a registered planner "
+                   f"({', '.join(PLANNERS)})")
     b.add_argument("--budget", type=int, default=None, help="mpc: planning iterations per control step")
     b.add_argument("--slowdown", type=float, default=None, help="mpc: Γ (wall-clock budget) instead of --budget")
     b.add_argument("--params", default=None, help="mpc: scene parameters, e.g. height=0.3,tilt=15 (Table 3)")
