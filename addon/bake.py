@@ -148,6 +148,16 @@ def add_markers(scene, reached, frame_start: int, fps: float, prefix: str) -> li
     return markers
 
 
+def free_joint_curves(channels, frames, q7) -> None:
+    """An object's location and quaternion curves from a free joint's qpos per frame (position,
+    then quaternion w, x, y, z), the quaternion kept on one side so that it interpolates the short way."""
+    rot = continuous_quaternions(q7[:, 3:7] / np.linalg.norm(q7[:, 3:7], axis=1, keepdims=True))
+    for i in range(3):
+        _fcurve(channels, "location", i, frames, q7[:, i])
+    for i in range(4):
+        _fcurve(channels, "rotation_quaternion", i, frames, rot[:, i])
+
+
 def bake_free_bodies(scene, model, frame_times, frame_qpos, name: str, frame_start: int, fps: float) -> list:
     """Furniture the character pushed around: each free environment body whose object is in the
     scene gets a new action with its location and rotation."""
@@ -165,11 +175,7 @@ def bake_free_bodies(scene, model, frame_times, frame_qpos, name: str, frame_sta
         q = np.asarray(frame_qpos, float)
         action = bpy.data.actions.new(f"{name}_{body}")
         slot, bag = new_channels(action, obj)
-        rot = continuous_quaternions(q[:, a + 3:a + 7] / np.linalg.norm(q[:, a + 3:a + 7], axis=1, keepdims=True))
-        for i in range(3):
-            _fcurve(bag, "location", i, frames, q[:, a + i])
-        for i in range(4):
-            _fcurve(bag, "rotation_quaternion", i, frames, rot[:, i])
+        free_joint_curves(bag, frames, q[:, a:a + 7])
         obj.rotation_mode = "QUATERNION"
         action.use_fake_user = True
         previous = obj.animation_data.action if obj.animation_data else None

@@ -1,5 +1,7 @@
-"""Contact pairs drawn in the 3D viewport (gpu module): for the selected contact keyframe, both
-points of every pair and the line between them, one colour per pair, with the current distance."""
+"""Contact pairs and hits drawn in the 3D viewport (gpu module): for the selected contact keyframe,
+both points of every pair and the line between them, one colour per pair, with the current
+distance; for every hit, an arrow to where it strikes (a push's along its direction, a thrown
+ball's from where it is thrown), labelled with its strength and frame."""
 from __future__ import annotations
 
 import bpy
@@ -39,23 +41,39 @@ def pair_segments(context) -> list:
     return out
 
 
+def hit_marks(context) -> list:
+    """(tail, head, colour, label) of each hit's arrow (addon.hits.hit_marks on the pose shown now)."""
+    from .hits import hit_marks as marks
+    arm = active_character(context)
+    return marks(context, lambda body, pos: _point(context, arm, body, pos) if arm is not None else None)
+
+
 def _draw_3d():
     import gpu
     from gpu_extras.batch import batch_for_shader
+
+    from .hits import arrow_lines
     segments = pair_segments(bpy.context)
-    if not segments:
+    arrows = hit_marks(bpy.context)
+    if not segments and not arrows:
         return
     shader = gpu.shader.from_builtin("FLAT_COLOR")
     coords, colors = [], []
     for p, q, c in segments:
         coords += [p, q]
         colors += [c, c]
+    lines, line_colors = list(coords), list(colors)
+    for tail, head, c, _ in arrows:
+        for a, b in arrow_lines(tail, head):
+            lines += [a, b]
+            line_colors += [c, c]
     width = gpu.state.line_width_get()
     gpu.state.point_size_set(8.0)
     gpu.state.line_width_set(2.0)
     try:
-        batch_for_shader(shader, "LINES", {"pos": coords, "color": colors}).draw(shader)
-        batch_for_shader(shader, "POINTS", {"pos": coords, "color": colors}).draw(shader)
+        batch_for_shader(shader, "LINES", {"pos": lines, "color": line_colors}).draw(shader)
+        if coords:
+            batch_for_shader(shader, "POINTS", {"pos": coords, "color": colors}).draw(shader)
     finally:  # other draw handlers (and Blender's own) find the state as it was
         gpu.state.line_width_set(width)
         gpu.state.point_size_set(1.0)
@@ -71,6 +89,12 @@ def _draw_text():
             blf.color(0, *c)
             blf.position(0, xy.x + 6, xy.y + 6, 0)
             blf.draw(0, f"{(p - q).length:.3f} m")
+    for tail, _, c, label in hit_marks(context):
+        xy = location_3d_to_region_2d(context.region, context.region_data, tail)
+        if xy is not None:
+            blf.color(0, *c)
+            blf.position(0, xy.x + 6, xy.y - 14, 0)
+            blf.draw(0, label)
 
 
 def register() -> None:

@@ -217,7 +217,7 @@ class _Solve:
         if cont is not None and props.method == "assist":
             from .continuation import assist_keyframes
             keyframes = assist_keyframes(context, desc, cont)
-        task = task_from_scene(context, desc, keyframes)
+        task = task_from_scene(context, desc, keyframes, cont.frame if cont is not None else None)
         if cont is not None and props.method == "contact":
             task["keyframes"] = task["keyframes"][cont.reached:]  # those reached by this frame are done
             if not task["keyframes"]:

@@ -1,8 +1,6 @@
 """The PhysKey tab in the 3D viewport's sidebar. Panels only draw; operators hold the logic."""
 from __future__ import annotations
 
-import json
-
 import bpy
 
 from .i18n import iface_, n_
@@ -118,10 +116,68 @@ class PHYSKEY_PT_contacts(_Sidebar, bpy.types.Panel):
                 layout.operator("physkey.send_keyframe", icon="EXPORT")
             for p in item.pairs:
                 layout.label(text=f"{p.body1} ↔ {p.body2}", icon="LINKED", translate=False)
-        if props.perturbations:  # a hit-reaction preset's: they go with the solve
-            hits = json.loads(props.perturbations)
-            layout.label(text=iface_("Hits: {} push(es), {} ball(s)").format(
-                len(hits.get("impulses", [])), len(hits.get("balls", []))), icon="FORCE_FORCE", translate=False)
+
+
+class PHYSKEY_UL_hits(bpy.types.UIList):
+    def draw_item(self, context, layout, data, item, icon, active_data, active_propname, index):
+        row = layout.row(align=True)
+        row.label(text=iface_("frame {}").format(item.frame), icon="FORCE_FORCE" if item.kind == "push" else
+                  "SPHERE", translate=False)
+        row.label(text=item.body, translate=False)
+        if item.kind == "push":
+            row.label(text=iface_("{:g} N·s").format(round(item.magnitude, 2)), translate=False)
+        else:
+            row.label(text=iface_("{:g} kg · {:g} m/s").format(round(item.mass, 2), round(item.speed, 2)),
+                      translate=False)
+
+
+class PHYSKEY_PT_hits(_Sidebar, bpy.types.Panel):
+    """Pushes and thrown balls that strike the character while contact keyframes solve: the planner
+    does not know them in advance, so the motion is a reaction (drawn as arrows in the viewport)."""
+    bl_idname = "PHYSKEY_PT_hits"
+    bl_label = "Hits"
+    bl_parent_id = "PHYSKEY_PT_contacts"
+    bl_options = {"DEFAULT_CLOSED"}
+
+    def draw_header(self, context):
+        n = len(context.scene.physkey.hits)
+        if n:
+            self.layout.label(text=str(n), translate=False)
+
+    def draw(self, context):
+        layout = self.layout
+        props = context.scene.physkey
+        row = layout.row()
+        row.template_list("PHYSKEY_UL_hits", "", props, "hits", props, "active_hit", rows=3)
+        col = row.column(align=True)
+        for action, icon in (("ADD_PUSH", "FORCE_FORCE"), ("ADD_BALL", "SPHERE"), ("DUPLICATE", "DUPLICATE"),
+                             ("REMOVE", "REMOVE")):
+            col.operator("physkey.hit_edit", icon=icon, text="").action = action
+        i = props.active_hit
+        if not (0 <= i < len(props.hits)):
+            return
+        hit = props.hits[i]
+        col = layout.column()
+        col.prop(hit, "kind", expand=True)
+        col.prop(hit, "frame")
+        arm = active_character(context)
+        if arm is not None:
+            col.prop_search(hit, "body", arm.data, "bones", text="Bone")
+        else:
+            col.prop(hit, "body", text="Bone")
+        col.prop(hit, "point", text="Point on Bone")
+        row = col.row(align=True)
+        row.prop(hit, "direction", text="")
+        col.operator("physkey.hit_from_view", icon="VIEW_CAMERA")
+        if hit.kind == "push":
+            col.prop(hit, "magnitude", text="Impulse (N·s)")
+        else:
+            sub = col.column(align=True)
+            sub.prop(hit, "speed")
+            sub.prop(hit, "mass")
+            sub.prop(hit, "radius")
+            sub.prop(hit, "distance")
+            sub.prop(hit, "friction")
 
 
 class PHYSKEY_UL_pose_keys(bpy.types.UIList):
@@ -247,4 +303,5 @@ class PHYSKEY_PT_solve(_Sidebar, bpy.types.Panel):
 
 
 classes = (PHYSKEY_PT_character, PHYSKEY_PT_colliders, PHYSKEY_UL_contact_keyframes, PHYSKEY_PT_contacts,
+           PHYSKEY_UL_hits, PHYSKEY_PT_hits,
            PHYSKEY_UL_pose_keys, PHYSKEY_PT_pose_keys, PHYSKEY_UL_solutions, PHYSKEY_PT_solve)

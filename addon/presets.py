@@ -5,12 +5,10 @@ put in the scene the way an animator would have made it: contact keyframes as th
 pose keyframes as keyed poses on the character's action."""
 from __future__ import annotations
 
-import json
 import os
 
 import bpy
 
-from ..solver import schema
 from ..solver.paths import task_names, task_path
 from .i18n import rpt_
 from .rig import build_armature, pose_from_qpos
@@ -121,7 +119,8 @@ def load(context, name: str):
     obj, model = build_scene_objects(context, scene, physics)
     props = context.scene.physkey
     props.preset, props.method = name, task.method
-    props.perturbations = json.dumps(schema.to_dict(task.perturbations)) if task.perturbations else ""
+    from .hits import store_hits
+    store_hits(context.scene, task.perturbations, context.scene.frame_start)
     settings_to_scene(props, task.method, task.settings)
     props.contact_keyframes.clear()
     props.pose_keys.clear()

@@ -139,8 +139,8 @@ class PHYSKEY_PG_pose_key(bpy.types.PropertyGroup):
                                                     "its range), found before solving")
 
 
-def _redraw_ghosts(self, context):
-    """A ghost toggled or recoloured: the 3D viewports draw again."""
+def _redraw_viewports(self, context):
+    """A ghost or a hit changed: the 3D viewports draw again."""
     for window in context.window_manager.windows:
         for area in window.screen.areas:
             if area.type == "VIEW_3D":
@@ -170,10 +170,40 @@ class PHYSKEY_PG_solution(bpy.types.PropertyGroup):
     jerk: FloatProperty(description="RMS joint jerk at 30 fps (rad/s³): how jittery the motion is")
     fall: FloatProperty(default=-1.0, unit="TIME_ABSOLUTE",
                         description="Seconds fallen where no keyframe asks for lying (-1: not judged)")
-    ghost: BoolProperty(default=False, update=_redraw_ghosts,
+    ghost: BoolProperty(default=False, update=_redraw_viewports,
                         description="Show this solution as a ghost in the viewport, to compare it with others")
     ghost_color: FloatVectorProperty(size=4, subtype="COLOR", min=0.0, max=1.0, default=(1.0, 0.55, 0.1, 1.0),
-                                     update=_redraw_ghosts, description="The ghost's colour")
+                                     update=_redraw_viewports, description="The ghost's colour")
+
+
+HIT_KINDS = [("push", "Push", "An impulse on a bone at a point: the character is shoved"),
+             ("ball", "Ball", "A real ball thrown at a point on a bone: it flies, strikes and bounces off")]
+
+
+class PHYSKEY_PG_hit(bpy.types.PropertyGroup):
+    """A push or a thrown ball that strikes the character while it solves (a hit reaction); the
+    planner does not know it in advance. Fields as in the task file (`solver/perturbations.py`)."""
+    kind: EnumProperty(name="Kind", items=HIT_KINDS, default="push", update=_redraw_viewports)
+    frame: bpy.props.IntProperty(name="Frame", default=1, update=_redraw_viewports,
+                                 description="The frame it strikes at (the motion starts at the scene's start frame)")
+    body: StringProperty(name="Bone", default="torso", update=_redraw_viewports,
+                         description="The character's bone it strikes")
+    point: FloatVectorProperty(name="Point", size=3, subtype="TRANSLATION", update=_redraw_viewports,
+                               description="Where on the bone, in the bone's frame (m)")
+    direction: FloatVectorProperty(name="Direction", size=3, default=(-1.0, 0.0, 0.0), subtype="DIRECTION",
+                                   update=_redraw_viewports,
+                                   description="Which way it pushes (or the ball flies), in world axes")
+    magnitude: FloatProperty(name="Impulse", default=8.0, min=0.0, soft_max=100.0, update=_redraw_viewports,
+                             description="A push's impulse (N·s): the character's momentum changes by this much")
+    speed: FloatProperty(name="Speed", default=8.0, min=0.01, soft_max=30.0, unit="VELOCITY",
+                         update=_redraw_viewports, description="The ball's speed (m/s)")
+    mass: FloatProperty(name="Mass", default=5.0, min=0.001, soft_max=50.0, unit="MASS",
+                        description="The ball's mass (kg)")
+    radius: FloatProperty(name="Radius", default=0.11, min=0.005, max=1.0, unit="LENGTH", update=_redraw_viewports,
+                          description="The ball's radius (m)")
+    distance: FloatProperty(name="Distance", default=2.0, min=0.01, max=50.0, unit="LENGTH",
+                            update=_redraw_viewports, description="How far away the ball is thrown from (m)")
+    friction: FloatProperty(name="Friction", default=0.7, min=0.0, soft_max=2.0, description="The ball's friction")
 
 
 def _preview_selected(self, context):
@@ -183,8 +213,9 @@ def _preview_selected(self, context):
 
 class PHYSKEY_PG_scene(bpy.types.PropertyGroup):
     preset: StringProperty(default="", description="The preset this scene was built from")
-    perturbations: StringProperty(default="", description="Pushes and thrown balls that strike the character "
-                                  "while it solves (task-file JSON, from a hit-reaction preset)")
+    hits: CollectionProperty(type=PHYSKEY_PG_hit, description="Pushes and thrown balls that strike the character "
+                             "while it solves (contact keyframes)")
+    active_hit: bpy.props.IntProperty(default=0)
     start_frame: bpy.props.IntProperty(default=-1, description="The frame the last solve's motions start at "
                                        "(its first pose key for assisted keyframes; -1: the scene's start frame)")
     method: EnumProperty(items=METHOD_ITEMS, default="contact")
@@ -227,7 +258,8 @@ class PHYSKEY_PG_scene(bpy.types.PropertyGroup):
 
 classes = (PHYSKEY_PG_joint, PHYSKEY_PG_geom, PHYSKEY_PG_site, PHYSKEY_PG_bone, PHYSKEY_PG_slot, PHYSKEY_PG_exclude,
            PHYSKEY_PG_object,
-           PHYSKEY_PG_pair, PHYSKEY_PG_contact_keyframe, PHYSKEY_PG_pose_key, PHYSKEY_PG_solution, PHYSKEY_PG_scene)
+           PHYSKEY_PG_pair, PHYSKEY_PG_contact_keyframe, PHYSKEY_PG_pose_key, PHYSKEY_PG_solution, PHYSKEY_PG_hit,
+           PHYSKEY_PG_scene)
 
 
 def register_properties():

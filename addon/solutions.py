@@ -15,6 +15,7 @@ import numpy as np
 from .actions import assign
 from .bake import add_markers, bake_action, bake_free_bodies
 from .continuation import KEYS, pose_keys_action, remember, splice
+from .hits import bake_balls
 from .i18n import rpt_
 from .session import active_character
 
@@ -23,6 +24,7 @@ GHOST_COLORS = [(1.0, 0.55, 0.1, 1.0), (0.2, 0.85, 0.95, 1.0), (0.95, 0.3, 0.85,
                 (1.0, 0.9, 0.2, 1.0), (0.6, 0.5, 1.0, 1.0), (1.0, 0.45, 0.45, 1.0), (0.3, 0.6, 1.0, 1.0)]
 PREVIEW_ACTION = "PhysKey Preview"
 PREVIEW_RIG_ACTION = "PhysKey Preview (your rig)"
+PREVIEW_BALLS = "PhysKey Preview ball"
 
 
 def add_from_event(scene, event: dict) -> None:
@@ -134,13 +136,14 @@ def _preview(context, index: int) -> None:
     obj = _character(context)
     arrays, model = _load(scene.physkey.solutions[index])
     rig = _own_rig(scene, obj)
-    for target in _characters(scene, obj):
+    for target in _previewed(scene, obj):
         _set_aside(target)
     _remove_previews()
     fps, start = scene.render.fps / scene.render.fps_base, start_frame(scene)
     times, frames = _frames_at(arrays, model, fps)
     action, slot = bake_action(obj, model, times, frames, PREVIEW_ACTION, start, fps)
     assign(obj, action, slot)
+    bake_balls(scene, model, times, frames, PREVIEW_BALLS, start, fps)
     if rig is not None:  # the animator looks at their own character
         from .retarget import bake_onto_rig
         bake_onto_rig(rig, obj, model, times, frames, PREVIEW_RIG_ACTION, start, fps)
@@ -164,31 +167,37 @@ def _characters(scene, obj) -> list:
     return [obj] if rig is None else [obj, rig]
 
 
+def _previewed(scene, obj) -> list:
+    """What a preview changes the animation of: the characters and the balls of earlier solutions."""
+    from .hits import ball_objects
+    return _characters(scene, obj) + ball_objects(scene)
+
+
+def _is_preview(action) -> bool:
+    return action.name in (PREVIEW_ACTION, PREVIEW_RIG_ACTION) or action.name.startswith(PREVIEW_BALLS + " ")
+
+
 def _set_aside(obj) -> None:
     """Remember the animator's action (fake user: never lost) before a preview replaces it."""
     ad = obj.animation_data
     current = ad.action if ad else None
-    if current is not None and current.name not in (PREVIEW_ACTION, PREVIEW_RIG_ACTION) \
-            and obj.physkey.animator_action is None:
+    if current is not None and not _is_preview(current) and obj.physkey.animator_action is None:
         obj.physkey.animator_action = current
         current.use_fake_user = True
 
 
 def _remove_previews() -> None:
-    for name in (PREVIEW_ACTION, PREVIEW_RIG_ACTION):
-        old = bpy.data.actions.get(name)
-        if old is not None:
-            bpy.data.actions.remove(old)
+    for old in [a for a in bpy.data.actions if _is_preview(a)]:
+        bpy.data.actions.remove(old)
 
 
 def end_preview(context) -> None:
     obj = _character(context)
-    for target in _characters(context.scene, obj):
+    for target in _previewed(context.scene, obj):
         own = target.physkey.animator_action
         if own is not None:
             target.animation_data.action = own
-        elif target.animation_data and target.animation_data.action and \
-                target.animation_data.action.name in (PREVIEW_ACTION, PREVIEW_RIG_ACTION):
+        elif target.animation_data and target.animation_data.action and _is_preview(target.animation_data.action):
             target.animation_data.action = None
         target.physkey.animator_action = None
     _remove_previews()
@@ -221,6 +230,7 @@ def keep(context, index: int):
         splice(action, props.splice_action, start)
     assign(obj, action, slot)
     bake_free_bodies(scene, model, times, frames, action.name, start, fps)
+    bake_balls(scene, model, times, frames, f"{action.name} ball", start, fps)
     rig = _own_rig(scene, obj)
     if rig is not None:  # the animator's own rig, the physics humanoid made from it
         from .retarget import bake_onto_rig

@@ -140,9 +140,10 @@ def contact_keyframe_dict(item) -> dict:
     return kf
 
 
-def task_from_scene(context, scene_desc, keyframes: list | None = None) -> dict:
+def task_from_scene(context, scene_desc, keyframes: list | None = None, start_frame: int | None = None) -> dict:
     """The solver task for what the animator set up in this scene (`keyframes`: these instead of the
-    scene's, e.g. Solve from Here's)."""
+    scene's, e.g. Solve from Here's; `start_frame`: where the motion starts, when not at the scene's
+    start frame — hits are timed from it)."""
     from ..solver import schema
     scene = context.scene
     props = scene.physkey
@@ -160,8 +161,12 @@ def task_from_scene(context, scene_desc, keyframes: list | None = None) -> dict:
         sync_pose_keys(scene, active_character(context))
         task["keyframes"] = pose_keyframes_from_action(context, scene_desc, keyed_times=True)
         task["reference"] = reference_from_action(context, scene_desc)
-    if props.method == "contact" and props.perturbations:  # a hit-reaction preset's pushes and balls
-        task["perturbations"] = json.loads(props.perturbations)
+    if props.method == "contact":  # pushes and balls, timed from where the motion starts
+        from .hits import perturbations_from_hits
+        hits = perturbations_from_hits(scene, {b.name for b in scene_desc.character.bodies},
+                                       scene.frame_start if start_frame is None else start_frame)
+        if hits is not None:
+            task["perturbations"] = hits
     return task
 
 

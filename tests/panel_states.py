@@ -58,6 +58,17 @@ def _preset_collider(bpy, module):
 
 
 @contextlib.contextmanager
+def _hits(bpy, module):
+    """A hit-reaction preset (a push in the chest) and a ball added on the selected bone."""
+    arm = _fresh(bpy, "hit_stand_chest")
+    bpy.ops.object.mode_set(mode="POSE")
+    arm.data.bones.active = arm.data.bones["head"]
+    assert bpy.ops.physkey.hit_edit(action="ADD_BALL") == {"FINISHED"}
+    bpy.ops.object.mode_set(mode="OBJECT")
+    yield
+
+
+@contextlib.contextmanager
 def _assist(bpy, module):
     _fresh(bpy, "assist_box_jump_low")  # five keyed poses: the first at a fixed time, four free
     yield
@@ -135,6 +146,6 @@ def _own_rig_physics(bpy, module):
 
 
 STATES = {"empty": _empty, "character": _character, "character_bone": _character_bone, "preset": _preset,
-          "preset_collider": _preset_collider, "assist": _assist, "solutions": _solutions,
+          "preset_collider": _preset_collider, "hits": _hits, "assist": _assist, "solutions": _solutions,
           "unstable_solution": _unstable_solution, "running": _running,
           "saved_while_running": _saved_while_running, "own_rig": _own_rig, "own_rig_physics": _own_rig_physics}

@@ -9,7 +9,8 @@ from blender_env import installed_extension
 from layout_recorder import Layout, LayoutError, Session, draw_panel, physkey_lists, physkey_panels
 from panel_states import RUNNING_STATUS, STATES
 
-PANELS = ("PHYSKEY_PT_character", "PHYSKEY_PT_colliders", "PHYSKEY_PT_contacts", "PHYSKEY_PT_pose_keys",
+PANELS = ("PHYSKEY_PT_character", "PHYSKEY_PT_colliders", "PHYSKEY_PT_contacts", "PHYSKEY_PT_hits",
+          "PHYSKEY_PT_pose_keys",
           "PHYSKEY_PT_solve", "PHYSKEY_PT_own_rig")
 _DRAWN: dict = {}  # state → {panel idname: outline lines (None: hidden by poll)}, lists drawn
 
@@ -38,7 +39,8 @@ def test_every_physkey_panel_and_list_is_found():
     bpy, module = installed_extension()
     assert tuple(c.bl_idname for c in physkey_panels(bpy, module.__name__)) == PANELS
     assert {c.__name__ for c in physkey_lists(bpy, module.__name__)} == {
-        "PHYSKEY_UL_contact_keyframes", "PHYSKEY_UL_pose_keys", "PHYSKEY_UL_solutions", "PHYSKEY_UL_humanoid_map"}
+        "PHYSKEY_UL_contact_keyframes", "PHYSKEY_UL_hits", "PHYSKEY_UL_pose_keys", "PHYSKEY_UL_solutions",
+        "PHYSKEY_UL_humanoid_map"}
 
 
 @pytest.mark.parametrize("state", list(STATES))
@@ -104,6 +106,19 @@ def test_contact_keyframes_panel_lists_the_presets_keyframes():
     assert "send_keyframe" not in text  # only while a contact solve runs
     assert "send_keyframe" in _text("running", "PHYSKEY_PT_contacts")
     assert "0 items" in _text("empty", "PHYSKEY_PT_contacts")
+
+
+def test_hits_panel_lists_the_pushes_and_balls():
+    text = _text("hits", "PHYSKEY_PT_hits")
+    assert "list PHYSKEY_UL_hits PHYSKEY_PG_scene.hits: 2 items, active 1" in text
+    for action, icon in (("ADD_PUSH", "FORCE_FORCE"), ("ADD_BALL", "SPHERE"), ("DUPLICATE", "DUPLICATE"),
+                         ("REMOVE", "REMOVE")):
+        assert f"operator physkey.hit_edit '' [{icon}] {{action='{action}'}}" in text
+    assert "label '8 N·s'" in text and "label '3 kg · 6 m/s'" in text  # the preset's push, the new ball
+    for field in ("kind", "frame", "point", "direction", "speed", "mass", "radius", "distance", "friction"):
+        assert f"prop PHYSKEY_PG_hit.{field}" in text, field
+    assert "prop_search PHYSKEY_PG_hit.body" in text and "magnitude" not in text  # a ball has no impulse
+    assert "0 items" in _text("preset", "PHYSKEY_PT_hits")
 
 
 def test_pose_keyframes_panel_lists_the_keyed_poses():

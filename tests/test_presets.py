@@ -211,19 +211,3 @@ def test_method_settings_fields_are_the_solvers_settings():
     assert budget.description == meta["description"] and budget.hard_min == 1 and budget.soft_max == meta["soft_max"]
     assert budget.default == 1  # shown when the effort is fixed; unset (adaptive) is the solver's default
     assert PlannerSettings().budget is None and rna["mpc_effort"].default == "adaptive"
-
-
-def test_a_hit_reaction_preset_sends_its_hits_with_the_solve():
-    """A hit preset's pushes and balls go into the task Blender writes, as the file had them; a preset
-    without them leaves none behind."""
-    bpy, module = installed_extension()
-    bpy.ops.wm.read_homefile(use_empty=True)
-    bpy.ops.physkey.load_preset(preset="hit_balls")
-    task = _extract(bpy, module)
-    want = json.loads((ROOT / "scenes" / "tasks" / "hit_balls.json").read_text())["perturbations"]
-    from solver import schema
-    from solver.perturbations import Perturbations
-    from solver.task import task_from_dict
-    assert schema.to_dict(task_from_dict(task).perturbations) == schema.to_dict(schema.from_dict(Perturbations, want))
-    bpy.ops.physkey.load_preset(preset="reach_hand_targets")
-    assert "perturbations" not in _extract(bpy, module)
