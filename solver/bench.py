@@ -362,14 +362,15 @@ def head_heights(model: mujoco.MjModel, qpos: np.ndarray) -> np.ndarray:
 def hit_outcomes(times: np.ndarray, heads: np.ndarray, hits: list[float], end: float,
                  fallen: float, standing: float) -> list[dict]:
     """Per hit: whether the head fell below `fallen` before the next hit (or `end`), and whether it
-    stood (head ≥ `standing`) at that moment — a fall then standing is a get-up."""
+    stood (head ≥ `standing`) at that moment — a fall then standing is a get-up. A motion that ended
+    before then (its task done, or given up) is judged by its last frame."""
     out = []
     for k, t in enumerate(hits):
         until = hits[k + 1] if k + 1 < len(hits) else end
         window = (times >= t) & (times < until)
-        last = heads[np.searchsorted(times, until, side="right") - 1] if times[-1] >= until - 1e-9 else None
+        last = heads[max(np.searchsorted(times, until, side="right") - 1, 0)]
         fell = bool(np.any(heads[window] < fallen))
-        stood = last is not None and bool(last >= standing)
+        stood = bool(last >= standing)
         out.append({"time": round(t, 6), "fell": fell, "standing_after": stood, "got_up": fell and stood,
                     "lowest_head_m": round(float(heads[window].min()), 3) if window.any() else None})
     return out

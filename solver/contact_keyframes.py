@@ -23,8 +23,9 @@ from .scene import SceneDesc
 WORLD = "world"
 @dataclass
 class ContactPair:
-    """`pos1` on character body `body1` should meet `pos2` on `body2` (an environment body, another
-    character body, or `world`); positions are in the named body's frame."""
+    """`pos1` on `body1` (a character body, or a free object of the scene: box ↔ shelf) should meet
+    `pos2` on `body2` (an environment body, a character body, or `world`); positions are in the named
+    body's frame."""
     body1: str
     pos1: list[float] = field(metadata={"length": 3})
     body2: str = WORLD
@@ -92,13 +93,21 @@ def parse_keyframes(items, path: str = "keyframes", depth: int = 0) -> list[Cont
 
 
 def check_bodies(keyframes: list[ContactKeyframe], scene: SceneDesc, path: str = "keyframes") -> None:
-    """Every pair names bodies the scene has: body1 on the character, body2 anywhere or `world`."""
+    """Every pair names bodies the scene has: body1 on the character or a free object (a box to put
+    somewhere), body2 anywhere or `world`; a pair of which neither side can move is refused."""
     character = {b.name for b in scene.character.bodies}
-    env = {b.name for b in scene.environment.bodies}
+    env = {b.name: b.kind for b in scene.environment.bodies}
     for i, kf in enumerate(keyframes):
         for j, pair in enumerate(kf.pairs):
             p = f"{path}[{i}].pairs[{j}]"
-            if pair.body1 not in character:
-                raise InvalidInput(f"{p}.body1", f"no body '{pair.body1}' in character")
-            if pair.body2 != WORLD and pair.body2 not in character | env:
+            if pair.body1 not in character and pair.body1 not in env:
+                raise InvalidInput(f"{p}.body1", f"no body '{pair.body1}' in the character or the scene's objects")
+            if pair.body2 != WORLD and pair.body2 not in character and pair.body2 not in env:
                 raise InvalidInput(f"{p}.body2", f"no body '{pair.body2}' in the scene (or use 'world')")
+            if env.get(pair.body1) == "static":
+                fixed2 = pair.body2 == WORLD or env.get(pair.body2) == "static"
+                raise InvalidInput(f"{p}.body1", f"'{pair.body1}' is fixed in place" + (
+                    f" and so is '{pair.body2}': the pair can never move" if fixed2 else
+                    ": put the moving side first (a character body or a free object)"))
+            if pair.body1 in env and pair.body1 == pair.body2:
+                raise InvalidInput(f"{p}.body2", f"a pair between '{pair.body1}' and itself never moves")

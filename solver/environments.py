@@ -1,4 +1,5 @@
-"""Environment builders: floor, armchair, stool, bench, bed, table and box platform.
+"""Environment builders: floor, armchair, stool, bench, bed, table, box platform, and two platforms
+with a free box to pick up and place.
 
 Each builder takes the PartwiseMPC Table 3 parameters (height, tilt, friction) and returns the
 environment plus the scene's default initial character pose. Furniture geometry comes from
@@ -124,8 +125,41 @@ def box(**params):
     return Environment(bodies=[body]), standing_pose()
 
 
+def pick_place(**params):
+    """A free box on a platform in front of the standing character and a second platform to put it
+    on (the box loco-manipulation setting): the box (`box_width` across the hands × `box_depth` ×
+    `box_height`, `box_mass` kg) rests `distance` in front (+x) on the first platform, whose top is
+    `from_height` above the floor; the second platform's top is `to_height`, its centre `offset` to
+    the character's left (+y) and `to_distance` in front."""
+    p = _check(params, {"from_height": 0.75, "to_height": 0.9, "distance": 0.42, "offset": 0.55,
+                        "to_distance": 0.42, "box_width": 0.3, "box_depth": 0.22, "box_height": 0.22,
+                        "box_mass": 2.0, "friction": 0.9}, "pick_place")
+    for key in ("from_height", "to_height", "box_width", "box_depth", "box_height", "box_mass"):
+        if p[key] <= 0:
+            raise InvalidInput(f"scene.params.{key}", f"must be positive, got {p[key]}")
+    platform = 0.5  # m: each platform's depth and width
+
+    def stand(name, x, y, height):
+        geom = Geom(name=name, type="box", size=[platform / 2, platform / 2, height / 2], friction=p["friction"],
+                    rgba=[0.55, 0.5, 0.45, 1.0])
+        return EnvBody(name=name, pos=[x, y, height / 2], geoms=[geom])
+
+    half = [p["box_depth"] / 2, p["box_width"] / 2, p["box_height"] / 2]
+    box_geom = Geom(name="box", type="box", size=half, mass=p["box_mass"], friction=p["friction"],
+                    rgba=[0.75, 0.55, 0.3, 1.0])
+    x0 = p["distance"] + platform / 2 - 0.1  # the box's near face 0.1 m behind the platform's near edge
+    bodies = [stand("from_platform", x0, 0.0, p["from_height"]),
+              stand("to_platform", p["to_distance"] + platform / 2 - 0.1, p["offset"], p["to_height"]),
+              EnvBody(name="box", kind="free", pos=[p["distance"] + half[0], 0.0, p["from_height"] + half[2]],
+                      geoms=[box_geom])]
+    if abs(p["offset"]) < platform:  # the platforms would overlap: one stands behind the other
+        raise InvalidInput("scene.params.offset", f"the platforms ({platform} m wide) overlap: |offset| must be at "
+                           f"least {platform}, got {p['offset']}")
+    return Environment(bodies=bodies), standing_pose()
+
+
 BUILDERS = {"floor": floor, "armchair": armchair, "stool": stool, "bench": bench, "bed": bed,
-            "table": table, "box": box}
+            "table": table, "box": box, "pick_place": pick_place}
 
 
 def build(name: str, params: dict | None = None):

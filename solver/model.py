@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 import mujoco
 import numpy as np
 
+from .grasp import add_grasp_welds
 from .mjcf import compile_spec, initial_qpos, initial_qvel, model_from_xml, mujoco_errors, scene_to_spec
 from .perturbations import Perturbations, add_balls
 from .scene import SceneDesc
@@ -32,6 +33,7 @@ class BuiltModel:
     assist_bodies: list[str] = field(default_factory=list)  # ctrl columns nu_character.. are their β
     sensor_slices: dict[str, slice] = field(default_factory=dict)
     perturbations: Perturbations | None = None  # what strikes the character (its balls are in the model)
+    grasps: list[tuple[str, str]] = field(default_factory=list)  # (body, object) of each sticky-hand weld
 
     @property
     def nassist(self) -> int:
@@ -103,15 +105,18 @@ def _add_assist(spec: mujoco.MjSpec, model: mujoco.MjModel, bodies: list[str], k
 
 def build_model(scene: SceneDesc, actuation: str = "motor", assist_bodies: list[str] | None = None,
                 assist_kp_per_kg: float = 400.0, assist_kv_per_kg: float = 40.0,
-                target_margin: float = 0.0, perturbations: Perturbations | None = None) -> BuiltModel:
+                target_margin: float = 0.0, perturbations: Perturbations | None = None,
+                grasps: list[tuple[str, str]] | None = None) -> BuiltModel:
     """Compile `scene` for solving. `assist_bodies` (character body names) get assist channels;
     `target_margin` widens position servos' target range past the joint limits (`scene_to_spec`);
-    `perturbations`' balls become free bodies waiting on their rack."""
+    `perturbations`' balls become free bodies waiting on their rack; `grasps` (character body,
+    free object) get inactive welds (sticky hands, `grasp.py`)."""
     spec = scene_to_spec(scene, actuation, target_margin)
     bodies = [b.name for b in scene.character.bodies]
     with mujoco_errors():  # the scene's own names may clash with the sensors', assist channels' and balls'
         _add_sensors(spec, bodies, [b.name for b in scene.environment.bodies])
         add_balls(spec, perturbations.balls if perturbations else [])
+        add_grasp_welds(spec, list(grasps or []))
     model = compile_spec(spec)
     assist = list(assist_bodies or [])
     if assist:
@@ -135,4 +140,4 @@ def build_model(scene: SceneDesc, actuation: str = "motor", assist_bodies: list[
         slices[model.sensor(i).name] = slice(a, a + int(model.sensor_dim[i]))
     return BuiltModel(xml=xml, model=model, scene=scene, actuation=actuation, character_bodies=bodies,
                       nu_character=len(scene.character.actuators), assist_bodies=assist, sensor_slices=slices,
-                      perturbations=perturbations)
+                      perturbations=perturbations, grasps=list(grasps or []))

@@ -22,6 +22,7 @@ import numpy as np
 from .mujoco_log import route_warnings
 
 FULLPHYSICS = int(mujoco.mjtState.mjSTATE_FULLPHYSICS)
+EQ_ACTIVE = int(mujoco.mjtState.mjSTATE_EQ_ACTIVE)
 CTRL = int(mujoco.mjtState.mjSTATE_CTRL)
 MOCAP_POS = int(mujoco.mjtState.mjSTATE_MOCAP_POS)
 
@@ -137,33 +138,43 @@ class RolloutEngine:
         self.close()
 
     # -- inputs ------------------------------------------------------------------------------
-    def control_spec(self, with_mocap: bool) -> int:
-        return CTRL | MOCAP_POS if with_mocap else CTRL
+    def control_spec(self, with_mocap: bool, with_eq_active: bool = False) -> int:
+        return CTRL | (EQ_ACTIVE if with_eq_active else 0) | (MOCAP_POS if with_mocap else 0)
 
-    def pack_controls(self, ctrl: np.ndarray, mocap_pos: np.ndarray | None = None) -> np.ndarray:
-        """(nroll, nstep, nu) ctrl [+ (nroll, nstep, nmocap, 3) mocap positions] → rollout controls."""
+    def pack_controls(self, ctrl: np.ndarray, mocap_pos: np.ndarray | None = None,
+                      eq_active: np.ndarray | None = None) -> np.ndarray:
+        """(nroll, nstep, nu) ctrl [+ (neq,) equality switches, held over the whole batch] [+ (nroll,
+        nstep, nmocap, 3) mocap positions] → rollout controls (in mjtState order)."""
         ctrl = np.asarray(ctrl, dtype=float)
         if ctrl.ndim != 3 or ctrl.shape[2] != self.model.nu:
             raise ValueError(f"ctrl must have shape (nroll, nstep, {self.model.nu}), got {ctrl.shape}")
-        if mocap_pos is None:
-            return ctrl
-        mocap_pos = np.asarray(mocap_pos, dtype=float)
-        want = ctrl.shape[:2] + (self.model.nmocap, 3)
-        if mocap_pos.shape != want:
-            raise ValueError(f"mocap_pos must have shape {want}, got {mocap_pos.shape}")
-        return np.concatenate([ctrl, mocap_pos.reshape(ctrl.shape[:2] + (-1,))], axis=2)
+        parts = [ctrl]
+        if eq_active is not None:
+            eq_active = np.asarray(eq_active, dtype=float)
+            if eq_active.shape != (self.model.neq,):
+                raise ValueError(f"eq_active must have shape ({self.model.neq},), got {eq_active.shape}")
+            parts.append(np.broadcast_to(eq_active, ctrl.shape[:2] + (self.model.neq,)))
+        if mocap_pos is not None:
+            mocap_pos = np.asarray(mocap_pos, dtype=float)
+            want = ctrl.shape[:2] + (self.model.nmocap, 3)
+            if mocap_pos.shape != want:
+                raise ValueError(f"mocap_pos must have shape {want}, got {mocap_pos.shape}")
+            parts.append(mocap_pos.reshape(ctrl.shape[:2] + (-1,)))
+        return parts[0] if len(parts) == 1 else np.concatenate(parts, axis=2)
 
     # -- run ---------------------------------------------------------------------------------
     def run(self, initial_state: np.ndarray, ctrl: np.ndarray, mocap_pos: np.ndarray | None = None,
-            copy: bool = True) -> Trajectories:
-        """Roll out every row of `ctrl` from the matching row of `initial_state` ((nstate,) for all).
+            copy: bool = True, eq_active: np.ndarray | None = None) -> Trajectories:
+        """Roll out every row of `ctrl` from the matching row of `initial_state` ((nstate,) for all),
+        with the model's equality constraints switched as `eq_active` says (MuJoCo state that the
+        initial state does not carry; None: as the model defines them).
 
         With copy=False the returned arrays are the engine's buffers, overwritten by the next run
         (`diverged_at` is always fresh).
         """
         if self._rollout is None:
             raise RuntimeError("rollout engine is closed")
-        control = np.ascontiguousarray(self.pack_controls(ctrl, mocap_pos))
+        control = np.ascontiguousarray(self.pack_controls(ctrl, mocap_pos, eq_active))
         nroll, nstep = control.shape[:2]
         init = np.asarray(initial_state, dtype=float)
         if init.ndim == 1:
@@ -179,7 +190,8 @@ class RolloutEngine:
             out = self._out = Trajectories(np.empty((nroll, nstep, self.nstate)),
                                            np.empty((nroll, nstep, self.model.nsensordata)))
         self._rollout.rollout(self._models, self._datas, init, control,
-                              control_spec=self.control_spec(mocap_pos is not None), skip_checks=True,
+                              control_spec=self.control_spec(mocap_pos is not None, eq_active is not None),
+                              skip_checks=True,
                               nstep=nstep, state=out.state, sensordata=out.sensordata,
                               chunk_size=max(1, nroll // (self.nthread * 10)))
         diverged_at = find_divergence(out.state, init[:, self.time_index], self.model.opt.timestep,

@@ -57,6 +57,9 @@ def default_partitionings() -> list[list[list[str]]]:
         return json.load(f)["partitionings"]
 
 
+GRASP_MODES = ("friction", "sticky")
+
+
 @dataclass
 class PlannerSettings:
     rollouts: int = _setting(45, "Rollouts per planning iteration (N)", positive=True, min=2, max=MAX_ROLLOUTS)
@@ -67,6 +70,9 @@ class PlannerSettings:
     exploration: float = _setting(0.05, "Sampling noise, as a fraction of half the control range", nonneg=True)
     spline: str = _setting("cubic", "Interpolation of the knots", choices=splines.KINDS)
     planner: str = _setting("partwise", "The sampling planner (see `python -m solver run --help`)")
+    grasp: str = _setting("friction", "How hands hold free objects: 'friction' (honest physics) or 'sticky' (a weld "
+                                      "while a keyframe pairs the hand with the object it touches)",
+                          choices=GRASP_MODES)
     budget: Optional[int] = _setting(None, "Planning iterations per control step, fixed; unset: adaptive effort "
                                            "(plan until the cost stops improving)", positive=True, soft_max=100)
     max_iterations: int = _setting(6, "Adaptive effort: the most planning iterations per control step (twice as "

@@ -319,3 +319,39 @@ def test_contact_reverse_include_validates(tmp_path):
     assert p.returncode == 0, f"exit code {p.returncode}\nstdout:\n{p.stdout}\nstderr:\n{p.stderr}"
     assert p.stdout.startswith("ok: "), p.stdout
     assert "method contact" in p.stdout, p.stdout
+
+
+BOX_TASK = ROOT / "scenes" / "tasks" / "box_lift_place.json"
+
+
+def _box_pair0(t, **change):
+    t["keyframes"][0]["pairs"][0].update(change)
+
+
+# Objects the character handles (the box presets): pairs on fixed bodies, unknown objects, bad boxes.
+BOX_CASES = [
+    ("pair_between_two_fixed_bodies", lambda t: _box_pair0(t, body1="from_platform", body2="world"),
+     [f"{PAIR0}.body1", "can never move"]),
+    ("pair_fixed_body_first", lambda t: _box_pair0(t, body1="to_platform", body2="box"),
+     [f"{PAIR0}.body1", "moving side first"]),
+    ("pair_unknown_object", lambda t: _box_pair0(t, body2="crate"), [f"{PAIR0}.body2", "crate"]),
+    ("pair_unknown_object_first", lambda t: _box_pair0(t, body1="crate"), [f"{PAIR0}.body1", "crate"]),
+    ("pair_object_with_itself", lambda t: _box_pair0(t, body1="box", body2="box"), [f"{PAIR0}.body2", "itself"]),
+    ("box_zero_mass", lambda t: t["scene"]["params"].update(box_mass=0.0), ["scene.params.box_mass", "positive"]),
+    ("box_negative_width", lambda t: t["scene"]["params"].update(box_width=-0.3),
+     ["scene.params.box_width", "positive"]),
+    ("grasp_unknown_mode", lambda t: t["settings"].update(grasp="glue"), ["settings.grasp", "glue"]),
+]
+
+
+@pytest.mark.parametrize("mutate,expected", [c[1:] for c in BOX_CASES], ids=[c[0] for c in BOX_CASES])
+def test_bad_box_input(tmp_path, mutate, expected):
+    task = json.loads(BOX_TASK.read_text(encoding="utf-8"))
+    mutate(task)
+    task_path = tmp_path / "task.json"
+    task_path.write_text(json.dumps(task), encoding="utf-8")
+    out_dir = tmp_path / "out"
+    rc, out, err = run_cli(task_path, out_dir)
+    check_invalid(rc, out, err, expected)
+    assert json.loads(out.strip())["path"] == expected[0]
+    assert not out_dir.exists()

@@ -230,3 +230,8 @@ def test_hit_outcomes_count_falls_and_get_ups_by_hand():
     assert [o["lowest_head_m"] for o in out] == [0.3, 0.3]
     out = hit_outcomes(times, np.full(len(times), 1.5), [1.0, 3.0], 5.0, 0.5, 1.2)
     assert [(o["fell"], o["standing_after"]) for o in out] == [(False, True), (False, True)]
+    short = times <= 4.0  # the task was done at 4 s: standing then counts for the second hit
+    out = hit_outcomes(times[short], np.full(short.sum(), 1.5), [1.0, 3.0], 5.0, 0.5, 1.2)
+    assert [(o["fell"], o["standing_after"]) for o in out] == [(False, True), (False, True)]
+    out = hit_outcomes(times[short], heads[short], [1.0, 3.0], 5.0, 0.5, 1.2)
+    assert [(o["fell"], o["standing_after"]) for o in out] == [(True, True), (True, False)]  # given up lying

@@ -13,6 +13,7 @@ import numpy as np
 from .. import schema
 from ..contact_keyframes import ContactKeyframe, check_bodies, parse_keyframes
 from ..errors import InvalidInput
+from ..grasp import grasp_pairs
 from ..memory import run_record_bytes
 from ..mjcf import model_from_xml
 from ..model import BuiltModel, build_model
@@ -61,17 +62,19 @@ class ContactPrepared(PlannedPrepared):
 
 
 def planning_models(scene: SceneDesc, settings: PlannerSettings, actuation: str = "motor",
-                    target_margin: float = 0.0, perturbations: Perturbations | None = None
-                    ) -> tuple[BuiltModel, BuiltModel]:
+                    target_margin: float = 0.0, perturbations: Perturbations | None = None,
+                    grasps: list[tuple[str, str]] | None = None) -> tuple[BuiltModel, BuiltModel]:
     """The scene's model with motors (or PD servos: `actuation`), what the solution plays on, and the
     same model at the planning timestep (what the planner's rollouts run); both hold the balls of
-    `perturbations`, and the first the perturbations themselves (the agent applies them)."""
-    built = build_model(scene, actuation=actuation, target_margin=target_margin, perturbations=perturbations)
+    `perturbations` and the welds of sticky `grasps`, and the first the perturbations themselves (the
+    agent applies them)."""
+    built = build_model(scene, actuation=actuation, target_margin=target_margin, perturbations=perturbations,
+                        grasps=grasps)
     plan_model = model_from_xml(built.xml)
     plan_model.opt.timestep = settings.planning_timestep
     plan = BuiltModel(xml=built.xml, model=plan_model, scene=built.scene, actuation=built.actuation,
                       character_bodies=built.character_bodies, nu_character=built.nu_character,
-                      sensor_slices=built.sensor_slices)
+                      sensor_slices=built.sensor_slices, grasps=built.grasps)
     return built, plan
 
 
@@ -89,7 +92,8 @@ class Contact(Method):
         scene = build_scene(task.scene)
         check_bodies(keyframes, scene)
         check_perturbations(task.perturbations, scene, sum(k.time_limit + k.sustain for k in keyframes))
-        built, plan = planning_models(scene, settings, perturbations=task.perturbations or None)
+        grasps = grasp_pairs(keyframes, scene) if settings.grasp == "sticky" else []
+        built, plan = planning_models(scene, settings, perturbations=task.perturbations or None, grasps=grasps)
         return ContactPrepared(task, settings, built, keyframes, plan)
 
     def check_appended(self, items: list, scene: SceneDesc, path: str) -> None:
@@ -108,6 +112,8 @@ class Contact(Method):
                    "failed_keyframe": run.failed_keyframe, "failure": run.failure, "iterations": run.iterations,
                    "plan_wall_s": round(run.plan_wall_s, 3)}
         summary["particles"] = particles.summary()
+        if run.grasps:
+            summary["grasps"] = run.grasps
         # Lying is meant where the active keyframe does not ask for an upright torso.
         lying = np.array([kf.weight("Torso Up") == 0.0 for kf in prep.keyframes])
         may_lie = lying[np.minimum(run.keyframe_index, len(lying) - 1)]

@@ -17,13 +17,14 @@ control step; a run resumed from one continues byte for byte as the uninterrupte
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import mujoco
 import numpy as np
 
 from ..contact_keyframes import ContactKeyframe
 from ..features import Features
+from ..grasp import Grasper
 from ..model import BuiltModel
 from ..perturbations import Perturber
 from ..reference import Reference
@@ -60,6 +61,7 @@ class AgentRun:
     unstable_reason: str | None
     iterations: int
     plan_wall_s: float
+    grasps: list = field(default_factory=list)  # sticky hands: per weld its force and hold time (grasp.py)
 
 
 # What the agent records as it goes, per simulation step and per control step (checkpointed).
@@ -97,6 +99,7 @@ class Agent:
         self.effort = Effort(settings, self.control_dt)
         self.head = m.body("head").id if "head" in built.character_bodies else None
         self.perturber = Perturber(m, built.perturbations)
+        self.grasper = Grasper(m, [plan.model], built.grasps)
         self.fingerprint = fingerprint(built, settings, keyframes)
         self.planned_for = -1  # the keyframe index the last control step planned for
         self.horizon_total = sum(k.time_limit + k.sustain for k in keyframes)
@@ -131,8 +134,11 @@ class Agent:
             if new:
                 self.extend_keyframes(new)
         mujoco.mj_forward(m, data)
-        state = get_state(m, data)
         kf = tracker.current
+        if self.grasper:  # sticky hands: welds on where this keyframe holds what a hand touches
+            self.grasper.update(m, data, kf)
+            self.scorer.eq_active = data.eq_active.astype(float)
+        state = get_state(m, data)
         rec["ctl_t"].append(data.time)
         rec["ctl_states"].append(state)
         rec["ctl_sensors"].append(data.sensordata.copy())
@@ -167,6 +173,7 @@ class Agent:
             t_before = data.time
             self.perturber.before_step(m, data)
             mujoco.mj_step(m, data)
+            self.grasper.measure(m, data, m.opt.timestep)
             self.unstable_reason = step_divergence(data, t_before, m.opt.timestep, self.warnings0)
             if self.unstable_reason is not None:
                 self.unstable_at = float(t_before)
@@ -228,6 +235,7 @@ class Agent:
                 "plan_wall_s": self.plan_wall}
         arrays = {"mujoco_state": mj}
         arrays.update({f"planner.{k}": v for k, v in self.planner.get_state().items()})
+        arrays.update({f"grasp.{k}": v for k, v in self.grasper.get_state().items()})
         for name in RECORDS:
             arrays[f"record.{name}"] = np.asarray(self.rec[name])
         return Checkpoint(meta, arrays)
@@ -244,6 +252,7 @@ class Agent:
         agent.warnings0 = int(agent.data.warning.number.sum())
         agent.planner.rng.bit_generator.state = meta["rng"]
         agent.planner.set_state({k.removeprefix("planner."): v for k, v in arrays.items() if k.startswith("planner.")})
+        agent.grasper.set_state({k.removeprefix("grasp."): v for k, v in arrays.items() if k.startswith("grasp.")})
         t, tm = agent.tracker, meta["tracker"]
         t.index, t.start, t.within_since, t.failed = tm["index"], tm["start"], tm["within_since"], tm["failed"]
         t.failure, t.fallen_since, t.head_was_up = tm["failure"], tm["fallen_since"], tm["head_was_up"]
@@ -268,7 +277,7 @@ class Agent:
                         failed_keyframe=tracker.index if tracker.failed else None,
                         failure=tracker.failure if tracker.failed else None, unstable_at=self.unstable_at,
                         unstable_reason=self.unstable_reason, iterations=self.iterations,
-                        plan_wall_s=self.plan_wall)
+                        plan_wall_s=self.plan_wall, grasps=self.grasper.summary(self.m) if self.grasper else [])
 
 
 def run_agent(built: BuiltModel, plan: BuiltModel, keyframes: list[ContactKeyframe], settings: PlannerSettings,

@@ -37,6 +37,7 @@ class Scorer:
         self.plan, self.objective, self.space, self.engine = plan, objective, space, engine
         self.dt = plan.model.opt.timestep
         self.nstep = int(np.ceil(settings.horizon / self.dt - 1e-9))
+        self.eq_active = None  # the agent's equality switches now (sticky grasps), held over the horizon
 
     def score(self, state: np.ndarray, t: float, kf: ContactKeyframe, candidates: np.ndarray):
         """(costs, diverged) of candidate knots (N, knots, nu) on the horizon starting at t. A
@@ -47,7 +48,7 @@ class Scorer:
         nu = self.plan.model.nu
         full = ctrl if nu == self.space.nu else np.concatenate(
             [ctrl, np.zeros(ctrl.shape[:2] + (nu - self.space.nu,))], axis=2)
-        traj = self.engine.run(state, full, copy=False)
+        traj = self.engine.run(state, full, copy=False, eq_active=self.eq_active)
         feat = Features(self.plan, traj)
         costs = self.objective.evaluate(feat.as_dict(self.objective.bodies_for(kf)), feat.qvel, ctrl, kf)
         return costs.exclude(traj.diverged), traj.diverged

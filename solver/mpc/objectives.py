@@ -105,6 +105,12 @@ class Objective:
         pairs = {b for p in kf.pairs for b in (p.body1, p.body2) if b != WORLD}
         return sorted(set(self.common_bodies) | pairs)
 
+    def pair_groups(self, pair) -> tuple:
+        """The body-part groups that see a pair's contact term: its character bodies' groups; every
+        group for a pair that moves an object only (box ↔ shelf: the whole body carries it)."""
+        seen_by = {self.body_group[b] for b in (pair.body1, pair.body2) if b in self.body_group}
+        return tuple(sorted(seen_by)) if seen_by else tuple(GROUPS)
+
     # -- geometry --------------------------------------------------------------------------------
     def point(self, feat, body: str, local) -> np.ndarray:
         if body == WORLD:
@@ -169,8 +175,5 @@ class Objective:
             d = self.pair_displacements(feat, kf)
             per_pair = np.sum(np.sqrt(d * d + ALPHA * ALPHA) - ALPHA, axis=-1)  # eq. (5), per pair
             for j, pair in enumerate(kf.pairs):
-                seen_by = {self.body_group[pair.body1]}
-                if pair.body2 in self.body_group:
-                    seen_by.add(self.body_group[pair.body2])
-                add("Contact", per_pair[..., j], sorted(seen_by))
+                add("Contact", per_pair[..., j], self.pair_groups(pair))
         return Costs.of_terms(values, owners, nroll, nstep)

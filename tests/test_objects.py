@@ -1,0 +1,163 @@
+"""Objects the character handles: an object–world pair's distance and objective against MuJoCo's
+forward kinematics by hand, sticky hands (a weld switched on at the keyed touch holds a 5 kg box
+that friction alone drops, and reports the force it carried), the rollouts seeing the weld as the
+agent does, and a run with a grasp resuming from a checkpoint bit for bit."""
+import copy
+
+import mujoco
+import numpy as np
+import pytest
+
+from solver.contact_keyframes import ContactKeyframe, ContactPair, parse_keyframes
+from solver.features import Features
+from solver.grasp import Grasper, grasp_pairs, weld_name
+from solver.methods.contact import CONTACT, planning_models
+from solver.model import build_model
+from solver.mpc.agent import Agent
+from solver.mpc.objectives import ALPHA, Objective
+from solver.mpc.tracker import pair_distance
+from solver.paths import task_path
+from solver.rollout import RolloutEngine, get_state
+from solver.scene import GROUPS
+from solver.settings import PlannerSettings
+from solver.task import SceneRef, build_scene, load_task
+
+
+def _scene(**params):
+    return build_scene(SceneRef(environment="pick_place", params=params))
+
+
+def test_an_object_world_pair_by_hand():
+    """Box bottom ↔ a world point: the tracker's distance and the objective's contact term are the
+    ones computed here from MuJoCo's body poses, and every body-part group sees the term."""
+    built = build_model(_scene())
+    m = built.model
+    target = np.array([0.5, 0.2, 1.1])
+    kf = ContactKeyframe(pairs=[ContactPair(body1="box", pos1=[0.0, 0.0, -0.11], body2="world", pos2=list(target))],
+                         weights={"Contact": 3.0})
+    d = mujoco.MjData(m)
+    d.qpos[:] = built.initial_qpos()
+    mujoco.mj_forward(m, d)
+    box = m.body("box").id
+    bottom = d.xpos[box] + d.xmat[box].reshape(3, 3) @ [0.0, 0.0, -0.11]
+    assert pair_distance(m, d, kf) == pytest.approx(np.linalg.norm(bottom - target), abs=1e-9)
+    with RolloutEngine(m, 1) as engine:  # the box slides a little on its way: 12 steps of zero control
+        traj = engine.run(get_state(m, d), np.zeros((1, 12, m.nu)))
+    objective = Objective(built)
+    feat = Features(built, traj)
+    costs = objective.evaluate(feat.as_dict(objective.bodies_for(kf)), feat.qvel, np.zeros((1, 12, m.nu)), kf)
+    expected = []
+    for state in traj.state[0]:
+        mujoco.mj_setState(m, d, state, mujoco.mjtState.mjSTATE_FULLPHYSICS)
+        mujoco.mj_kinematics(m, d)
+        p = d.xpos[box] + d.xmat[box].reshape(3, 3) @ [0.0, 0.0, -0.11]
+        expected.append(np.sum(np.sqrt((p - target) ** 2 + ALPHA ** 2) - ALPHA))
+    # The last step's sensor value is the previous instant's (features.py): compare the others.
+    per_step = 3.0 * np.array(expected)
+    got = costs.components[0, -1]  # the contact term is the last component
+    np.testing.assert_allclose(got, (per_step[:-1].sum() + per_step[-2]) / 12, rtol=1e-6)
+    assert costs.membership[-1].all() and costs.membership.shape[1] == len(GROUPS)
+
+
+def _hand_on_box(mass: float, grasp: str):
+    """The character standing, its right hand's sphere just touching the −y side of a `mass` kg box
+    floating beside it (the platform lowered out of the way); the keyframe pairs them."""
+    scene = _scene(box_mass=mass, from_height=0.05)
+    pairs = [("hand_right", "box")] if grasp == "sticky" else []
+    built = build_model(scene, grasps=pairs)
+    m, d = built.model, mujoco.MjData(built.model)
+    d.qpos[:] = built.initial_qpos()
+    mujoco.mj_kinematics(m, d)
+    hand = d.xpos[m.body("hand_right").id].copy()
+    side = 0.15 + 0.04 - 0.003  # half the box's width + the hand's radius, 3 mm pressed in
+    adr = int(m.jnt_qposadr[m.joint("box_free").id])
+    d.qpos[adr:adr + 3] = hand + [0.0, side, 0.0]
+    d.qpos[adr + 3:adr + 7] = [1.0, 0.0, 0.0, 0.0]
+    mujoco.mj_forward(m, d)
+    kf = ContactKeyframe(pairs=[ContactPair(body1="hand_right", pos1=[0, 0, 0], body2="box", pos2=[0.0, -side, 0.0])])
+    return built, m, d, kf
+
+
+def _box_in_hand(m, d):
+    h, b = m.body("hand_right").id, m.body("box").id
+    return d.xmat[h].reshape(3, 3).T @ (d.xpos[b] - d.xpos[h])
+
+
+def test_sticky_hands_hold_a_5_kg_box_that_friction_drops():
+    built, m, d, kf = _hand_on_box(5.0, "sticky")
+    grasper = Grasper(m, [], built.grasps)
+    grasper.update(m, d, kf)
+    assert d.eq_active[m.equality(weld_name("hand_right", "box")).id] == 1  # touching, at the keyed point
+    start = _box_in_hand(m, d)
+    for _ in range(100):  # 0.5 s: the unpowered character sags, the box goes with the hand
+        mujoco.mj_step(m, d)
+        grasper.measure(m, d, m.opt.timestep)
+    assert np.linalg.norm(_box_in_hand(m, d) - start) < 0.005
+    (summary,) = grasper.summary(m)
+    assert summary["object_weight_n"] == pytest.approx(5.0 * 9.81, rel=1e-3)
+    assert summary["max_force_n"] > 0.8 * summary["object_weight_n"]  # the weld carried the box
+    assert summary["held_s"] == pytest.approx(0.5, abs=0.01)
+    _, m2, d2, _ = _hand_on_box(5.0, "friction")
+    start = _box_in_hand(m2, d2)
+    for _ in range(100):
+        mujoco.mj_step(m2, d2)
+    assert np.linalg.norm(_box_in_hand(m2, d2) - start) > 0.05  # one hand's friction does not hold it
+
+
+def test_a_hand_that_touches_the_box_elsewhere_does_not_pick_it_up_and_the_weld_lets_go():
+    built, m, d, kf = _hand_on_box(2.0, "sticky")
+    grasper = Grasper(m, [], built.grasps)
+    far = copy.deepcopy(kf)
+    far.pairs[0].pos2 = [0.0, 0.5, 0.0]  # keyed to a point 0.3 m away from the touch: not within tolerance
+    grasper.update(m, d, far)
+    eq = m.equality(weld_name("hand_right", "box")).id
+    assert d.eq_active[eq] == 0
+    grasper.update(m, d, kf)
+    assert d.eq_active[eq] == 1
+    grasper.update(m, d, ContactKeyframe(pairs=[ContactPair(body1="torso", pos1=[0, 0, 0])]))
+    assert d.eq_active[eq] == 0  # a keyframe that no longer holds the box releases it
+
+
+def test_the_planners_rollouts_see_the_weld_as_the_agent_does():
+    """Rolling out with the agent's equality switches gives the states stepping the agent's data does."""
+    built, m, d, kf = _hand_on_box(3.0, "sticky")
+    Grasper(m, [], built.grasps).update(m, d, kf)
+    state = get_state(m, d)
+    ctrl = np.random.default_rng(0).uniform(-0.3, 0.3, (1, 30, m.nu))
+    with RolloutEngine(m, 1) as engine:
+        held = engine.run(state, ctrl, eq_active=d.eq_active.astype(float)).state[0, -1]
+        free = engine.run(state, ctrl).state[0, -1]  # the model's own switches: the weld off
+    for t in range(30):
+        d.ctrl[:] = ctrl[0, t]
+        mujoco.mj_step(m, d)
+    np.testing.assert_array_equal(get_state(m, d), held)
+    assert not np.allclose(held, free)
+
+
+def test_grasp_pairs_are_the_keyframes_body_object_pairs():
+    task = load_task(task_path("box_lift_place"))
+    scene = build_scene(task.scene)
+    assert grasp_pairs(parse_keyframes(task.keyframes), scene) == [("hand_right", "box"), ("hand_left", "box")]
+    assert task.settings["grasp"] == "sticky"
+    built, plan = planning_models(scene, PlannerSettings(), grasps=[("hand_right", "box")])
+    assert plan.grasps == built.grasps and plan.model.neq == 1 and plan.model.eq_active0[0] == 0
+
+
+def test_a_run_holding_the_box_resumes_from_a_checkpoint_bit_for_bit():
+    task = load_task(task_path("box_lift_place"))
+    task.settings = dict(task.settings, rollouts=16, max_iterations=2)
+    prep = CONTACT.prepare(task)
+    with RolloutEngine(prep.plan.model, 1) as engine:
+        agent = Agent(prep.built, prep.plan, prep.keyframes, prep.settings, 3, engine)
+        while agent.data.time < 0.6 and not agent.done:
+            agent.step()
+        cp = agent.checkpoint()
+        assert agent.data.eq_active.all()  # both hands welded to the box at the checkpoint (seed 3: at 0.26 s)
+        while agent.data.time < 0.9 and not agent.done:
+            agent.step()
+        resumed = Agent.resume(cp, prep.built, prep.plan, prep.keyframes, prep.settings, engine)
+        while resumed.data.time < 0.9 and not resumed.done:
+            resumed.step()
+    a, b = agent.result(), resumed.result()
+    assert np.array_equal(a.qpos, b.qpos) and np.array_equal(agent.data.eq_active, resumed.data.eq_active)
+    assert np.array_equal(agent.grasper.relpose, resumed.grasper.relpose)
