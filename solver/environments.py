@@ -131,13 +131,13 @@ def pick_place(**params):
     `box_height`, `box_mass` kg) rests `distance` in front (+x) on the first platform, whose top is
     `from_height` above the floor; the second platform's top is `to_height`, its centre `offset` to
     the character's left (+y) and `to_distance` in front."""
-    p = _check(params, {"from_height": 0.75, "to_height": 0.9, "distance": 0.42, "offset": 0.55,
+    p = _check(params, {"from_height": 0.75, "to_height": 0.85, "distance": 0.42, "offset": 0.45,
                         "to_distance": 0.42, "box_width": 0.3, "box_depth": 0.22, "box_height": 0.22,
                         "box_mass": 2.0, "friction": 0.9}, "pick_place")
     for key in ("from_height", "to_height", "box_width", "box_depth", "box_height", "box_mass"):
         if p[key] <= 0:
             raise InvalidInput(f"scene.params.{key}", f"must be positive, got {p[key]}")
-    platform = 0.5  # m: each platform's depth and width
+    platform = 0.4  # m: each platform's depth and width
 
     def stand(name, x, y, height):
         geom = Geom(name=name, type="box", size=[platform / 2, platform / 2, height / 2], friction=p["friction"],

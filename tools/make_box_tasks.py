@@ -1,8 +1,8 @@
 """Author the box presets (`scenes/tasks/box_*.json`) on the `pick_place` environment: a free box on a
 platform, a second platform to put it on (after the box loco-manipulation paper's setting).
 
-- box_lift_place: grasp the box with both hands, lift it off its platform, put it on the other
-  (higher, to the left), let go and stand.
+- box_lift_place: grasp the box with both hands, lift it off its platform (up and in towards the
+  chest), carry it above the other platform (higher, to the left), put it down, let go and stand.
 
 Each keyframe's pairs name the box (`body1` may be a free object: box ↔ platform) and the hands
 (hand ↔ a point just inside the box's side, so that reaching it squeezes). Run:
@@ -44,8 +44,9 @@ def lift_place(params: dict | None = None) -> dict:
     to = next(b for b in env.bodies if b.name == "to_platform")
     half = box.geoms[0].size
     bottom = [0.0, 0.0, -half[2]]
-    lifted = [box.pos[0], box.pos[1], box.pos[2] + 0.15]
+    lifted = [box.pos[0] - 0.15, box.pos[1], box.pos[2] + 0.15]  # up and in, towards the chest
     on_top = [0.0, 0.0, to.geoms[0].size[2]]  # the top of the target platform, in its frame
+    above = [to.pos[0], to.pos[1], 2 * to.geoms[0].size[2] + half[2] + 0.1]  # 0.1 m above where it goes
     hands = _hands(2 * half[1])
     return {"schema_version": 1, "name": "box_lift_place", "method": "contact",
             "about": "Grasp the box on the platform in front with both hands, lift it, put it on the higher "
@@ -56,8 +57,10 @@ def lift_place(params: dict | None = None) -> dict:
                 _kf("grasp", hands, 0.08, 0.3, 6.0),
                 _kf("lift", hands + [{"body1": "box", "pos1": [0, 0, 0], "body2": "world", "pos2": lifted}],
                     0.1, 0.3, 6.0),
+                _kf("carry", hands + [{"body1": "box", "pos1": [0, 0, 0], "body2": "world", "pos2": above}],
+                    0.15, 0.2, 8.0),
                 _kf("place", hands + [{"body1": "box", "pos1": bottom, "body2": "to_platform", "pos2": on_top}],
-                    0.1, 0.3, 8.0),
+                    0.15, 0.3, 8.0),
                 _kf("release", [{"body1": "box", "pos1": bottom, "body2": "to_platform", "pos2": on_top}],
                     0.08, 1.0, 6.0),
             ]}
