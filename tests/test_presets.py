@@ -211,3 +211,22 @@ def test_method_settings_fields_are_the_solvers_settings():
     assert budget.description == meta["description"] and budget.hard_min == 1 and budget.soft_max == meta["soft_max"]
     assert budget.default == 1  # shown when the effort is fixed; unset (adaptive) is the solver's default
     assert PlannerSettings().budget is None and rna["mpc_effort"].default == "adaptive"
+
+
+def test_the_box_preset_comes_back_with_its_free_box_and_sticky_hands():
+    """The box preset through Blender: the box is a free body of its mass, the pairs that move it keep
+    it as their first side, and the sticky grasp setting goes with the solve."""
+    bpy, module = installed_extension()
+    bpy.ops.wm.read_homefile(use_empty=True)
+    assert bpy.ops.physkey.load_preset(preset="box_lift_place") == {"FINISHED"}
+    task = _extract(bpy, module)
+    from solver.contact_keyframes import parse_keyframes
+    from solver.methods.contact import CONTACT
+    from solver.task import task_from_dict
+    parsed = task_from_dict(task)
+    box = next(b for b in parsed.scene.desc.environment.bodies if b.name == "box")
+    assert box.kind == "free" and sum(g.mass or 0.0 for g in box.geoms) == pytest.approx(2.0, rel=1e-3)
+    kfs = parse_keyframes(parsed.keyframes)
+    assert [p.body1 for p in kfs[1].pairs] == ["hand_right", "hand_left", "box"]
+    prep = CONTACT.prepare(parsed)  # valid as the solver sees it, welds for both hands
+    assert prep.settings.grasp == "sticky" and prep.built.grasps == [("hand_right", "box"), ("hand_left", "box")]
