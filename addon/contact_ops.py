@@ -105,8 +105,38 @@ def _nearest_on_segment(a, b, c):
     return a + t * ab
 
 
+def free_object_body(obj):
+    """The environment body a free (dynamic) collider object belongs to — its body Empty for a
+    preset's piece, else the object itself — or None when `obj` is not a free object."""
+    if obj is None or obj.type == "ARMATURE":
+        return None
+    body = obj.parent if obj.parent is not None and obj.parent.physkey.is_body else obj
+    members = [c for c in body.children if c.physkey.collider] if body is not obj else [obj]
+    return body if members and any(m.physkey.collider and m.physkey.dynamic for m in members) else None
+
+
+def _bottom_centre(body) -> np.ndarray:
+    """The centre of the lowest face of a body's colliders' world bounding box, in the body's frame."""
+    members = [c for c in body.children if c.physkey.collider] or [body]
+    corners = np.array([tuple(m.matrix_world @ Vector(c)) for m in members for c in m.bound_box])
+    lo, hi = corners.min(axis=0), corners.max(axis=0)
+    bottom = Vector(((lo[0] + hi[0]) / 2, (lo[1] + hi[1]) / 2, lo[2]))
+    return np.array(body.matrix_world.normalized().inverted() @ bottom)
+
+
+def _target(context, exclude) -> tuple:
+    """(object, body name) of the first selected object not in `exclude` (its body Empty when it is a
+    preset's piece), or (None, 'world')."""
+    others = [o for o in context.selected_objects if o not in exclude and o.type != "ARMATURE"]
+    if not others:
+        return None, "world"
+    target = others[0].parent if others[0].parent is not None and others[0].parent.physkey.is_body else others[0]
+    return target, target.name
+
+
 class PHYSKEY_OT_add_pair(bpy.types.Operator):
-    """Pair the active bone's point nearest the 3D cursor with the 3D cursor on the selected object (or the world)"""
+    """Pair the active bone's point nearest the 3D cursor with the 3D cursor on the selected object (or the world);
+    with a free object active (a box), pair its bottom with the 3D cursor: put it there"""
     bl_idname = "physkey.add_pair"
     bl_label = "Add Pair"
     bl_options = {"REGISTER", "UNDO"}
@@ -119,6 +149,19 @@ class PHYSKEY_OT_add_pair(bpy.types.Operator):
         if not (0 <= i < len(items)):
             self.report({"ERROR"}, "no contact keyframe selected: add one first")
             return {"CANCELLED"}
+        box = free_object_body(context.active_object)
+        if box is not None:  # an object to put somewhere: its bottom ↔ the cursor
+            members = set(box.children) | {box}
+            target, body2 = _target(context, members)
+            if target is box:
+                target, body2 = None, "world"
+            cursor = np.array(context.scene.cursor.location)
+            local2 = cursor if target is None else np.array(target.matrix_world.normalized().inverted()
+                                                            @ Vector(cursor))
+            pair = items[i].pairs.add()
+            pair.body1, pair.pos1, pair.body2, pair.pos2 = box.name, _bottom_centre(box), body2, local2
+            self.report({"INFO"}, rpt_("Pair: {} ↔ {}").format(box.name, body2))
+            return {"FINISHED"}
         arm = active_character(context)
         own = context.active_object if arm is not None and arm.physkey.animator_rig == context.active_object \
             else None  # the animator's own rig: its bone, translated onto the physics body
@@ -143,12 +186,7 @@ class PHYSKEY_OT_add_pair(bpy.types.Operator):
         else:
             body1 = bone.name
             local1 = np.array(world.normalized().inverted() @ Vector(point))  # world units, bone frame
-        others = [o for o in context.selected_objects if o not in (arm, own) and o.type != "ARMATURE"]
-        target, body2 = None, "world"
-        if others:
-            target = others[0].parent if others[0].parent is not None and others[0].parent.physkey.is_body \
-                else others[0]
-            body2 = target.name
+        target, body2 = _target(context, (arm, own))
         local2 = cursor if target is None else np.array(target.matrix_world.normalized().inverted() @ Vector(cursor))
         pair = items[i].pairs.add()
         pair.body1, pair.pos1, pair.body2, pair.pos2 = body1, local1, body2, local2

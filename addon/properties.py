@@ -106,8 +106,8 @@ class PHYSKEY_PG_object(bpy.types.PropertyGroup):
 
 
 class PHYSKEY_PG_pair(bpy.types.PropertyGroup):
-    """A point on a character bone that should meet a point on an object (or `world`)."""
-    body1: StringProperty(description="Character bone")
+    """A point on a character bone (or a free object) that should meet a point on an object (or `world`)."""
+    body1: StringProperty(description="Character bone, or a free object to put somewhere")
     pos1: FloatVectorProperty(size=3, subtype="TRANSLATION", description="Point in the bone's frame")
     body2: StringProperty(default="world", description="Object, bone or 'world'")
     pos2: FloatVectorProperty(size=3, subtype="TRANSLATION", description="Point in that frame")

@@ -80,3 +80,43 @@ def test_drawn_pairs_are_the_keyframes_points_in_the_world():
     assert (kf.pairs[0].body1, kf.pairs[0].body2) == ("pelvis", "chair")
     assert (p - q).length < kf.tolerance
     assert len({tuple(c) for _, _, c in segments}) == len(segments)  # one colour per pair
+
+
+def test_add_pair_with_a_free_object_puts_its_bottom_at_the_cursor():
+    """With the box (a free object) active and the target platform selected, Add Pair pairs the box's
+    bottom centre with the 3D cursor on the platform; the solver takes the pair as the task file's
+    (box first) and its points are where they were picked, by MuJoCo's kinematics."""
+    bpy, module = installed_extension()
+    bpy.ops.wm.read_homefile(use_empty=True)
+    bpy.ops.physkey.load_preset(preset="box_lift_place")
+    props = bpy.context.scene.physkey
+    bpy.ops.physkey.contact_keyframe_edit(action="ADD")
+    box_mesh = next(o for o in bpy.data.objects["box"].children if o.physkey.collider)
+    platform = next(o for o in bpy.data.objects["to_platform"].children if o.physkey.collider)
+    for o in bpy.context.selected_objects:
+        o.select_set(False)
+    platform.select_set(True)
+    box_mesh.select_set(True)
+    bpy.context.view_layer.objects.active = box_mesh
+    cursor = np.array([0.52, 0.45, 0.85])
+    bpy.context.scene.cursor.location = cursor
+    assert bpy.ops.physkey.add_pair() == {"FINISHED"}
+    pair = props.contact_keyframes[-1].pairs[0]
+    assert (pair.body1, pair.body2) == ("box", "to_platform")
+    import mujoco
+    from solver.contact_keyframes import ContactKeyframe, ContactPair
+    from solver.model import build_model
+    from solver.mpc.tracker import pair_distance
+    from solver.task import task_from_dict
+    taskio = addon(module, "taskio")
+    task = task_from_dict(taskio.task_from_scene(bpy.context, taskio.extract_scene(bpy.context)))
+    built = build_model(task.scene.desc)
+    m, d = built.model, mujoco.MjData(built.model)
+    d.qpos[:] = built.initial_qpos()
+    mujoco.mj_kinematics(m, d)
+    box = m.body("box").id
+    bottom = d.xpos[box] + d.xmat[box].reshape(3, 3) @ np.array(pair.pos1)
+    np.testing.assert_allclose(bottom, [0.42 + 0.11, 0.0, 0.75], atol=1e-4)  # the bottom centre, on its platform
+    kf = ContactKeyframe(pairs=[ContactPair(body1="box", pos1=list(pair.pos1), body2="to_platform",
+                                            pos2=list(pair.pos2))])
+    assert pair_distance(m, d, kf) == pytest.approx(np.linalg.norm(cursor - bottom), abs=1e-4)
