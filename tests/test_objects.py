@@ -161,3 +161,26 @@ def test_a_run_holding_the_box_resumes_from_a_checkpoint_bit_for_bit():
     a, b = agent.result(), resumed.result()
     assert np.array_equal(a.qpos, b.qpos) and np.array_equal(agent.data.eq_active, resumed.data.eq_active)
     assert np.array_equal(agent.grasper.relpose, resumed.grasper.relpose)
+
+
+def test_a_short_real_lift():
+    """The preset's first two keyframes solved by the agent (seed 1, the default settings): both hands
+    welded at their keyed points, then the box up off its platform, touching nothing but the hands."""
+    task = load_task(task_path("box_lift_place"))
+    prep = CONTACT.prepare(task)
+    m = prep.built.model
+    with RolloutEngine(prep.plan.model, 1) as engine:
+        agent = Agent(prep.built, prep.plan, prep.keyframes, prep.settings, 1, engine)
+        box = m.body("box").id
+        z0 = float(agent.data.xpos[box, 2])
+        while agent.tracker.index < 2 and agent.data.time < 4.0 and not agent.done:
+            agent.step()
+    d = agent.data
+    assert agent.tracker.index >= 2, f"the lift was not reached by {d.time:.2f} s"
+    assert d.eq_active.all()
+    assert d.xpos[box, 2] - z0 > 0.1  # lifted (the keyframe asks for 0.15 m, within its tolerance)
+    touching = {m.body(int(m.geom_bodyid[g])).name for c in d.contact[:d.ncon] for g in (c.geom1, c.geom2)
+                if box in (int(m.geom_bodyid[c.geom1]), int(m.geom_bodyid[c.geom2]))} - {"box"}
+    assert touching <= {"hand_right", "hand_left"}, touching
+    (right, left) = agent.grasper.summary(m)
+    assert right["held_s"] > 0.3 and left["held_s"] > 0.3 and right["object_weight_n"] == pytest.approx(19.6, 0.01)
