@@ -104,6 +104,7 @@ def test_add_pair_with_a_free_object_puts_its_bottom_at_the_cursor():
     pair = props.contact_keyframes[-1].pairs[0]
     assert (pair.body1, pair.body2) == ("box", "to_platform")
     import mujoco
+
     from solver.contact_keyframes import ContactKeyframe, ContactPair
     from solver.model import build_model
     from solver.mpc.tracker import pair_distance
