@@ -265,6 +265,8 @@ class PHYSKEY_PT_solve(_Sidebar, bpy.types.Panel):
                 col.prop(props, "mpc_budget", text="Iterations/step")
             col.prop(props, "mpc_planner", text="Planner")
             col.prop(props, "mpc_particles", text="Particles")
+            if props.method == "contact":
+                col.prop(props, "mpc_grasp", text="Hands")
         elif props.method == "assist":
             col.prop(props, "assist_population", text="Population")
             col.prop(props, "assist_lambda_beta", text="Assist penalty λβ")

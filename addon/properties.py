@@ -237,6 +237,10 @@ class PHYSKEY_PG_scene(bpy.types.PropertyGroup):
     mpc_budget: setting_property(PlannerSettings, "budget", default=1)
     mpc_planner: setting_property(PlannerSettings, "planner", items=PLANNER_ITEMS)
     mpc_particles: setting_property(PlannerSettings, "particles")
+    mpc_grasp: setting_property(PlannerSettings, "grasp", items=[
+        ("friction", "Friction", "Hands hold free objects by friction only: honest physics"),
+        ("sticky", "Sticky hands", "A hand keyed to a free object it touches is welded to it until no keyframe "
+                                   "pairs them (the force it carries is reported)")])
     # Assisted keyframes (CMA-ES)
     assist_population: setting_property(AssistSettings, "population")
     assist_lambda_beta: setting_property(AssistSettings, "lambda_beta")

@@ -92,7 +92,7 @@ def key_pose_keyframes(context, obj, model, kfs, items, fps: float, frame_start:
 # The panel's fields of each method: scene property → settings key (properties.py takes each
 # property's default, bounds and description from the solver's settings field of that key).
 _MPC_FIELDS = {"mpc_rollouts": "rollouts", "mpc_planner": "planner", "mpc_particles": "particles"}
-FIELDS = {"contact": _MPC_FIELDS, "track": _MPC_FIELDS,
+FIELDS = {"contact": dict(_MPC_FIELDS, mpc_grasp="grasp"), "track": _MPC_FIELDS,
           "assist": {"assist_population": "population", "assist_lambda_beta": "lambda_beta",
                      "assist_samples": "samples", "assist_max_wall_s": "max_wall_s",
                      "assist_curriculum": "curriculum", "assist_physical": "physical"}}

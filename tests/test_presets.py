@@ -149,11 +149,11 @@ def test_method_settings_fields_round_trip():
     assert props.mpc_rollouts == 15 and props.mpc_planner == "baseline" and props.mpc_particles == 3
     assert props.mpc_effort == "adaptive"  # no budget in the task: adaptive effort, and none sent back
     assert taskio.settings_from_scene(props) == {"rollouts": 15, "planner": "baseline", "horizon": 0.5,
-                                                 "particles": 3}
-    taskio.settings_to_scene(props, "contact", {"budget": 3})
-    assert props.mpc_effort == "fixed" and props.mpc_budget == 3
+                                                 "particles": 3, "grasp": "friction"}
+    taskio.settings_to_scene(props, "contact", {"budget": 3, "grasp": "sticky"})
+    assert props.mpc_effort == "fixed" and props.mpc_budget == 3 and props.mpc_grasp == "sticky"
     assert taskio.settings_from_scene(props) == {"rollouts": 15, "planner": "baseline", "budget": 3,
-                                                 "particles": 3}
+                                                 "particles": 3, "grasp": "sticky"}
     props.method = "assist"
     taskio.settings_to_scene(props, "assist", {"lambda_beta": 10.0, "curriculum": False})
     got = taskio.settings_from_scene(props)
@@ -206,7 +206,7 @@ def test_method_settings_fields_are_the_solvers_settings():
             if meta.get("positive") and prop.type == "FLOAT":
                 assert prop.hard_min > 0, prop_name
             checked += 1
-    assert checked == 3 + 6 + 3  # contact's, assist's, and track's (the contact fields)
+    assert checked == 4 + 6 + 3  # contact's (with the grasp), assist's, and track's (the planner fields)
     budget, meta = rna["mpc_budget"], fields_of(PlannerSettings)["budget"].metadata
     assert budget.description == meta["description"] and budget.hard_min == 1 and budget.soft_max == meta["soft_max"]
     assert budget.default == 1  # shown when the effort is fixed; unset (adaptive) is the solver's default
