@@ -88,7 +88,13 @@ class PHYSKEY_OT_hit_from_view(bpy.types.Operator):
     @classmethod
     def poll(cls, context):
         props = context.scene.physkey
-        return 0 <= props.active_hit < len(props.hits) and _view_direction(context) is not None
+        if not 0 <= props.active_hit < len(props.hits):
+            cls.poll_message_set("no hit selected")
+            return False
+        if _view_direction(context) is None:
+            cls.poll_message_set("only in a 3D view looking sideways")
+            return False
+        return True
 
     def execute(self, context):
         props = context.scene.physkey
