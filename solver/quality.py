@@ -13,6 +13,7 @@ import numpy as np
 FOOT_BODIES = ("foot_left", "foot_right")  # the default humanoid's feet (a character without them: no sliding)
 HEAD_BODY = "head"
 FALLEN_HEAD_HEIGHT = 0.5  # m: a head below this has fallen (seated and kneeling heads stay well above)
+MOVING_OBJECT_SPEED = 0.05  # m/s: a free object moving faster than this touches something, or it flies
 
 
 def character_hinges(model: mujoco.MjModel, character_bodies: list[str]) -> list[int]:
@@ -48,7 +49,11 @@ def motion_quality(model: mujoco.MjModel, character_bodies: list[str], times: np
     - `fall_s`: the time the head spends below FALLEN_HEAD_HEIGHT while `may_lie` (per pose) does
       not allow lying — with `segment` (the active keyframe per pose), only after the head has been
       up in that segment, so getting up from lying is not a fall; None where `may_lie` is None (the
-      method does not say when lying is meant) or the character has no head.
+      method does not say when lying is meant) or the character has no head;
+    - with free objects in the scene (a box): `object_penetration_m`, the deepest overlap of an
+      object with anything, and `object_unsupported_s`, the time an object moves (faster than
+      MOVING_OBJECT_SPEED) touching nothing in two consecutive poses — thrown, dropped, or carried
+      by no hand.
     """
     qpos = np.asarray(qpos, dtype=float)
     times = np.asarray(times, dtype=float)
@@ -58,7 +63,12 @@ def motion_quality(model: mujoco.MjModel, character_bodies: list[str], times: np
     char_geom = char_body[model.geom_bodyid]
     feet = [model.body(b).id for b in FOOT_BODIES if b in character_bodies]
     head = model.body(HEAD_BODY).id if HEAD_BODY in character_bodies else None
+    objects = free_objects(model, ids)
+    obj_geom = np.isin(model.geom_bodyid, objects)
     n = len(qpos)
+    obj_depth = np.zeros(n)
+    obj_xyz = np.zeros((n, len(objects), 3))
+    obj_touch = np.zeros((n, len(objects)), dtype=bool)
     depth = np.zeros(n)
     foot_xy = np.zeros((n, len(feet), 2))
     foot_down = np.zeros((n, len(feet)), dtype=bool)
@@ -73,11 +83,17 @@ def motion_quality(model: mujoco.MjModel, character_bodies: list[str], times: np
             if mine.any():
                 depth[i] = max(0.0, -float(np.min(np.asarray(con.dist)[mine])))
             bodies = model.geom_bodyid[g]
+            on_obj = obj_geom[g[:, 0]] | obj_geom[g[:, 1]]
+            if on_obj.any():
+                obj_depth[i] = max(0.0, -float(np.min(np.asarray(con.dist)[on_obj])))
+            for k, o in enumerate(objects):
+                obj_touch[i, k] = bool(((bodies[:, 0] == o) | (bodies[:, 1] == o)).any())
             for k, f in enumerate(feet):
                 touching = (((bodies[:, 0] == f) & ~char_body[bodies[:, 1]])
                             | ((bodies[:, 1] == f) & ~char_body[bodies[:, 0]]))
                 foot_down[i, k] = bool(touching.any())
         foot_xy[i] = data.xpos[feet, :2]
+        obj_xyz[i] = data.xpos[objects]
         if head is not None:
             head_z[i] = data.xpos[head, 2]
     planted = foot_down[1:] & foot_down[:-1]
@@ -95,5 +111,23 @@ def motion_quality(model: mujoco.MjModel, character_bodies: list[str], times: np
             fallen &= head_was_up(head_z, segment)
         dt_each = np.diff(times, append=times[-1]) if n else np.zeros(0)
         fall = float(np.sum(dt_each[fallen]))
-    return {"max_penetration_m": round(float(depth.max(initial=0.0)), 6), "foot_sliding_m": round(sliding, 6),
-            "jerk_rms": round(jerk, 3), "fall_s": None if fall is None else round(fall, 6)}
+    out = {"max_penetration_m": round(float(depth.max(initial=0.0)), 6), "foot_sliding_m": round(sliding, 6),
+           "jerk_rms": round(jerk, 3), "fall_s": None if fall is None else round(fall, 6)}
+    if objects and n > 1:  # objects the character handles: never through anything, never carried by nothing
+        speed = np.linalg.norm(np.diff(obj_xyz, axis=0), axis=-1) / np.maximum(np.diff(times), 1e-12)[:, None]
+        loose = (speed > MOVING_OBJECT_SPEED) & ~obj_touch[1:] & ~obj_touch[:-1]
+        out["object_penetration_m"] = round(float(obj_depth.max(initial=0.0)), 6)
+        out["object_unsupported_s"] = round(float(np.sum(np.diff(times)[:, None] * loose)), 6)
+    return out
+
+
+def free_objects(model: mujoco.MjModel, character_ids) -> list[int]:
+    """Body ids of the free objects of the scene (free-jointed, not the character, not a thrown ball)."""
+    from .perturbations import BALL_PREFIX
+    out = []
+    for j in range(model.njnt):
+        b = int(model.jnt_bodyid[j])
+        if model.jnt_type[j] == mujoco.mjtJoint.mjJNT_FREE and b not in character_ids \
+                and not model.body(b).name.startswith(BALL_PREFIX):
+            out.append(b)
+    return out

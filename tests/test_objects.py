@@ -184,3 +184,24 @@ def test_a_short_real_lift():
     assert touching <= {"hand_right", "hand_left"}, touching
     (right, left) = agent.grasper.summary(m)
     assert right["held_s"] > 0.3 and left["held_s"] > 0.3 and right["object_weight_n"] == pytest.approx(19.6, 0.01)
+
+
+def test_object_quality_by_hand():
+    """A box falling through the air for 0.45 s touches nothing (unsupported), then sinks 3 cm into
+    its platform (the object's penetration); the character stands still throughout."""
+    from solver.quality import motion_quality
+    built = build_model(_scene())
+    m = built.model
+    q0 = built.initial_qpos()
+    adr = int(m.jnt_qposadr[m.joint("box_free").id])
+    rest_z = float(q0[adr + 2])  # on the platform
+    times = np.arange(14) * 0.05
+    qpos = np.tile(q0, (14, 1))
+    qpos[:10, adr + 2] = rest_z + 1.0 - times[:10]  # 1.0 … 0.55 m above its rest: 0.45 s of flight at 1 m/s
+    qpos[10:, adr + 2] = rest_z - 0.03  # then 3 cm into the platform, still
+    q = motion_quality(m, built.character_bodies, times, qpos)
+    assert q["object_unsupported_s"] == pytest.approx(9 * 0.05)  # nine intervals between untouched poses
+    assert q["object_penetration_m"] == pytest.approx(0.03, abs=1e-4)
+    floor = build_model(build_scene(SceneRef(environment="floor")))  # no objects: no object figures
+    still = np.tile(floor.initial_qpos(), (2, 1))
+    assert "object_penetration_m" not in motion_quality(floor.model, floor.character_bodies, times[:2], still)
