@@ -1,6 +1,8 @@
 """The PhysKey tab in the 3D viewport's sidebar. Panels only draw; operators hold the logic."""
 from __future__ import annotations
 
+import json
+
 import bpy
 
 from .i18n import iface_, n_
@@ -244,6 +246,13 @@ def _draw_quality(layout, item) -> None:
               translate=False)
     col.label(text=iface_("Foot sliding {:.1f} cm · jerk {:.3g} rad/s³").format(100 * item.foot_sliding, item.jerk),
               translate=False)
+    if item.object_penetration >= 0:
+        col.label(text=iface_("Object: penetration {:.1f} cm · loose {:.2f} s").format(
+            100 * item.object_penetration, item.object_loose), icon="ERROR" if item.object_penetration > 0.02
+                  or item.object_loose > 0 else "NONE", translate=False)
+    for g in json.loads(item.grasps_json or "[]"):
+        col.label(text=iface_("{} holds {} {:.1f} s, up to {:.0f} N (it weighs {:.0f} N)").format(
+            g["body"], g["object"], g["held_s"], g["max_force_n"], g["object_weight_n"]), translate=False)
     if item.fall >= 0:
         col.label(text=iface_("Fallen {:.2f} s").format(item.fall) if item.fall > 0 else iface_("No fall"),
                   icon="ERROR" if item.fall > 0 else "NONE", translate=False)

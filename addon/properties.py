@@ -168,6 +168,12 @@ class PHYSKEY_PG_solution(bpy.types.PropertyGroup):
     penetration: FloatProperty(unit="LENGTH", description="Deepest penetration into anything (m)")
     foot_sliding: FloatProperty(unit="LENGTH", description="How far the feet slide while planted (m)")
     jerk: FloatProperty(description="RMS joint jerk at 30 fps (rad/s³): how jittery the motion is")
+    object_penetration: FloatProperty(default=-1.0, unit="LENGTH", description="Deepest overlap of a free object "
+                                      "(a box) with anything (m; -1: the scene has none)")
+    object_loose: FloatProperty(default=-1.0, unit="TIME_ABSOLUTE", description="Seconds a free object moves "
+                                "touching nothing: thrown, dropped, or carried by no hand (-1: the scene has none)")
+    grasps_json: StringProperty(default="[]", description="Sticky hands: per hand and object, how long it held and "
+                                "the most force the weld carried")
     fall: FloatProperty(default=-1.0, unit="TIME_ABSOLUTE",
                         description="Seconds fallen where no keyframe asks for lying (-1: not judged)")
     ghost: BoolProperty(default=False, update=_redraw_viewports,

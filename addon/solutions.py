@@ -57,6 +57,9 @@ def _add(scene, entry: dict, event: dict, result_path: str, variant: str = "") -
         item.penetration, item.foot_sliding = quality["max_penetration_m"], quality["foot_sliding_m"]
         item.jerk = quality["jerk_rms"]
         item.fall = -1.0 if quality.get("fall_s") is None else quality["fall_s"]
+        item.object_penetration = quality.get("object_penetration_m", -1.0)
+        item.object_loose = quality.get("object_unsupported_s", -1.0)
+    item.grasps_json = json.dumps(entry.get("grasps", []))
     item.name = f"seed {item.seed}" + (f" · stage {item.stage}" if item.stage >= 0 else "") + \
         (f" · {variant}" if variant else "")
     item.ghost_color = GHOST_COLORS[(len(scene.physkey.solutions) - 1) % len(GHOST_COLORS)]

@@ -86,9 +86,13 @@ def _solve_two_seeds(bpy):
 
 @contextlib.contextmanager
 def _solutions(bpy, module):
+    import json
     props = _solve_two_seeds(bpy)
     props.active_solution = 0  # previewed
     props.solutions[1].assist = 0.0125  # as an assisted solution reports it: the β² column
+    props.solutions[0].object_penetration, props.solutions[0].object_loose = 0.012, 0.0  # as a box scene's
+    props.solutions[0].grasps_json = json.dumps([{"body": "hand_right", "object": "box", "held_s": 2.5,
+                                                  "max_force_n": 31.0, "object_weight_n": 19.6}])
     yield
 
 

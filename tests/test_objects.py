@@ -205,3 +205,19 @@ def test_object_quality_by_hand():
     floor = build_model(build_scene(SceneRef(environment="floor")))  # no objects: no object figures
     still = np.tile(floor.initial_qpos(), (2, 1))
     assert "object_penetration_m" not in motion_quality(floor.model, floor.character_bodies, times[:2], still)
+
+
+def test_a_solution_reports_its_grasps_and_the_objects_quality():
+    """What result.json gets for a box task (its first keyframe, a short budget): per hand the grasp's
+    hold time and force beside the box's weight, and the object's quality figures."""
+    task = load_task(task_path("box_lift_place"))
+    task.keyframes = task.keyframes[:1]
+    task.settings = dict(task.settings, rollouts=16, max_iterations=2, retries=0, backups=0)
+    prep = CONTACT.prepare(task)
+    with RolloutEngine(prep.plan.model, 1) as engine:
+        sol = CONTACT.solve(prep, 3, engine)
+    grasps = sol.summary["grasps"]
+    assert [(g["body"], g["object"]) for g in grasps] == [("hand_right", "box"), ("hand_left", "box")]
+    assert all(g["object_weight_n"] == pytest.approx(2.0 * 9.81, rel=1e-3) and g["held_s"] >= 0 for g in grasps)
+    quality = sol.summary["quality"]
+    assert quality["object_penetration_m"] >= 0 and quality["object_unsupported_s"] >= 0

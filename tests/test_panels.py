@@ -150,6 +150,9 @@ def test_solve_panel_idle_running_and_with_solutions():
     assert "label 'Blew up at 0.31 s: preview only' [ERROR]" in unstable
     assert "row enabled=False\n    operator physkey.keep_solution 'Keep' [ACTION]" in unstable
     assert "operator physkey.import_result 'Import…' [IMPORT]" in unstable
+    solutions = _text("solutions", "PHYSKEY_PT_solve")
+    assert "label 'Object: penetration 1.2 cm · loose 0.00 s'" in solutions
+    assert "label 'hand_right holds box 2.5 s, up to 31 N (it weighs 20 N)'" in solutions
 
 
 def test_a_file_saved_during_a_solve_opens_ready_to_solve():
