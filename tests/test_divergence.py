@@ -175,9 +175,9 @@ def test_planner_scores_diverged_candidates_inf_and_never_adopts_one():
         seen = []
         run = engine.run
 
-        def spy(state, ctrl, mocap_pos=None, copy=True):
+        def spy(state, ctrl, mocap_pos=None, copy=True, eq_active=None):
             seen.append(np.array(ctrl))
-            return run(state, ctrl, mocap_pos, copy)
+            return run(state, ctrl, mocap_pos, copy, eq_active)
 
         engine.run = spy
         settings = PlannerSettings(rollouts=16, exploration=0.3)
