@@ -126,17 +126,20 @@ def box(**params):
 
 
 def pick_place(**params):
-    """A free box on a platform in front of the standing character and a second platform to put it
-    on (the box loco-manipulation setting): the box (`box_width` across the hands × `box_depth` ×
-    `box_height`, `box_mass` kg) rests `distance` in front (+x) on the first platform, whose top is
-    `from_height` above the floor; the second platform's top is `to_height`, its centre `offset` to
-    the character's left (+y) and `to_distance` in front."""
+    """A free box in front of the standing character and a platform to put it on (the box
+    loco-manipulation setting): the box (`box_width` across the hands × `box_depth` × `box_height`,
+    `box_mass` kg) rests `distance` in front (+x) and `from_offset` to the left (+y) on the first
+    platform, whose top is `from_height` above the floor (0: the box lies on the floor, with no
+    platform); the second platform's top is `to_height`, its centre `offset` to the character's
+    left and `to_distance` in front."""
     p = _check(params, {"from_height": 0.75, "to_height": 0.85, "distance": 0.42, "offset": 0.45,
-                        "to_distance": 0.42, "box_width": 0.3, "box_depth": 0.22, "box_height": 0.22,
-                        "box_mass": 2.0, "friction": 0.9}, "pick_place")
-    for key in ("from_height", "to_height", "box_width", "box_depth", "box_height", "box_mass"):
+                        "to_distance": 0.42, "from_offset": 0.0, "box_width": 0.3, "box_depth": 0.22,
+                        "box_height": 0.22, "box_mass": 2.0, "friction": 0.9}, "pick_place")
+    for key in ("to_height", "box_width", "box_depth", "box_height", "box_mass"):
         if p[key] <= 0:
             raise InvalidInput(f"scene.params.{key}", f"must be positive, got {p[key]}")
+    if p["from_height"] < 0:
+        raise InvalidInput("scene.params.from_height", f"must be 0 (the floor) or more, got {p['from_height']}")
     platform = 0.4  # m: each platform's depth and width
 
     def stand(name, x, y, height):
@@ -148,13 +151,18 @@ def pick_place(**params):
     box_geom = Geom(name="box", type="box", size=half, mass=p["box_mass"], friction=p["friction"],
                     rgba=[0.75, 0.55, 0.3, 1.0])
     x0 = p["distance"] + platform / 2 - 0.1  # the box's near face 0.1 m behind the platform's near edge
-    bodies = [stand("from_platform", x0, 0.0, p["from_height"]),
-              stand("to_platform", p["to_distance"] + platform / 2 - 0.1, p["offset"], p["to_height"]),
-              EnvBody(name="box", kind="free", pos=[p["distance"] + half[0], 0.0, p["from_height"] + half[2]],
-                      geoms=[box_geom])]
-    if abs(p["offset"]) < platform:  # the platforms would overlap: one stands behind the other
-        raise InvalidInput("scene.params.offset", f"the platforms ({platform} m wide) overlap: |offset| must be at "
-                           f"least {platform}, got {p['offset']}")
+    on_floor = p["from_height"] == 0.0
+    if not on_floor and abs(p["offset"] - p["from_offset"]) < platform:
+        raise InvalidInput("scene.params.offset", f"the platforms ({platform} m wide) overlap: |offset − from_offset| "
+                           f"must be at least {platform}, got {abs(p['offset'] - p['from_offset']):g}")
+    if on_floor and abs(p["offset"] - p["from_offset"]) < (platform + p["box_width"]) / 2:
+        raise InvalidInput("scene.params.offset", f"the box on the floor would stand inside the platform: "
+                           f"|offset − from_offset| must be at least {(platform + p['box_width']) / 2:g}, "
+                           f"got {abs(p['offset'] - p['from_offset']):g}")
+    bodies = [] if on_floor else [stand("from_platform", x0, p["from_offset"], p["from_height"])]
+    bodies += [stand("to_platform", p["to_distance"] + platform / 2 - 0.1, p["offset"], p["to_height"]),
+               EnvBody(name="box", kind="free", pos=[p["distance"] + half[0], p["from_offset"],
+                                                     p["from_height"] + half[2]], geoms=[box_geom])]
     return Environment(bodies=bodies), standing_pose()
 
 

@@ -50,7 +50,15 @@ LIMIT_SOLIMP = (0.0, 0.99, 0.01, 0.5, 2.0)
 # ------------------------------------------------------------------------------------------------
 # SceneDesc → MjSpec
 # ------------------------------------------------------------------------------------------------
-def _add_geom(spec: mujoco.MjSpec, body, g: Geom, character: bool):
+# Objects the character handles: a hand is a sphere, and two point contacts let a squeezed box
+# pivot and creep out (MuJoCo's default pyramidal, impratio-1 friction is soft). A contact patch's
+# torsional friction (condim 4, this many metres) and elliptic cones with a harder friction
+# (impratio, MuJoCo's advice for grasping) let two hands hold what their squeeze and friction can.
+OBJECT_TORSION = 0.03
+GRASP_IMPRATIO = 10.0
+
+
+def _add_geom(spec: mujoco.MjSpec, body, g: Geom, character: bool, held: bool = False):
     geom = body.add_geom()
     geom.name = g.name
     geom.type = _GEOM[g.type]
@@ -69,7 +77,9 @@ def _add_geom(spec: mujoco.MjSpec, body, g: Geom, character: bool):
         geom.mass = g.mass
     else:
         geom.density = g.density
-    geom.friction = [g.friction, 0.005, 0.0001]
+    geom.friction = [g.friction, OBJECT_TORSION if held else 0.005, 0.0001]
+    if held:
+        geom.condim = 4
     geom.rgba = g.rgba
     if character:
         geom.solimp = CHARACTER_SOLIMP
@@ -159,6 +169,9 @@ def _build_spec(scene: SceneDesc, actuation: str, target_margin: float = 0.0) ->
     spec.visual.global_.offheight = 720
     world = spec.worldbody
     env = scene.environment
+    if any(b.kind == "free" for b in env.bodies):
+        spec.option.cone = mujoco.mjtCone.mjCONE_ELLIPTIC
+        spec.option.impratio = GRASP_IMPRATIO
     if env.floor:
         floor = world.add_geom()
         floor.name = "floor"
@@ -180,7 +193,7 @@ def _build_spec(scene: SceneDesc, actuation: str, target_margin: float = 0.0) ->
             joint = body.add_freejoint()
             joint.name = f"{b.name}_free"
         for g in b.geoms:
-            _add_geom(spec, body, g, character=False)
+            _add_geom(spec, body, g, character=False, held=b.kind == "free")
         for s in b.sites:
             _add_site(body, s)
     joints = {j.name: j for j in scene.joints()}

@@ -341,6 +341,11 @@ BOX_CASES = [
     ("box_negative_width", lambda t: t["scene"]["params"].update(box_width=-0.3),
      ["scene.params.box_width", "positive"]),
     ("grasp_unknown_mode", lambda t: t["settings"].update(grasp="glue"), ["settings.grasp", "glue"]),
+    ("box_below_the_floor", lambda t: t["scene"]["params"].update(from_height=-0.1),
+     ["scene.params.from_height", "the floor"]),
+    ("platforms_overlap", lambda t: t["scene"]["params"].update(from_offset=0.2), ["scene.params.offset", "overlap"]),
+    ("box_on_the_floor_inside_the_platform", lambda t: t["scene"]["params"].update(from_height=0.0, offset=0.3),
+     ["scene.params.offset", "inside the platform"]),
 ]
 
 

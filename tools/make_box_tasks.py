@@ -3,6 +3,8 @@ platform, a second platform to put it on (after the box loco-manipulation paper'
 
 - box_lift_place: grasp the box with both hands, lift it off its platform (up and in towards the
   chest), carry it above the other platform (higher, to the left), put it down, let go and stand.
+- box_floor_pickup: the same from a box on the floor (a squat) to a table-height platform.
+- box_handover: from a low platform on the right to a high one on the left.
 
 Each keyframe's pairs name the box (`body1` may be a free object: box ↔ platform) and the hands
 (hand ↔ a point just inside the box's side, so that reaching it squeezes). Run:
@@ -37,26 +39,28 @@ def _kf(name: str, pairs: list, tolerance: float, sustain: float, time_limit: fl
             "weights": dict(STANDING)}
 
 
-def lift_place(params: dict | None = None) -> dict:
-    params = dict(params or {})
+def _place(name: str, about: str, params: dict, *, lift: list, lift_in: float = 0.15) -> dict:
+    """Grasp → lift (through the box positions `lift`, each [up, in] from where it rests) → carry
+    (0.1 m above the target platform) → place (its bottom on the platform's top) → release."""
     env, _ = pick_place(**params)
     box = next(b for b in env.bodies if b.name == "box")
     to = next(b for b in env.bodies if b.name == "to_platform")
     half = box.geoms[0].size
     bottom = [0.0, 0.0, -half[2]]
-    lifted = [box.pos[0] - 0.15, box.pos[1], box.pos[2] + 0.15]  # up and in, towards the chest
     on_top = [0.0, 0.0, to.geoms[0].size[2]]  # the top of the target platform, in its frame
     above = [to.pos[0], to.pos[1], 2 * to.geoms[0].size[2] + half[2] + 0.1]  # 0.1 m above where it goes
     hands = _hands(2 * half[1])
-    return {"schema_version": 1, "name": "box_lift_place", "method": "contact",
-            "about": "Grasp the box on the platform in front with both hands, lift it, put it on the higher "
-                     "platform to the left, let go and stand (box loco-manipulation, our contact keyframes).",
+    lifts = []
+    for i, (up, inward) in enumerate(lift):
+        at = [box.pos[0] - inward, box.pos[1], box.pos[2] + up]
+        lifts.append(_kf("lift" if len(lift) == 1 else f"lift_{i + 1}",
+                         hands + [{"body1": "box", "pos1": [0, 0, 0], "body2": "world", "pos2": at}], 0.1, 0.3, 6.0))
+    return {"schema_version": 1, "name": name, "method": "contact", "about": about,
             "scene": {"environment": "pick_place", "params": params, "character": "humanoid"},
             "settings": {"grasp": "sticky"},
             "keyframes": [
                 _kf("grasp", hands, 0.08, 0.3, 6.0),
-                _kf("lift", hands + [{"body1": "box", "pos1": [0, 0, 0], "body2": "world", "pos2": lifted}],
-                    0.1, 0.3, 6.0),
+                *lifts,
                 _kf("carry", hands + [{"body1": "box", "pos1": [0, 0, 0], "body2": "world", "pos2": above}],
                     0.15, 0.2, 8.0),
                 _kf("place", hands + [{"body1": "box", "pos1": bottom, "body2": "to_platform", "pos2": on_top}],
@@ -66,8 +70,36 @@ def lift_place(params: dict | None = None) -> dict:
             ]}
 
 
+def lift_place(params: dict | None = None) -> dict:
+    """From a table-height platform in front to a higher one on the left."""
+    return _place("box_lift_place", "Grasp the box on the platform in front with both hands, lift it, put it on "
+                  "the higher platform to the left, let go and stand (box loco-manipulation, our contact "
+                  "keyframes).", dict(params or {}), lift=[(0.15, 0.15)])
+
+
+FLOOR = {"from_height": 0.0, "to_height": 0.75, "box_height": 0.3, "distance": 0.35}
+
+
+def floor_pickup(params: dict | None = None) -> dict:
+    """From the floor (a squat: the hands go down to the box's sides) to a table-height platform."""
+    return _place("box_floor_pickup", "Squat, grasp the box on the floor with both hands, stand up with it, put "
+                  "it on the table-height platform to the left, let go and stand.",
+                  {**FLOOR, **(params or {})}, lift=[(0.3, 0.1), (0.65, 0.2)])
+
+
+HANDOVER = {"from_height": 0.5, "from_offset": -0.25, "to_height": 1.0, "offset": 0.25}
+
+
+def handover(params: dict | None = None) -> dict:
+    """From a low platform on the right to a high one on the left: the box crosses in front of the
+    character and goes up half a metre."""
+    return _place("box_handover", "Grasp the box on the low platform to the right, carry it across and up, put "
+                  "it on the high platform to the left, let go and stand.",
+                  {**HANDOVER, **(params or {})}, lift=[(0.2, 0.15)])
+
+
 def main() -> None:
-    for task in (lift_place(),):
+    for task in (lift_place(), floor_pickup(), handover()):
         path = task_path(task["name"])
         with open(path, "w", encoding="utf-8") as f:
             json.dump(task, f, indent=1)
