@@ -29,13 +29,26 @@ class Events:
         self.jsonl = jsonl
         self.fraction: dict[int, float] = {}
         self._lock = threading.Lock()  # events also come from the stdin reader thread
+        self._stdout = None  # stdout of its own, once others print (keep_stdout)
+
+    @property
+    def stdout(self):
+        return self._stdout or sys.stdout
+
+    def keep_stdout(self) -> None:
+        """From here on only this run's own output reaches stdout: anything else printed, from Python
+        or C++ (Ray's messages about its workers), goes to stderr, so a --jsonl stream stays JSON."""
+        sys.stdout.flush()
+        self._stdout = os.fdopen(os.dup(1), "w", encoding="utf-8", buffering=1)
+        os.dup2(2, 1)
+        sys.stdout = sys.stderr
 
     def __call__(self, event: dict) -> None:
         if self.jsonl:
             line = json.dumps(event, allow_nan=False, default=float) + "\n"
             with self._lock:
-                sys.stdout.write(line)
-                sys.stdout.flush()
+                self.stdout.write(line)
+                self.stdout.flush()
             return
         kind = event["event"]
         if kind == "progress":
@@ -124,12 +137,22 @@ def cmd_run(args, emit: Events) -> int:
     from .result import ResultIndex
     if args.workers is not None and args.workers < 0:
         raise InvalidInput("--workers", f"must be 0 or more, got {args.workers}")
+    if args.address is not None and args.backend != "ray":
+        raise InvalidInput("--address", "a cluster address goes with --backend ray")
+    if args.backend == "ray" and args.workers == 0:
+        raise InvalidInput("--workers", "0 (inline) is the local backend's; with --backend ray give 1 or more")
     _check_out_dir(args.out)
     task, prepared = _prepare(args.task, args.num_seeds)  # everything is checked before --out is touched
     workers = args.workers if args.workers is not None else min(len(task.seeds), os.cpu_count() or 1)
     if len(task.seeds) == 1 and args.workers is None:
         workers = 0
-    _check_memory(prepared, max(1, min(workers, len(task.seeds))))
+    ray = None
+    if args.backend == "ray":  # the workers' memory is the cluster's; the cluster is reached before --out
+        from .ray_pool import connect
+        emit.keep_stdout()
+        ray = connect(args.address)
+    else:
+        _check_memory(prepared, max(1, min(workers, len(task.seeds))))
     try:
         os.makedirs(args.out, exist_ok=True)
     except OSError as e:  # read-only disk, no permission: still bad input, and nothing was written
@@ -162,7 +185,11 @@ def cmd_run(args, emit: Events) -> int:
         emit({"event": "seed_failed", "seed": seed, "message": message})
 
     try:
-        run_seeds(task_doc, task.seeds, args.out, workers, emit, on_solution, on_failure)
+        if ray is not None:
+            from .ray_pool import run_seeds_ray
+            run_seeds_ray(ray, task_doc, task.seeds, args.out, args.workers, emit, on_solution, on_failure)
+        else:
+            run_seeds(task_doc, task.seeds, args.out, workers, emit, on_solution, on_failure)
     except BaseException:
         index.finish("failed")
         raise
@@ -177,10 +204,10 @@ def cmd_run(args, emit: Events) -> int:
     if not args.jsonl:
         best = min(index.doc["solutions"], key=lambda e: e["cost"], default=None)
         print(f"{ok}/{len(task.seeds)} seed(s) solved in {time.perf_counter() - start:.1f} s; "
-              f"results in {os.path.abspath(args.out)}")
+              f"results in {os.path.abspath(args.out)}", file=emit.stdout)
         if best:
             print(f"best: seed {best['seed']} (cost {best['cost']:.4g}) -> "
-                  f"{os.path.join(os.path.abspath(args.out), best['npz'])}")
+                  f"{os.path.join(os.path.abspath(args.out), best['npz'])}", file=emit.stdout)
     return EXIT_OK if ok else EXIT_INTERNAL
 
 
@@ -254,8 +281,8 @@ def cmd_bench(args) -> int:
     return EXIT_OK
 
 
-def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m solver", description="PhysKey solver")
+def build_parser(prog: str = "python -m solver") -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog=prog, description="PhysKey solver")
     sub = p.add_subparsers(dest="command", required=True)
     v = sub.add_parser("validate", help="check a task file and the model it builds")
     v.add_argument("task")
@@ -263,7 +290,12 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("task")
     r.add_argument("--out", required=True)
     r.add_argument("--num-seeds", type=int, default=None)
-    r.add_argument("--workers", type=int, default=None, help="worker processes (0 = inline)")
+    r.add_argument("--workers", type=int, default=None,
+                   help="worker processes (0 = inline); with --backend ray, the most seeds solved at once")
+    r.add_argument("--backend", choices=["pool", "ray"], default="pool",
+                   help="where seeds run: this machine's process pool, or a Ray cluster (pip install physkey[ray])")
+    r.add_argument("--address", default=None,
+                   help="with --backend ray: the cluster (host:port; default $RAY_ADDRESS, else a Ray started here)")
     r.add_argument("--jsonl", action="store_true", help="print one JSON event per line")
     r.add_argument("--exit-with-stdin", action="store_true",
                    help="stop when stdin closes (the parent is gone): for callers like Blender that hold a pipe")
@@ -296,8 +328,15 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def main(argv=None) -> int:
-    args = build_parser().parse_args(argv)
+def console() -> int:
+    """The `physkey` command of an installed solver (`pip install .`): `python -m solver` by its name."""
+    from .mujoco_log import route_warnings
+    route_warnings()
+    return main(prog="physkey")
+
+
+def main(argv=None, prog: str = "python -m solver") -> int:
+    args = build_parser(prog).parse_args(argv)
     jsonl = getattr(args, "jsonl", False)
     emit = Events(jsonl)
     try:

@@ -29,6 +29,11 @@ def _write_atomic(path, data: bytes) -> None:
         raise
 
 
+def write_bytes_atomic(path, data: bytes) -> None:
+    """A file's bytes made elsewhere (a Ray worker's result), written here whole or not at all."""
+    _write_atomic(path, bytes(data))
+
+
 def write_text_atomic(path, text: str) -> None:
     _write_atomic(path, text.encode("utf-8"))
 

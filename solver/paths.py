@@ -1,11 +1,13 @@
 """Where PhysKey's data lives: the `scenes/` folder beside the solver (in the repository and in
-the installed extension alike) and its parts. The one place these paths are written."""
+the installed extension alike), or inside it as `solver/_scenes` where the solver travels alone (a
+`pip install`, a Ray worker), and its parts. The one place these paths are written."""
 from __future__ import annotations
 
 import os
 
 ROOT_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SCENES_DIR = os.path.join(ROOT_DIR, "scenes")
+_CARRIED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_scenes")
+SCENES_DIR = _CARRIED if os.path.isdir(_CARRIED) else os.path.join(ROOT_DIR, "scenes")
 TASKS_DIR = os.path.join(SCENES_DIR, "tasks")
 CHARACTERS_DIR = os.path.join(SCENES_DIR, "characters")
 ENVIRONMENTS_DIR = os.path.join(SCENES_DIR, "environments")

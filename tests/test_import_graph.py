@@ -23,12 +23,12 @@ FLOORS = [
     # 4 the methods
     {"solver.methods"},
     # 5 running them: processes, CLI, benchmarks
-    {"solver.pool", "solver.worker", "solver.cli", "solver.bench", "solver.__main__", "solver"},
+    {"solver.pool", "solver.ray_pool", "solver.worker", "solver.cli", "solver.bench", "solver.__main__", "solver"},
     # 6 Blender
     {"addon"},
 ]
 ADDON_FORBIDDEN = ("solver.methods", "solver.assist", "solver.mpc", "solver.pool", "solver.cli", "solver.bench",
-                   "solver.worker", "cma", "scipy")
+                   "solver.worker", "solver.ray_pool", "cma", "scipy", "ray")
 
 
 def modules(roots=("solver", "addon")) -> dict[str, Path]:

@@ -27,11 +27,12 @@ STANDING = dict(STYLES["standing"][1])
 SQUEEZE = 0.02  # m: the hand's target lies this far inside the box's side (the hand's sphere is 0.04 m)
 
 
-def _hands(width: float) -> list[dict]:
-    """Both hands on the box's sides (the box's y axis is across the character's hands)."""
+def _hands(width: float, up: float = 0.0) -> list[dict]:
+    """Both hands on the box's sides, `up` above their middle (the box's y axis is across the
+    character's hands)."""
     side = width / 2 + 0.04 - SQUEEZE
-    return [{"body1": "hand_right", "pos1": [0, 0, 0], "body2": "box", "pos2": [0.0, -side, 0.0]},
-            {"body1": "hand_left", "pos1": [0, 0, 0], "body2": "box", "pos2": [0.0, side, 0.0]}]
+    return [{"body1": "hand_right", "pos1": [0, 0, 0], "body2": "box", "pos2": [0.0, -side, up]},
+            {"body1": "hand_left", "pos1": [0, 0, 0], "body2": "box", "pos2": [0.0, side, up]}]
 
 
 def _kf(name: str, pairs: list, tolerance: float, sustain: float, time_limit: float) -> dict:
@@ -39,7 +40,7 @@ def _kf(name: str, pairs: list, tolerance: float, sustain: float, time_limit: fl
             "weights": dict(STANDING)}
 
 
-def _place(name: str, about: str, params: dict, *, lift: list, lift_in: float = 0.15) -> dict:
+def _place(name: str, about: str, params: dict, *, lift: list, grip_up: float = 0.0) -> dict:
     """Grasp → lift (through the box positions `lift`, each [up, in] from where it rests) → carry
     (0.1 m above the target platform) → place (its bottom on the platform's top) → release."""
     env, _ = pick_place(**params)
@@ -49,7 +50,7 @@ def _place(name: str, about: str, params: dict, *, lift: list, lift_in: float = 
     bottom = [0.0, 0.0, -half[2]]
     on_top = [0.0, 0.0, to.geoms[0].size[2]]  # the top of the target platform, in its frame
     above = [to.pos[0], to.pos[1], 2 * to.geoms[0].size[2] + half[2] + 0.1]  # 0.1 m above where it goes
-    hands = _hands(2 * half[1])
+    hands = _hands(2 * half[1], grip_up)
     lifts = []
     for i, (up, inward) in enumerate(lift):
         at = [box.pos[0] - inward, box.pos[1], box.pos[2] + up]
@@ -84,7 +85,7 @@ def floor_pickup(params: dict | None = None) -> dict:
     """From the floor (a squat: the hands go down to the box's sides) to a table-height platform."""
     return _place("box_floor_pickup", "Squat, grasp the box on the floor with both hands, stand up with it, put "
                   "it on the table-height platform to the left, let go and stand.",
-                  {**FLOOR, **(params or {})}, lift=[(0.3, 0.1), (0.65, 0.2)])
+                  {**FLOOR, **(params or {})}, lift=[(0.3, 0.1), (0.65, 0.2)], grip_up=0.05)
 
 
 HANDOVER = {"from_height": 0.5, "from_offset": -0.25, "to_height": 1.0, "offset": 0.25}

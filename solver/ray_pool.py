@@ -1,0 +1,197 @@
+"""Running a task's seeds on a Ray cluster (`solver run --backend ray [--address ADDR]`) instead of
+the local process pool (`pool.py`), for a studio's overnight bakes beyond one machine.
+
+The same contract as `pool.run_seeds`: progress events as they come, each finished seed's result
+entry, each failed seed's message. Each Ray actor is a `SeedRunner` (it prepares the task from its
+JSON and compiles the model once, nothing pickled of MuJoCo's crosses machines) writing into a folder
+of its own on its node; a finished seed's files come back as bytes and are written into `--out` here,
+so `--out` need not be shared and the files are the pool's, byte for byte. The code the workers run
+is this solver, shipped to the cluster with its scenes (Ray's `py_modules`), so every node solves
+with the driver's version. A worker or node that dies costs one retry of the seed it was solving,
+as in the pool. Ray is optional (`pip install physkey[ray]`); nothing else imports it.
+"""
+from __future__ import annotations
+
+import collections
+import json
+import os
+import shutil
+import socket
+import tempfile
+
+from .errors import InvalidInput
+from .paths import SCENES_DIR
+
+PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+CONNECT_TIMEOUT_S = 5.0  # how long an address may take to answer before the run is refused
+POLL_S = 0.2  # how often events are forwarded while seeds run
+
+
+def _ray():
+    try:
+        import ray
+    except ImportError:
+        raise InvalidInput("--backend", "the ray backend needs Ray, which is not installed here "
+                           "(pip install 'physkey[ray]')") from None
+    return ray
+
+
+def _check_reachable(address: str) -> None:
+    """A `host:port` (or `ray://host:port`) that does not answer is refused at once, named, rather
+    than left to Ray's connection retries (minutes). `auto` and `local` are Ray's to resolve."""
+    if address in ("auto", "local"):
+        return
+    hostport = address.split("://", 1)[-1]
+    host, sep, port = hostport.rpartition(":")
+    if not sep or not port.isdigit():
+        raise InvalidInput("--address", f"'{address}' is not host:port (e.g. 10.0.0.5:6379)")
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=CONNECT_TIMEOUT_S).close()
+    except OSError as e:
+        raise InvalidInput("--address", f"cannot reach a Ray cluster at {address}: {e.strerror or e}") from None
+
+
+def _staged_solver(into: str) -> str:
+    """This solver with its scenes inside (`solver/_scenes`, as `pip install .` lays it out): the
+    package Ray ships to the workers."""
+    staged = os.path.join(into, "solver")
+    shutil.copytree(PACKAGE_DIR, staged, ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "_scenes"))
+    shutil.copytree(SCENES_DIR, os.path.join(staged, "_scenes"), ignore=shutil.ignore_patterns("__pycache__"))
+    return staged
+
+
+def connect(address: str | None):
+    """Ray, connected to `address` (or `RAY_ADDRESS`; neither: a Ray started here for this run) with
+    this solver shipped to its workers. InvalidInput for a missing Ray or an unreachable address."""
+    ray = _ray()
+    address = address or os.environ.get("RAY_ADDRESS") or None
+    if address:
+        _check_reachable(address)
+    staging = tempfile.mkdtemp(prefix="physkey-ray-ship-")
+    try:
+        runtime_env = {"py_modules": [_staged_solver(staging)]}
+        try:
+            ray.init(address=address, runtime_env=runtime_env, logging_level="ERROR", log_to_driver=False,
+                     include_dashboard=False if not address else None, configure_logging=False)
+        except ConnectionError as e:
+            raise InvalidInput("--address", f"cannot connect to a Ray cluster at {address}: {e}") from None
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)  # Ray has packed and uploaded it
+    return ray
+
+
+class SeedActor:
+    """One seed worker on the cluster (a Ray actor): the task prepared once, seeds solved one at a
+    time into this node's own folder, each finished seed's files handed back as bytes."""
+
+    def __init__(self, task_json: str, nthread: int, events):
+        from .mujoco_log import route_warnings
+        from .pool import SeedRunner
+        route_warnings()
+        self.folder = tempfile.mkdtemp(prefix="physkey-ray-seed-")
+        self.events = events
+        self.runner = SeedRunner(json.loads(task_json), self.folder, nthread, events=self._event)
+
+    def _event(self, event: dict) -> None:
+        if event.get("event") == "stage":  # a playable partial result: its file goes along
+            path = event.pop("result_path")
+            with open(path, "rb") as f:
+                event["npz_bytes"] = f.read()
+        self.events.put(event)
+
+    def solve(self, seed: int) -> dict:
+        import ray
+        self.events.put({"event": "seed_start", "seed": seed, "pid": os.getpid(),
+                         "node": ray.get_runtime_context().get_node_id()})
+        entry = self.runner.solve(seed)
+        folder = os.path.join(self.folder, f"seed_{seed}")
+        files = {}
+        for name in sorted(os.listdir(folder)):
+            with open(os.path.join(folder, name), "rb") as f:
+                files[name] = f.read()
+        shutil.rmtree(folder, ignore_errors=True)
+        return {"entry": entry, "files": files}
+
+    def close(self) -> None:
+        self.runner.close()
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def _write_seed_file(out_dir: str, seed: int, name: str, data: bytes) -> str:
+    from .fileio import write_bytes_atomic
+    path = os.path.join(out_dir, f"seed_{seed}", name)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    write_bytes_atomic(path, data)
+    return path
+
+
+def run_seeds_ray(ray, task_doc: dict, seeds: list[int], out_dir: str, workers: int | None,
+                  emit, on_solution, on_failure, nthread: int = 1) -> None:
+    """Solve every seed on Ray (`ray` as `connect` returned it; shut down at the end), as
+    `pool.run_seeds` does locally: `workers` actors at most (None: one per seed; Ray queues them on
+    the cluster's CPUs), each using `nthread` rollout threads."""
+    from ray.util.queue import Empty, Queue
+    try:
+        remote = ray.remote(num_cpus=nthread, max_restarts=0, max_task_retries=0)(SeedActor)
+        events = Queue()
+        task_json = json.dumps(task_doc, allow_nan=False)
+        todo = collections.deque(seeds)
+        deaths: collections.Counter = collections.Counter()
+        running: dict = {}  # object ref → (actor, seed)
+
+        def assign(actor=None) -> None:
+            if not todo:
+                if actor is not None:
+                    ray.get(actor.close.remote())
+                    ray.kill(actor)
+                return
+            if actor is None:
+                actor = remote.remote(task_json, nthread, events)
+            seed = todo.popleft()
+            running[actor.solve.remote(seed)] = (actor, seed)
+
+        def forward() -> None:
+            while True:
+                try:
+                    event = events.get_nowait()
+                except Empty:
+                    return
+                if "npz_bytes" in event:
+                    entry = event["solution"]
+                    path = _write_seed_file(out_dir, event["seed"], os.path.basename(entry["npz"]),
+                                            event.pop("npz_bytes"))
+                    event["result_path"] = os.path.abspath(path)
+                emit(event)
+
+        for _ in range(min(workers or len(seeds), len(seeds))):
+            assign()
+        while running:
+            ready, _ = ray.wait(list(running), num_returns=1, timeout=POLL_S)
+            forward()
+            for ref in ready:
+                actor, seed = running.pop(ref)
+                try:
+                    reply = ray.get(ref)
+                except ray.exceptions.RayActorError as e:  # the worker or its node died
+                    deaths[seed] += 1
+                    why = type(e).__name__
+                    if deaths[seed] == 1:
+                        emit({"event": "seed_retry", "seed": seed,
+                             "message": f"Ray worker died ({why}); solving seed {seed} again"})
+                        todo.appendleft(seed)
+                    else:
+                        on_failure(seed, f"Ray worker died twice ({why})")
+                    assign()
+                    continue
+                except ray.exceptions.RayTaskError as e:  # the seed raised; its worker lives on
+                    cause = e.cause if e.cause is not None else e
+                    on_failure(seed, f"{type(cause).__name__}: {cause}")
+                    assign(actor)
+                    continue
+                for name, data in reply["files"].items():
+                    _write_seed_file(out_dir, seed, name, data)
+                on_solution(reply["entry"])
+                assign(actor)
+        forward()
+    finally:
+        ray.shutdown()
