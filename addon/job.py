@@ -26,7 +26,7 @@ def _site_packages() -> str:
 class SolveJob:
     """One solver process and its event stream."""
 
-    def __init__(self, task: dict, folder: str, num_seeds: int, workers: int | None = None):
+    def __init__(self, task: dict, folder: str, num_seeds: int, workers: int | None = None, cluster: str = ""):
         os.makedirs(folder, exist_ok=True)
         self.folder = folder
         self.out = os.path.join(folder, "result")
@@ -38,7 +38,9 @@ class SolveJob:
         env["PYTHONPATH"] = os.pathsep.join(p for p in paths if p)
         cmd = [sys.executable, "-m", "solver", "run", self.task_path, "--out", self.out, "--jsonl",
                "--exit-with-stdin", "--num-seeds", str(num_seeds)]  # a crashed Blender leaves nothing running
-        if workers is not None:
+        if cluster:  # the seeds go to a Ray cluster: this computer's process count is not theirs
+            cmd += ["--backend", "ray", "--address", cluster]
+        elif workers is not None:
             cmd += ["--workers", str(workers)]
         self.log_path = os.path.join(folder, "solver.log")
         self._log = open(self.log_path, "w", encoding="utf-8")

@@ -242,7 +242,8 @@ class _Solve:
         prefs = preferences()
         seeds = scene.physkey.num_seeds
         job = SolveJob(task, job_folder(scene), seeds,
-                       workers=min(prefs.workers, seeds) if prefs is not None and seeds > 1 else None)
+                       workers=min(prefs.workers, seeds) if prefs is not None and seeds > 1 else None,
+                       cluster=prefs.cluster_address.strip() if prefs is not None else "")
         add_job(scene, job)
         return job
 

@@ -1,6 +1,6 @@
 """Add-on Preferences (Edit ▸ Preferences ▸ Add-ons ▸ PhysKey): how many processes a solve may use,
-so the animator keeps a responsive Blender while it runs, where result folders go, and the method a
-new setup starts with."""
+so the animator keeps a responsive Blender while it runs, or a Ray cluster to solve on instead,
+where result folders go, and the method a new setup starts with."""
 from __future__ import annotations
 
 import os
@@ -23,6 +23,11 @@ class PHYSKEY_AP_preferences(bpy.types.AddonPreferences):
     workers: bpy.props.IntProperty(
         name="Solver Processes", default=_default_workers(), min=1, soft_max=64,
         description="Processes a solve runs its seeds on (one core is left to Blender by default)")
+    cluster_address: bpy.props.StringProperty(
+        name="Ray Cluster", default="",
+        description="Solve seeds on the Ray cluster at this address (host:port) instead of this computer; "
+                    "empty: on this computer. The solver then needs Ray in Blender's Python "
+                    "(pip install ray)")
     results_folder: bpy.props.StringProperty(
         name="Results Folder", subtype="DIR_PATH", default="",
         description="Where each solve's folder goes; empty: 'physkey' next to the saved .blend file "
@@ -37,6 +42,7 @@ class PHYSKEY_AP_preferences(bpy.types.AddonPreferences):
     def draw(self, context):
         layout = self.layout
         layout.prop(self, "workers")
+        layout.prop(self, "cluster_address")
         layout.prop(self, "results_folder")
         layout.prop(self, "default_method")
 

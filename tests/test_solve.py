@@ -194,6 +194,33 @@ def test_keeping_a_solution_again_replaces_its_markers():
         ("Scene_contact_seed0 kf0", 4), ("Scene_contact_seed0 kf2", 16), (other.name, 7)]
 
 
+def test_preferences_point_a_solve_at_a_ray_cluster(tmp_path):
+    """A cluster address in the preferences sends the seeds to Ray; one nobody answers comes back as
+    the solver's own one-line error, and the scene is left as it was."""
+    import socket
+    bpy, module = installed_extension()
+    prefs = bpy.context.preferences.addons[module.__name__].preferences
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        address = f"127.0.0.1:{s.getsockname()[1]}"  # released: nothing listens there
+    prefs.results_folder = str(tmp_path / "physkey")
+    prefs.cluster_address = f" {address} "
+    try:
+        _preset(bpy, "drop_onto_armchair")
+        scene = bpy.context.scene
+        scene.physkey.settings_json = json.dumps({"duration": 0.2})
+        import importlib.util
+        said = (rf"--address: cannot reach a Ray cluster at {address}" if importlib.util.find_spec("ray")
+                else r"--backend: the ray backend needs Ray")  # the Blenders' venvs have no Ray
+        with pytest.raises(RuntimeError, match=said):
+            bpy.ops.physkey.solve(wait=True)
+        assert not scene.physkey.running and len(scene.physkey.solutions) == 0
+        log = next((tmp_path / "physkey").glob("*/solver.log")).read_text()
+        assert log.splitlines()[0].endswith(f"--backend ray --address {address}")
+    finally:
+        prefs.cluster_address = prefs.results_folder = ""
+
+
 def test_solve_reports_bad_input_from_the_solver(tmp_path):
     bpy, module = installed_extension()
     _preset(bpy, "armchair_stand_sit_stand")
