@@ -97,13 +97,14 @@ class SeedActor:
             path = event.pop("result_path")
             with open(path, "rb") as f:
                 event["npz_bytes"] = f.read()
-        self.events.put(event)
+        self.events.actor.put_nowait.remote(event)  # not waited for: the solve goes on (see solve)
 
     def solve(self, seed: int) -> dict:
         import ray
-        self.events.put({"event": "seed_start", "seed": seed, "pid": os.getpid(),
-                         "node": ray.get_runtime_context().get_node_id()})
+        self._event({"event": "seed_start", "seed": seed, "pid": os.getpid(),
+                     "node": ray.get_runtime_context().get_node_id()})
         entry = self.runner.solve(seed)
+        ray.get(self.events.actor.qsize.remote())  # runs after this actor's queued events: all are in
         folder = os.path.join(self.folder, f"seed_{seed}")
         files = {}
         for name in sorted(os.listdir(folder)):
@@ -130,7 +131,7 @@ def run_seeds_ray(ray, task_doc: dict, seeds: list[int], out_dir: str, workers: 
     """Solve every seed on Ray (`ray` as `connect` returned it; shut down at the end), as
     `pool.run_seeds` does locally: `workers` actors at most (None: one per seed; Ray queues them on
     the cluster's CPUs), each using `nthread` rollout threads."""
-    from ray.util.queue import Empty, Queue
+    from ray.util.queue import Queue
     try:
         remote = ray.remote(num_cpus=nthread, max_restarts=0, max_task_retries=0)(SeedActor)
         events = Queue()
@@ -151,11 +152,8 @@ def run_seeds_ray(ray, task_doc: dict, seeds: list[int], out_dir: str, workers: 
             running[actor.solve.remote(seed)] = (actor, seed)
 
         def forward() -> None:
-            while True:
-                try:
-                    event = events.get_nowait()
-                except Empty:
-                    return
+            waiting = events.qsize()
+            for event in events.get_nowait_batch(waiting) if waiting else ():
                 if "npz_bytes" in event:
                     entry = event["solution"]
                     path = _write_seed_file(out_dir, event["seed"], os.path.basename(entry["npz"]),
