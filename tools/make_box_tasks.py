@@ -88,7 +88,7 @@ def floor_pickup(params: dict | None = None) -> dict:
                   {**FLOOR, **(params or {})}, lift=[(0.3, 0.1), (0.65, 0.2)], grip_up=0.05)
 
 
-HANDOVER = {"from_height": 0.5, "from_offset": -0.25, "to_height": 1.0, "offset": 0.25}
+HANDOVER = {"from_height": 0.65, "from_offset": -0.25, "to_height": 1.0, "offset": 0.25}
 
 
 def handover(params: dict | None = None) -> dict:
