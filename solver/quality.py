@@ -14,6 +14,9 @@ FOOT_BODIES = ("foot_left", "foot_right")  # the default humanoid's feet (a char
 HEAD_BODY = "head"
 FALLEN_HEAD_HEIGHT = 0.5  # m: a head below this has fallen (seated and kneeling heads stay well above)
 MOVING_OBJECT_SPEED = 0.05  # m/s: a free object moving faster than this touches something, or it flies
+# m: an object this close to something touches it. A box slid along a platform or held by a weld
+# keeps a fraction of a millimetre of air now and then (MuJoCo's soft contacts), which is no flight.
+TOUCH_TOLERANCE = 0.005
 
 
 def character_hinges(model: mujoco.MjModel, character_bodies: list[str]) -> list[int]:
@@ -52,8 +55,8 @@ def motion_quality(model: mujoco.MjModel, character_bodies: list[str], times: np
       method does not say when lying is meant) or the character has no head;
     - with free objects in the scene (a box): `object_penetration_m`, the deepest overlap of an
       object with anything, and `object_unsupported_s`, the time an object moves (faster than
-      MOVING_OBJECT_SPEED) touching nothing in two consecutive poses — thrown, dropped, or carried
-      by no hand.
+      MOVING_OBJECT_SPEED) touching nothing (within TOUCH_TOLERANCE) in two consecutive poses —
+      thrown, dropped, or carried by no hand.
     """
     qpos = np.asarray(qpos, dtype=float)
     times = np.asarray(times, dtype=float)
@@ -65,6 +68,9 @@ def motion_quality(model: mujoco.MjModel, character_bodies: list[str], times: np
     head = model.body(HEAD_BODY).id if HEAD_BODY in character_bodies else None
     objects = free_objects(model, ids)
     obj_geom = np.isin(model.geom_bodyid, objects)
+    if objects:  # near-contacts reported too (positive distances), for the objects' touch only
+        model = _with_margin(model, obj_geom, TOUCH_TOLERANCE)
+        data = mujoco.MjData(model)
     n = len(qpos)
     obj_depth = np.zeros(n)
     obj_xyz = np.zeros((n, len(objects), 3))
@@ -88,6 +94,9 @@ def motion_quality(model: mujoco.MjModel, character_bodies: list[str], times: np
                 obj_depth[i] = max(0.0, -float(np.min(np.asarray(con.dist)[on_obj])))
             for k, o in enumerate(objects):
                 obj_touch[i, k] = bool(((bodies[:, 0] == o) | (bodies[:, 1] == o)).any())
+            near = np.asarray(con.dist) > 0.0  # within the objects' margin, not touching: counts for nothing else
+            if near.any():
+                g, bodies, mine = g[~near], bodies[~near], mine[~near]
             for k, f in enumerate(feet):
                 touching = (((bodies[:, 0] == f) & ~char_body[bodies[:, 1]])
                             | ((bodies[:, 1] == f) & ~char_body[bodies[:, 0]]))
@@ -118,6 +127,14 @@ def motion_quality(model: mujoco.MjModel, character_bodies: list[str], times: np
         loose = (speed > MOVING_OBJECT_SPEED) & ~obj_touch[1:] & ~obj_touch[:-1]
         out["object_penetration_m"] = round(float(obj_depth.max(initial=0.0)), 6)
         out["object_unsupported_s"] = round(float(np.sum(np.diff(times)[:, None] * loose)), 6)
+    return out
+
+
+def _with_margin(model: mujoco.MjModel, geoms: np.ndarray, margin: float) -> mujoco.MjModel:
+    """A copy of `model` whose `geoms` report contacts up to `margin` apart."""
+    import copy
+    out = copy.deepcopy(model)
+    out.geom_margin[geoms] = margin
     return out
 
 

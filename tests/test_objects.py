@@ -252,7 +252,8 @@ def test_a_short_real_lift():
 
 def test_object_quality_by_hand():
     """A box falling through the air for 0.45 s touches nothing (unsupported), then sinks 3 cm into
-    its platform (the object's penetration); the character stands still throughout."""
+    its platform (the object's penetration); one slid 1 mm above its platform touches it, 1 cm above
+    flies; the character stands still throughout."""
     from solver.quality import motion_quality
     built = build_model(_scene())
     m = built.model
@@ -266,6 +267,15 @@ def test_object_quality_by_hand():
     q = motion_quality(m, built.character_bodies, times, qpos)
     assert q["object_unsupported_s"] == pytest.approx(9 * 0.05)  # nine intervals between untouched poses
     assert q["object_penetration_m"] == pytest.approx(0.03, abs=1e-4)
+    # Slid along its platform with a millimetre of air under it (soft contacts let go now and then):
+    # touching; with a centimetre, flying.
+    for air, unsupported in ((0.001, 0.0), (0.01, 13 * 0.05)):
+        slid = np.tile(q0, (14, 1))
+        slid[:, adr] += times * 0.2 - 0.1  # 0.2 m/s along x, on the platform throughout
+        slid[:, adr + 2] = rest_z + air
+        q = motion_quality(m, built.character_bodies, times, slid)
+        assert q["object_unsupported_s"] == pytest.approx(unsupported), air
+        assert q["object_penetration_m"] == 0.0
     floor = build_model(build_scene(SceneRef(environment="floor")))  # no objects: no object figures
     still = np.tile(floor.initial_qpos(), (2, 1))
     assert "object_penetration_m" not in motion_quality(floor.model, floor.character_bodies, times[:2], still)
