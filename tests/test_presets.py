@@ -213,12 +213,13 @@ def test_method_settings_fields_are_the_solvers_settings():
     assert PlannerSettings().budget is None and rna["mpc_effort"].default == "adaptive"
 
 
-def test_the_box_preset_comes_back_with_its_free_box_and_sticky_hands():
-    """The box preset through Blender: the box is a free body of its mass, the pairs that move it keep
+@pytest.mark.parametrize("preset", ["box_lift_place", "box_floor_pickup", "box_handover"])
+def test_the_box_presets_come_back_with_their_free_box_and_sticky_hands(preset):
+    """Each box preset through Blender: the box is a free body of its mass, the pairs that move it keep
     it as their first side, and the sticky grasp setting goes with the solve."""
     bpy, module = installed_extension()
     bpy.ops.wm.read_homefile(use_empty=True)
-    assert bpy.ops.physkey.load_preset(preset="box_lift_place") == {"FINISHED"}
+    assert bpy.ops.physkey.load_preset(preset=preset) == {"FINISHED"}
     task = _extract(bpy, module)
     from solver.contact_keyframes import parse_keyframes
     from solver.methods.contact import CONTACT
@@ -226,6 +227,13 @@ def test_the_box_preset_comes_back_with_its_free_box_and_sticky_hands():
     parsed = task_from_dict(task)
     box = next(b for b in parsed.scene.desc.environment.bodies if b.name == "box")
     assert box.kind == "free" and sum(g.mass or 0.0 for g in box.geoms) == pytest.approx(2.0, rel=1e-3)
+    from solver.task import SceneRef, build_scene
+    params = json.loads((ROOT / "scenes" / "tasks" / f"{preset}.json").read_text())["scene"]["params"]
+    authored = build_scene(SceneRef(environment="pick_place", params=params)).environment.bodies
+    assert sorted(b.name for b in parsed.scene.desc.environment.bodies) == sorted(b.name for b in authored)
+    assert ("from_platform" in [b.name for b in authored]) == (preset != "box_floor_pickup")  # on the floor
+    mine = next(b for b in authored if b.name == "box")
+    np.testing.assert_allclose(box.pos, mine.pos, atol=1e-4)  # where the preset put it, through Blender
     kfs = parse_keyframes(parsed.keyframes)
     assert [p.body1 for p in kfs[1].pairs] == ["hand_right", "hand_left", "box"]
     prep = CONTACT.prepare(parsed)  # valid as the solver sees it, welds for both hands
