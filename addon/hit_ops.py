@@ -2,15 +2,14 @@
 frame on the selected bone, duplicate, remove, point it along the view."""
 from __future__ import annotations
 
+import math
+
 import bpy
 from bpy.props import EnumProperty
 from mathutils import Vector
 
+from .hits import scene_fps
 from .session import active_character
-
-
-def _fps(scene) -> float:
-    return scene.render.fps / scene.render.fps_base
 
 
 def _bone_for_new_hit(context) -> str:
@@ -58,8 +57,8 @@ class PHYSKEY_OT_hit_edit(bpy.types.Operator):
                 hit.direction = direction
             if hit.kind == "ball":
                 hit.mass, hit.speed = 3.0, 6.0  # the hit-reaction preset's ball: a heavy medicine ball
-            earliest = scene.frame_start + (hit.distance / hit.speed if hit.kind == "ball" else 0.0) * _fps(scene)
-            hit.frame = max(scene.frame_current, int(-(-earliest // 1)))
+            earliest = scene.frame_start + (hit.distance / hit.speed if hit.kind == "ball" else 0.0) * scene_fps(scene)
+            hit.frame = max(scene.frame_current, math.ceil(earliest))
             hit.name = f"{hit.kind} {len(hits)}"
             props.active_hit = len(hits) - 1
             return {"FINISHED"}

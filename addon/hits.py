@@ -17,7 +17,8 @@ BALL_COLOR = (0.9, 0.25, 0.2, 1.0)
 ACTIVE_COLOR = (1.0, 1.0, 1.0, 1.0)
 
 
-def _fps(scene) -> float:
+def scene_fps(scene) -> float:
+    """The scene's frame rate (frames per second), as hits are timed in frames."""
     return scene.render.fps / scene.render.fps_base
 
 
@@ -26,7 +27,7 @@ def perturbations_from_hits(scene, bones, start_frame: int) -> dict | None:
     starts); hits before it are left out (they struck an earlier part of the motion). None without
     hits. ValueError naming the hit when it names no bone of the character or a ball cannot arrive
     in time (the solver checks the rest, naming the field)."""
-    props, fps = scene.physkey, _fps(scene)
+    props, fps = scene.physkey, scene_fps(scene)
     impulses, balls = [], []
     for n, hit in enumerate(props.hits, 1):
         t = (hit.frame - start_frame) / fps
@@ -57,7 +58,7 @@ def perturbations_from_hits(scene, bones, start_frame: int) -> dict | None:
 def store_hits(scene, perturbations, start_frame: int) -> None:
     """The scene's hits become `perturbations` (a task's, solver.perturbations.Perturbations or None),
     with times from `start_frame`, in the order they strike."""
-    props, fps = scene.physkey, _fps(scene)
+    props, fps = scene.physkey, scene_fps(scene)
     props.hits.clear()
     items = []
     if perturbations:
