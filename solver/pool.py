@@ -123,6 +123,18 @@ def _death(returncode: int) -> str:
     return f"exit code {returncode}"
 
 
+def retry_once(seed: int, who: str, why: str, deaths: collections.Counter, todo: collections.deque, emit,
+               on_failure) -> None:
+    """A seed whose `who` (a worker process, a Ray worker) died: solved again first, once; the
+    second death reports it failed. Shared by the pool and the Ray backend."""
+    deaths[seed] += 1
+    if deaths[seed] == 1:
+        emit({"event": "seed_retry", "seed": seed, "message": f"{who} died ({why}); solving seed {seed} again"})
+        todo.appendleft(seed)
+    else:
+        on_failure(seed, f"{who} died twice ({why})")
+
+
 def run_seeds(task_doc: dict, seeds: list[int], out_dir: str, workers: int, emit, on_solution, on_failure) -> None:
     """Solve every seed; `emit(event)` gets progress events, `on_solution(entry)` each finished seed,
     `on_failure(seed, message)` each seed that raised or whose worker died twice (a seed whose worker
@@ -163,14 +175,7 @@ def run_seeds(task_doc: dict, seeds: list[int], out_dir: str, workers: int, emit
                 live.discard(worker)
                 returncode = worker.proc.wait()
                 if worker.seed is not None:
-                    seed, why = worker.seed, _death(returncode)
-                    deaths[seed] += 1
-                    if deaths[seed] == 1:
-                        emit({"event": "seed_retry", "seed": seed,
-                              "message": f"worker process died ({why}); solving seed {seed} again"})
-                        todo.appendleft(seed)
-                    else:
-                        on_failure(seed, f"worker process died twice ({why})")
+                    retry_once(worker.seed, "worker process", _death(returncode), deaths, todo, emit, on_failure)
                     start_next()
                 continue
             try:

@@ -132,6 +132,8 @@ def run_seeds_ray(ray, task_doc: dict, seeds: list[int], out_dir: str, workers: 
     `pool.run_seeds` does locally: `workers` actors at most (None: one per seed; Ray queues them on
     the cluster's CPUs), each using `nthread` rollout threads."""
     from ray.util.queue import Queue
+
+    from .pool import retry_once
     try:
         remote = ray.remote(num_cpus=nthread, max_restarts=0, max_task_retries=0)(SeedActor)
         events = Queue()
@@ -171,14 +173,7 @@ def run_seeds_ray(ray, task_doc: dict, seeds: list[int], out_dir: str, workers: 
                 try:
                     reply = ray.get(ref)
                 except ray.exceptions.RayActorError as e:  # the worker or its node died
-                    deaths[seed] += 1
-                    why = type(e).__name__
-                    if deaths[seed] == 1:
-                        emit({"event": "seed_retry", "seed": seed,
-                             "message": f"Ray worker died ({why}); solving seed {seed} again"})
-                        todo.appendleft(seed)
-                    else:
-                        on_failure(seed, f"Ray worker died twice ({why})")
+                    retry_once(seed, "Ray worker", type(e).__name__, deaths, todo, emit, on_failure)
                     assign()
                     continue
                 except ray.exceptions.RayTaskError as e:  # the seed raised; its worker lives on
