@@ -1,7 +1,5 @@
 import sys
 
-from .cli import main
-from .mujoco_log import route_warnings
+from .cli import console
 
-route_warnings()
-sys.exit(main())
+sys.exit(console(prog="python -m solver"))

@@ -328,11 +328,12 @@ def build_parser(prog: str = "python -m solver") -> argparse.ArgumentParser:
     return p
 
 
-def console() -> int:
-    """The `physkey` command of an installed solver (`pip install .`): `python -m solver` by its name."""
+def console(prog: str = "physkey") -> int:
+    """The command line with MuJoCo's warnings routed to stderr: the `physkey` command of an
+    installed solver (`pip install .`), and `python -m solver`."""
     from .mujoco_log import route_warnings
     route_warnings()
-    return main(prog="physkey")
+    return main(prog=prog)
 
 
 def main(argv=None, prog: str = "python -m solver") -> int:
