@@ -31,13 +31,16 @@ _PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 class SeedRunner:
     """Solves seeds of one task in this process (model and engine built once)."""
 
-    def __init__(self, task_doc: dict, out_dir: str, nthread: int, events=None):
+    def __init__(self, task_doc: dict, out_dir: str, nthread: int, events=None, segments=None):
+        """`segments` (an `mpc.segments.Segments`) runs particles' segments elsewhere, for methods
+        that have particles; None: here."""
         self.task = task_from_dict(task_doc)
         self.method = get_method(self.task.method)
         self.prepared = self.method.prepare(self.task)
         self.engine = RolloutEngine(self.prepared.engine_model(), nthread)
         self.out_dir = out_dir
         self.events = events
+        self.segments = segments if self.method.capabilities.particles else None
 
     def solve(self, seed: int) -> dict:
         start = time.perf_counter()
@@ -68,7 +71,7 @@ class SeedRunner:
                 self.events(event)
 
         appended = KeyframeFeed(self.out_dir).poll if self.method.capabilities.appended_keyframes else None
-        sol = self.method.solve(self.prepared, seed, self.engine, progress, appended)
+        sol = self.method.solve(self.prepared, seed, self.engine, progress, appended, segments=self.segments)
         return write_solution(self.out_dir, self.prepared.built.model, seed, sol, self.task.output_fps,
                               time.perf_counter() - start)
 

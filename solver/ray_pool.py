@@ -9,10 +9,16 @@ so `--out` need not be shared and the files are the pool's, byte for byte. The c
 is this solver, shipped to the cluster with its scenes (Ray's `py_modules`), so every node solves
 with the driver's version. A worker or node that dies costs one retry of the seed it was solving,
 as in the pool. Ray is optional (`pip install physkey[ray]`); nothing else imports it.
+
+With particles (`settings.particles` > 1 on a method that has them), a seed's actor only steers:
+each batch of keyframe segments runs as Ray tasks (`RaySegments`), one CPU each, anywhere on the
+cluster; a Ray worker prepares the task once and keeps it for the segments after. A segment depends
+only on its job, so the bytes stay the pool's; a task lost with its node is run again by Ray.
 """
 from __future__ import annotations
 
 import collections
+import hashlib
 import json
 import os
 import shutil
@@ -80,17 +86,78 @@ def connect(address: str | None):
     return ray
 
 
+_RESUMERS: dict = {}  # in a Ray worker process: the last task's key → its checkpoint → agent
+
+
+def _resumer(task_json: str):
+    """The agent-resuming function of `task_json`'s prepared task, compiled once per worker process
+    (only the latest task is kept: a worker serves one solve at a time)."""
+    key = hashlib.sha256(task_json.encode("utf-8")).hexdigest()
+    if key not in _RESUMERS:
+        from .methods import get_method
+        from .mujoco_log import route_warnings
+        from .rollout import RolloutEngine
+        from .task import task_from_dict
+        route_warnings()
+        task = task_from_dict(json.loads(task_json))
+        prepared = get_method(task.method).prepare(task)
+        _RESUMERS.clear()
+        _RESUMERS[key] = prepared.resumer(RolloutEngine(prepared.engine_model(), 1))
+    return _RESUMERS[key]
+
+
+def run_segment_task(task_json: str, job: dict) -> tuple[dict, str]:
+    """One particle's keyframe segment, as a Ray task, in plain data: (its outcome, where it ran)."""
+    from .mpc.segments import SegmentJob, run_segment
+    outcome = run_segment(SegmentJob.from_plain(job), _resumer(task_json))
+    return outcome.to_plain(), f"{socket.gethostname()}:{os.getpid()}"
+
+
+class RaySegments:
+    """Runs a batch of segments as Ray tasks and hands the outcomes back in the jobs' order, each
+    reported as it arrives; `on_batch(keyframe, places)` hears where a batch ran."""
+
+    def __init__(self, ray, task_json: str, on_batch=None):
+        self.ray, self.on_batch = ray, on_batch
+        self.task = ray.put(task_json)
+        self.remote = ray.remote(num_cpus=1)(run_segment_task)  # Ray reruns a task its node took down
+
+    def run(self, jobs, report):
+        from .mpc.segments import SegmentOutcome, report_outcome
+        pending = {self.remote.remote(self.task, job.to_plain()): j for j, job in enumerate(jobs)}
+        out, places, spent = [None] * len(jobs), [None] * len(jobs), 0
+        while pending:
+            ready, _ = self.ray.wait(list(pending), num_returns=1)
+            for ref in ready:
+                j = pending.pop(ref)
+                plain, places[j] = self.ray.get(ref)
+                out[j] = SegmentOutcome.from_plain(plain)
+                report_outcome(report, j, spent, out[j])
+                spent += out[j].iterations
+        if self.on_batch is not None and jobs:
+            self.on_batch(jobs[0].keyframe, places)
+        return out
+
+
 class SeedActor:
     """One seed worker on the cluster (a Ray actor): the task prepared once, seeds solved one at a
-    time into this node's own folder, each finished seed's files handed back as bytes."""
+    time into this node's own folder, each finished seed's files handed back as bytes. With
+    `particles`, its seeds' segments run as Ray tasks (`RaySegments`)."""
 
-    def __init__(self, task_json: str, nthread: int, events):
+    def __init__(self, task_json: str, nthread: int, events, particles: bool = False):
+        import ray
+
         from .mujoco_log import route_warnings
         from .pool import SeedRunner
         route_warnings()
         self.folder = tempfile.mkdtemp(prefix="physkey-ray-seed-")
         self.events = events
-        self.runner = SeedRunner(json.loads(task_json), self.folder, nthread, events=self._event)
+        self.seed = None
+        segments = RaySegments(ray, task_json, self._segments_ran) if particles else None
+        self.runner = SeedRunner(json.loads(task_json), self.folder, nthread, events=self._event, segments=segments)
+
+    def _segments_ran(self, keyframe: int, places: list) -> None:
+        self._event({"event": "segments", "seed": self.seed, "keyframe": keyframe, "ran_on": places})
 
     def _event(self, event: dict) -> None:
         if event.get("event") == "stage":  # a playable partial result: its file goes along
@@ -101,6 +168,7 @@ class SeedActor:
 
     def solve(self, seed: int) -> dict:
         import ray
+        self.seed = seed
         self._event({"event": "seed_start", "seed": seed, "pid": os.getpid(),
                      "node": ray.get_runtime_context().get_node_id()})
         entry = self.runner.solve(seed)
@@ -127,15 +195,16 @@ def _write_seed_file(out_dir: str, seed: int, name: str, data: bytes) -> str:
 
 
 def run_seeds_ray(ray, task_doc: dict, seeds: list[int], out_dir: str, workers: int | None,
-                  emit, on_solution, on_failure, nthread: int = 1) -> None:
+                  emit, on_solution, on_failure, nthread: int = 1, particles: bool = False) -> None:
     """Solve every seed on Ray (`ray` as `connect` returned it; shut down at the end), as
     `pool.run_seeds` does locally: `workers` actors at most (None: one per seed; Ray queues them on
-    the cluster's CPUs), each using `nthread` rollout threads."""
+    the cluster's CPUs), each using `nthread` rollout threads. With `particles` the actors only
+    steer (no CPU of their own) and the seeds' segments are the Ray tasks that use the CPUs."""
     from ray.util.queue import Queue
 
     from .pool import retry_once
     try:
-        remote = ray.remote(num_cpus=nthread, max_restarts=0, max_task_retries=0)(SeedActor)
+        remote = ray.remote(num_cpus=0 if particles else nthread, max_restarts=0, max_task_retries=0)(SeedActor)
         events = Queue()
         task_json = json.dumps(task_doc, allow_nan=False)
         todo = collections.deque(seeds)
@@ -149,7 +218,7 @@ def run_seeds_ray(ray, task_doc: dict, seeds: list[int], out_dir: str, workers: 
                     ray.kill(actor)
                 return
             if actor is None:
-                actor = remote.remote(task_json, nthread, events)
+                actor = remote.remote(task_json, nthread, events, particles)
             seed = todo.popleft()
             running[actor.solve.remote(seed)] = (actor, seed)
 

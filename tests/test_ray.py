@@ -62,9 +62,9 @@ def task(tmp_path_factory):
     return path
 
 
-def _run(task, out, *extra, timeout=900):
+def _run(task, out, *extra, timeout=900, seeds=SEEDS):
     return subprocess.run([sys.executable, "-m", "solver", "run", str(task), "--out", str(out), "--jsonl",
-                           "--num-seeds", str(SEEDS), "--workers", "2", *extra],
+                           "--num-seeds", str(seeds), "--workers", "2", *extra],
                           cwd=ROOT, capture_output=True, text=True, timeout=timeout)
 
 
@@ -76,11 +76,11 @@ def pool_run(task, tmp_path_factory):
     return out
 
 
-def _same_bytes(a: Path, b: Path) -> None:
-    for seed in range(SEEDS):
+def _same_bytes(a: Path, b: Path, seeds: int = SEEDS) -> None:
+    for seed in range(seeds):
         assert (a / f"seed_{seed}/result.npz").read_bytes() == (b / f"seed_{seed}/result.npz").read_bytes(), seed
     done = [json.loads((x / "result.json").read_text()) for x in (a, b)]
-    assert [s["seed"] for s in done[0]["solutions"]] == [s["seed"] for s in done[1]["solutions"]] == list(range(SEEDS))
+    assert [s["seed"] for s in done[0]["solutions"]] == [s["seed"] for s in done[1]["solutions"]] == list(range(seeds))
     assert done[1]["status"] == "done"
 
 
@@ -98,6 +98,29 @@ def test_seeds_on_ray_give_the_pools_bytes_and_stream_progress(cluster, task, po
         assert any(e["event"] == "progress" for e in mine) and mine[-1]["event"] == "solution"
     starts = [e for e in events if e["event"] == "seed_start"]
     assert len({e["pid"] for e in starts}) == 2 and len({e["node"] for e in starts}) == 1  # two workers, one node
+
+
+def test_particles_run_as_ray_tasks_and_give_the_pools_bytes(cluster, task, tmp_path):
+    """With particles, each keyframe segment of a seed is a Ray task: the segments ran in Ray worker
+    processes other than the seed's own actor, and the solve is the pool's byte for byte."""
+    doc = json.loads(task.read_text())
+    doc["settings"]["particles"] = 2
+    particles = tmp_path / "particles.json"
+    particles.write_text(json.dumps(doc))
+    pool = _run(particles, tmp_path / "pool", seeds=2)
+    assert pool.returncode == 0, pool.stderr
+    proc = _run(particles, tmp_path / "ray", "--backend", "ray", "--address", cluster, seeds=2)
+    assert proc.returncode == 0, proc.stderr
+    _same_bytes(tmp_path / "pool", tmp_path / "ray", seeds=2)
+    events = [json.loads(line) for line in proc.stdout.splitlines()]
+    actors = {e["seed"]: e["pid"] for e in events if e["event"] == "seed_start"}
+    batches = [e for e in events if e["event"] == "segments"]
+    attempts = [json.loads((tmp_path / f"ray/seed_{s}/entry.json").read_text())["particles"]["attempts"]
+                for s in range(2)]
+    assert len(batches) == sum(len(a) for a in attempts) >= 4  # one batch per attempt of a segment
+    for b in batches:
+        assert len(b["ran_on"]) == 2 and all(int(p.rsplit(":", 1)[1]) != actors[b["seed"]] for p in b["ran_on"])
+    assert any(e["event"] == "progress" for e in events)
 
 
 def test_a_ray_worker_killed_mid_seed_costs_one_retry_and_nothing_else(cluster, task, pool_run, tmp_path):

@@ -49,7 +49,7 @@ class Assist(Method):
         return _prepare(task)
 
     def solve(self, prep: AssistPrepared, seed: int, engine: RolloutEngine, progress=None,
-              appended=None) -> Solution:
+              appended=None, segments=None) -> Solution:
         return _solve(prep, seed, engine, progress)
 
 

@@ -31,11 +31,14 @@ class Capabilities:
     the method checks each line (`check_appended`) and its solve polls the new ones.
     partial_solutions: the solve reports playable intermediate solutions (`Progress.partial`).
     reference: the task's `reference` motion is what the method solves from (others refuse one).
-    perturbations: the solve reacts to the task's pushes and thrown balls (others refuse them)."""
+    perturbations: the solve reacts to the task's pushes and thrown balls (others refuse them).
+    particles: the solve is made of particles' keyframe segments (`mpc/segments.py`), which `solve`
+    runs wherever its `segments` says (a Ray cluster); its `Prepared` has `resumer`."""
     appended_keyframes: bool = False
     partial_solutions: bool = False
     reference: bool = False
     perturbations: bool = False
+    particles: bool = False
 
 
 @dataclass(frozen=True)
@@ -91,9 +94,10 @@ class Method(ABC):
 
     @abstractmethod
     def solve(self, prepared: Prepared, seed: int, engine: RolloutEngine, progress: Optional[ProgressFn] = None,
-              appended: Optional[AppendedFn] = None) -> Solution:
+              appended: Optional[AppendedFn] = None, segments=None) -> Solution:
         """Solve one seed on `engine` (a rollout engine of `prepared.engine_model()`). `appended` is
-        given only to methods with `capabilities.appended_keyframes`."""
+        given only to methods with `capabilities.appended_keyframes`, `segments` (an
+        `mpc.segments.Segments`; None: here) only to methods with `capabilities.particles`."""
 
     def check_task(self, task: Task) -> None:
         """What every method refuses alike, before `prepare`: a reference motion or perturbations it has no

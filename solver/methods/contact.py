@@ -6,6 +6,7 @@ Each seed is an alternative solution: the planner's noise differs, and so does t
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -17,10 +18,13 @@ from ..grasp import grasp_pairs
 from ..memory import run_record_bytes
 from ..mjcf import model_from_xml
 from ..model import BuiltModel, build_model
+from ..mpc.agent import Agent
+from ..mpc.checkpoint import Checkpoint
 from ..mpc.particles import run_particles
 from ..mpc.planner import COMPOSED, ORIGINS, planner_options
 from ..perturbations import Perturbations, check_perturbations
 from ..quality import motion_quality
+from ..reference import Reference
 from ..rollout import RolloutEngine
 from ..scene import SceneDesc
 from ..settings import PlannerSettings
@@ -38,6 +42,15 @@ class PlannedPrepared(Prepared):
 
     def engine_model(self):
         return self.plan.model
+
+    def reference_motion(self) -> Reference | None:
+        """The motion the agent tracks (the track method's), or None."""
+        return None
+
+    def resumer(self, engine: RolloutEngine) -> Callable[[Checkpoint], Agent]:
+        """Checkpoint → its agent, ready to step on `engine` (where a particle's segment runs)."""
+        return lambda cp: Agent.resume(cp, self.built, self.plan, self.keyframes, self.settings, engine,
+                                       self.reference_motion())
 
     def batch(self) -> Batch:
         """One planning iteration's rollouts."""
@@ -81,7 +94,7 @@ def planning_models(scene: SceneDesc, settings: PlannerSettings, actuation: str 
 class Contact(Method):
     name = "contact"
     settings_type = PlannerSettings
-    capabilities = Capabilities(appended_keyframes=True, perturbations=True)
+    capabilities = Capabilities(appended_keyframes=True, perturbations=True, particles=True)
 
     def prepare(self, task: Task) -> ContactPrepared:
         settings = schema.from_dict(PlannerSettings, task.settings, "settings")
@@ -100,10 +113,10 @@ class Contact(Method):
         check_bodies(parse_keyframes(items, path), scene, path)
 
     def solve(self, prep: ContactPrepared, seed: int, engine: RolloutEngine, progress=None,
-              appended=None) -> Solution:
+              appended=None, segments=None) -> Solution:
         poll = None if appended is None else (lambda: parse_keyframes(appended(), "append_keyframes"))
         run, particles = run_particles(prep.built, prep.plan, prep.keyframes, prep.settings, seed, engine, progress,
-                                       poll)
+                                       poll, segments=segments)
         n_it = max(len(run.origins), 1)
         won_by = {name: float(np.sum(run.origins == i)) / n_it for i, name in enumerate(ORIGINS)}
         summary = {"planner": prep.settings.planner, "rollouts": prep.settings.rollouts,

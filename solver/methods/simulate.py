@@ -32,7 +32,8 @@ class Simulate(Method):
         scene = build_scene(task.scene)
         return Prepared(task, settings, build_model(scene, actuation=SIMULATE_ACTUATION[settings.mode]))
 
-    def solve(self, prep: Prepared, seed: int, engine: RolloutEngine, progress=None, appended=None) -> Solution:
+    def solve(self, prep: Prepared, seed: int, engine: RolloutEngine, progress=None, appended=None,
+              segments=None) -> Solution:
         return _simulate(prep, seed, engine, progress)
 
 

@@ -47,11 +47,14 @@ class TrackPrepared(PlannedPrepared):
     motion_times: np.ndarray  # the reference as given, for its teleports
     motion_qpos: np.ndarray
 
+    def reference_motion(self) -> Reference:
+        return self.reference
+
 
 class Track(Method):
     name = "track"
     settings_type = TrackSettings
-    capabilities = Capabilities(reference=True)
+    capabilities = Capabilities(reference=True, particles=True)
 
     def prepare(self, task: Task) -> TrackPrepared:
         settings = schema.from_dict(TrackSettings, task.settings, "settings")
@@ -74,9 +77,9 @@ class Track(Method):
         return TrackPrepared(task, settings, built, keyframes, plan, reference, times, qpos)
 
     def solve(self, prep: TrackPrepared, seed: int, engine: RolloutEngine, progress=None,
-              appended=None) -> Solution:
+              appended=None, segments=None) -> Solution:
         run, particles = run_particles(prep.built, prep.plan, prep.keyframes, prep.settings, seed, engine, progress,
-                                       reference=prep.reference)
+                                       reference=prep.reference, segments=segments)
         n_it = max(len(run.origins), 1)
         won_by = {name: float(np.sum(run.origins == i)) / n_it for i, name in enumerate(ORIGINS)}
         errors, root_error, joint_error = tracking_errors(prep.built, prep.reference, run.times, run.qpos)

@@ -232,7 +232,7 @@ class Agent:
                             "keyframes": len(t.keyframes)},
                 "effort": self.effort.get_state(), "planned_for": self.planned_for,
                 "horizon_total": self.horizon_total, "iterations": self.iterations, "last_cost": self.last_cost,
-                "plan_wall_s": self.plan_wall}
+                "plan_wall_s": self.plan_wall, "unstable_at": self.unstable_at, "unstable_reason": self.unstable_reason}
         arrays = {"mujoco_state": mj}
         arrays.update({f"planner.{k}": v for k, v in self.planner.get_state().items()})
         arrays.update({f"grasp.{k}": v for k, v in self.grasper.get_state().items()})
@@ -260,6 +260,7 @@ class Agent:
         agent.effort.set_state(meta["effort"])
         agent.planned_for, agent.horizon_total = meta["planned_for"], meta["horizon_total"]
         agent.iterations, agent.last_cost, agent.plan_wall = meta["iterations"], meta["last_cost"], meta["plan_wall_s"]
+        agent.unstable_at, agent.unstable_reason = meta.get("unstable_at"), meta.get("unstable_reason")
         for name in RECORDS:
             agent.rec[name] = list(arrays[f"record.{name}"])
         return agent

@@ -25,6 +25,7 @@ from ..settings import PlannerSettings
 from ..solution import Progress
 from .agent import Agent, AgentRun
 from .checkpoint import Checkpoint, fingerprint
+from .segments import LocalSegments, SegmentJob, Segments
 
 
 def softmin_weights(costs: np.ndarray) -> np.ndarray:
@@ -66,12 +67,13 @@ class ParticleLog:
 
 def run_particles(built: BuiltModel, plan: BuiltModel, keyframes: list[ContactKeyframe], settings: PlannerSettings,
                   seed: int, engine: RolloutEngine, progress=None, poll_keyframes=None,
-                  reference: Reference | None = None) -> tuple[AgentRun, ParticleLog]:
+                  reference: Reference | None = None, segments: Segments | None = None) -> tuple[AgentRun, ParticleLog]:
     """One seed's solve with `settings.particles` particles; the best final particle's run (or the
     run that got furthest) and what the particles did. With one particle and no failure this is
     the single run, byte for byte. `poll_keyframes` returns keyframes appended while solving; they
     are taken between segments (where the single run would reach them too: after the current). With
-    a `reference`, the keyframes are a tracking solve's (`agent.Agent`)."""
+    a `reference`, the keyframes are a tracking solve's (`agent.Agent`). `segments` runs each batch
+    of segments (default: here, one after another); the result does not depend on where."""
     n = settings.particles
     keyframes = list(keyframes)
     log = ParticleLog()
@@ -79,6 +81,7 @@ def run_particles(built: BuiltModel, plan: BuiltModel, keyframes: list[ContactKe
     def resume(cp: Checkpoint) -> Agent:
         return Agent.resume(cp, built, plan, keyframes, settings, engine, reference)
 
+    segments = segments if segments is not None else LocalSegments(resume)
     first = Agent(built, plan, keyframes, settings, seed, engine, reference).checkpoint()
     starts = {0: [_with_stream(first, fresh_stream(seed, 0, 0, 0, i)) if i else first for i in range(n)]}
     ancestry = {0: list(range(n))}
@@ -90,22 +93,22 @@ def run_particles(built: BuiltModel, plan: BuiltModel, keyframes: list[ContactKe
         if k >= len(keyframes):
             break
         nkf = len(keyframes)
-        survivors = []  # (index among this segment's particles, its agent)
+        survivors = []  # (index among this segment's particles, its outcome)
         for attempt in range(settings.retries + 1):
-            for i, cp in enumerate(starts[k]):
-                agent = resume(cp)
-                if attempt or k == redo:  # a retry, or a backed-up segment: not the noise that led here
-                    agent.planner.rng.bit_generator.state = fresh_stream(seed, k, attempt, log.backups, i + 1)
-                    agent.effort.escalation = 2 ** attempt
-                report = _segment_progress(progress, k, i, n, nkf, log.iterations - cp.meta["iterations"])
-                while not agent.done and agent.tracker.index <= k:
-                    agent.step(report)
-                log.iterations += agent.iterations - cp.meta["iterations"]
-                if agent.tracker.index > k:
-                    survivors.append((i, agent))
-                elif furthest is None or _further(agent, furthest):
-                    furthest = agent
-            best = min((a.last_cost for _, a in survivors if a.last_cost is not None), default=None)
+            fresh = attempt or k == redo  # a retry, or a backed-up segment: not the noise that led here
+            jobs = [SegmentJob(cp, k, fresh_stream(seed, k, attempt, log.backups, i + 1) if fresh else None,
+                               2 ** attempt) for i, cp in enumerate(starts[k])]
+
+            def report(j: int, spent_before: int, jobs=jobs, nkf=nkf, k=k):
+                return _segment_progress(progress, k, j, n, nkf,
+                                         log.iterations + spent_before - jobs[j].checkpoint.meta["iterations"])
+            for i, outcome in enumerate(segments.run(jobs, report)):
+                log.iterations += outcome.iterations
+                if outcome.reached:
+                    survivors.append((i, outcome))
+                elif furthest is None or outcome.further_than(furthest):
+                    furthest = outcome
+            best = min((o.last_cost for _, o in survivors if o.last_cost is not None), default=None)
             log.attempts.append({"keyframe": k, "attempt": attempt, "survivors": len(survivors),
                                  "best_cost": None if best is None else round(float(best), 6)})
             if survivors:
@@ -118,12 +121,12 @@ def run_particles(built: BuiltModel, plan: BuiltModel, keyframes: list[ContactKe
                 k = redo = max(k - 1, 0)
                 continue
             break
-        costs = np.array([a.last_cost if a.last_cost is not None else np.inf for _, a in survivors])
+        costs = np.array([o.last_cost if o.last_cost is not None else np.inf for _, o in survivors])
         rng = np.random.default_rng([seed, k, log.backups, 1_000_003])
         chosen = systematic_resample(softmin_weights(costs), n, rng)
         checkpoints, seen = [], set()
         for j, s in enumerate(chosen):
-            cp = survivors[s][1].checkpoint()
+            cp = survivors[s][1].checkpoint
             if s in seen:  # a copy: the same state, its own noise from here on
                 cp = _with_stream(cp, fresh_stream(seed, k + 1, log.backups, j, 2))
             seen.add(int(s))
@@ -134,13 +137,13 @@ def run_particles(built: BuiltModel, plan: BuiltModel, keyframes: list[ContactKe
         for old in [j for j in starts if j < k - (settings.backups - log.backups)]:
             del starts[old]  # no back-up left can return that far: its checkpoints go (memory)
     if k >= len(keyframes):  # every final particle reached the last keyframe: the cheapest whole run wins
-        runs = [survivors[s][1].result() for s in sorted({int(s) for s in chosen})]  # copies share one run
+        # copies share one run
+        runs = [resume(survivors[s][1].checkpoint).result() for s in sorted({int(s) for s in chosen})]
         best = int(np.argmin([float(np.mean(r.cost_per_step)) for r in runs]))
         log.furthest, log.lineages = len(keyframes), len(set(ancestry[k]))
         return runs[best], log
-    run = furthest.result()
-    log.furthest = int(furthest.tracker.index)
-    return run, log
+    log.furthest = furthest.index
+    return resume(furthest.checkpoint).result(), log
 
 
 def _segment_progress(progress, k: int, i: int, n: int, nkf: int, iterations_before: int):
@@ -173,8 +176,3 @@ def _appended(starts: dict, keyframes: list, new: list, built, plan, settings, e
 
 def _with_stream(cp: Checkpoint, stream: dict) -> Checkpoint:
     return Checkpoint(dict(cp.meta, rng=stream), cp.arrays)
-
-
-def _further(a: Agent, b: Agent) -> bool:
-    """Whether run `a` got further than run `b`: more keyframes, then longer."""
-    return (a.tracker.index, a.data.time) > (b.tracker.index, b.data.time)

@@ -1,0 +1,75 @@
+"""Particles' keyframe segments may run anywhere: a solve whose segments run in another order, each
+from its checkpoint written to disk and read back into a model compiled afresh (as on another
+machine), gives the bytes of the solve that ran them here one after another."""
+import json
+from pathlib import Path
+
+import pytest
+
+from solver.methods.contact import CONTACT
+from solver.mpc.checkpoint import Checkpoint
+from solver.mpc.particles import run_particles
+from solver.mpc.segments import SegmentJob, run_segment
+from solver.rollout import RolloutEngine
+from solver.task import task_from_dict
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+class ElsewhereSegments:
+    """Runs a batch backwards, each job's checkpoint and outcome through an npz file, on its own
+    compile of the task: what a Ray task on another node does, without Ray."""
+
+    def __init__(self, doc: dict, folder: Path):
+        self.prep = CONTACT.prepare(task_from_dict(doc))
+        self.engine = RolloutEngine(self.prep.plan.model, 1)
+        self.folder, self.files, self.batches = folder, 0, 0
+
+    def _through_disk(self, cp: Checkpoint) -> Checkpoint:
+        self.files += 1
+        path = self.folder / f"cp{self.files}.npz"
+        cp.save(path)
+        return Checkpoint.load(path)
+
+    def run(self, jobs, report):
+        self.batches += 1
+        out = [None] * len(jobs)
+        for j in reversed(range(len(jobs))):
+            job = jobs[j]
+            moved = SegmentJob(self._through_disk(job.checkpoint), job.keyframe, job.stream, job.escalation)
+            outcome = run_segment(moved, self.prep.resumer(self.engine))
+            outcome.checkpoint = self._through_disk(outcome.checkpoint)
+            out[j] = outcome
+        return out
+
+
+def _doc(**settings):
+    doc = json.loads((ROOT / "tests/data/golden/contact_partwise.json").read_text())
+    doc["settings"] = {"rollouts": 16, "max_iterations": 2, **settings}
+    for kf in doc["keyframes"]:
+        kf["time_limit"] = 1.0
+    return doc
+
+
+def _unreachable(doc):
+    doc["keyframes"][1]["pairs"] = [{"body1": "pelvis", "pos1": [0, 0, 0], "body2": "world", "pos2": [10, 0, 1]}]
+    doc["keyframes"][1]["time_limit"] = 0.15
+    return doc
+
+
+@pytest.mark.parametrize("doc", [_doc(particles=3, retries=1, backups=1),
+                                 _unreachable(_doc(particles=2, retries=1, backups=1))],
+                         ids=["resampled", "retried-and-backed-up"])
+def test_segments_run_elsewhere_give_the_same_solve(doc, tmp_path):
+    prep = CONTACT.prepare(task_from_dict(doc))
+    elsewhere = ElsewhereSegments(doc, tmp_path)
+    with RolloutEngine(prep.plan.model, 2) as engine:
+        here, log_here = run_particles(prep.built, prep.plan, prep.keyframes, prep.settings, 1, engine)
+        there, log_there = run_particles(prep.built, prep.plan, prep.keyframes, prep.settings, 1, engine,
+                                         segments=elsewhere)
+    elsewhere.engine.close()
+    assert elsewhere.batches == len(log_here.attempts) >= 2
+    assert log_here.summary() == log_there.summary()
+    for name in ("times", "qpos", "ctrl", "keyframe_index", "distance", "control_times", "cost_per_step", "origins"):
+        assert getattr(here, name).tobytes() == getattr(there, name).tobytes(), name
+    assert (here.success, here.failed_keyframe, here.reached) == (there.success, there.failed_keyframe, there.reached)
