@@ -152,7 +152,8 @@ class PHYSKEY_PG_solution(bpy.types.PropertyGroup):
     seed: bpy.props.IntProperty()
     stage: bpy.props.IntProperty(default=-1, description="Curriculum stage of a partial solution; -1 when final")
     variant: StringProperty(default="", description="Which version of the seed's solution: '' the solution "
-                            "itself, 'physical' an assisted solution tracked with no assist")
+                            "itself, 'physical' an assisted solution tracked with no assist, 'lineage_N' another "
+                            "lineage of the seed's particles")
     success: BoolProperty()
     cost: FloatProperty()
     duration: FloatProperty(unit="TIME_ABSOLUTE")

@@ -28,13 +28,19 @@ PREVIEW_BALLS = "PhysKey Preview ball"
 
 
 def add_from_event(scene, event: dict) -> None:
-    """List a solution the solver announced, and its physical version right under it where it has
-    one (an assisted solution tracked with no assist)."""
-    _add(scene, event["solution"], event, event["result_path"])
-    physical = event["solution"].get("physical")
-    if physical is not None and event["event"] != "stage":
-        path = os.path.join(os.path.dirname(event["result_path"]), os.path.basename(physical["npz"]))
-        _add(scene, physical, event, path, variant="physical")
+    """List a solution the solver announced, and its variants right under it: its physical version
+    (an assisted solution tracked with no assist), its other lineages (particles that got there
+    another way)."""
+    entry = event["solution"]
+    _add(scene, entry, event, event["result_path"])
+    if event["event"] == "stage":
+        return
+    keys = entry.get("variants", ["physical"] if "physical" in entry else [])  # results from before the list
+    for key in keys:
+        variant = entry.get(key)
+        if isinstance(variant, dict) and "npz" in variant:
+            path = os.path.join(os.path.dirname(event["result_path"]), os.path.basename(variant["npz"]))
+            _add(scene, variant, event, path, variant=key)
 
 
 def _add(scene, entry: dict, event: dict, result_path: str, variant: str = "") -> None:
@@ -61,7 +67,7 @@ def _add(scene, entry: dict, event: dict, result_path: str, variant: str = "") -
         item.object_loose = quality.get("object_unsupported_s", -1.0)
     item.grasps_json = json.dumps(entry.get("grasps", []))
     item.name = f"seed {item.seed}" + (f" · stage {item.stage}" if item.stage >= 0 else "") + \
-        (f" · {variant}" if variant else "")
+        (f" · {variant.replace('_', ' ')}" if variant else "")
     item.ghost_color = GHOST_COLORS[(len(scene.physkey.solutions) - 1) % len(GHOST_COLORS)]
 
 

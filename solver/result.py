@@ -55,6 +55,8 @@ def write_solution(out_dir: str, model, seed: int, sol: Solution, fps: float, wa
         entry["unstable_reason"] = sol.unstable_reason
     entry.update(sol.summary)
     entry.update(variants)
+    if variants:
+        entry["variants"] = list(variants)
     if name == "result.npz":  # its result.json entry beside it: the solution is whole even if the run
         # is stopped before result.json lists it (Blender gone, the solve cancelled)
         write_text_atomic(os.path.join(folder, "entry.json"), schema.format_json(entry))

@@ -17,7 +17,7 @@ FLOORS = [
      "solver.perturbations", "solver.grasp"},
     # 2 physics and files: the compiled model, rollouts, features, results, the keyframe feed
     {"solver.model", "solver.rollout", "solver.features", "solver.result", "solver.feed", "solver.quality",
-     "solver.reference"},
+     "solver.reference", "solver.diversity"},
     # 3 the algorithms
     {"solver.mpc", "solver.assist"},
     # 4 the methods

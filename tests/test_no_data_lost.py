@@ -97,6 +97,23 @@ def test_a_solution_written_but_not_yet_listed_is_imported_too(tmp_path):
     assert sorted(s.seed for s in bpy.context.scene.physkey.solutions) == [0, 1]
 
 
+def test_a_seeds_other_lineages_are_listed_under_it_and_kept_as_their_own_actions(tmp_path):
+    """Particles that reached the end another way: Blender lists each lineage right under its seed's
+    solution, and Keep bakes it into an action named after it."""
+    from test_particles import _lineage_run
+    bpy, module = installed_extension()
+    out = _lineage_run(tmp_path)  # the armchair stand-sit-stand's character and scene
+    bpy.ops.wm.read_homefile(use_empty=True)
+    bpy.ops.physkey.load_preset(preset="armchair_stand_sit_stand")
+    assert bpy.ops.physkey.import_result(directory=str(out)) == {"FINISHED"}
+    items = bpy.context.scene.physkey.solutions
+    assert [(s.name, s.variant, s.success) for s in items] == [("seed 1", "", True),
+                                                              ("seed 1 · lineage 2", "lineage_2", True)]
+    assert items[1].result_path.endswith("lineage_2.npz") and items[1].cost >= items[0].cost
+    assert bpy.ops.physkey.keep_solution(index=1) == {"FINISHED"}
+    assert bpy.context.active_object.animation_data.action.name.endswith("_seed1_lineage_2")
+
+
 def test_import_result_refuses_folders_without_results(tmp_path):
     bpy, module = installed_extension()
     bpy.ops.wm.read_homefile(use_empty=True)

@@ -3,6 +3,8 @@ their own noise streams, a solve with particles is deterministic per seed, and r
 back-ups are bounded — a keyframe no particle can reach ends the solve with the furthest keyframe
 reported after exactly the attempts the settings allow."""
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -130,3 +132,35 @@ def test_keyframes_appended_while_solving_are_taken_between_segments(particles):
     assert run.success and log.furthest == 2 and len(run.reached) == 2
     assert run.reached[0] <= run.reached[1] and run.keyframe_index.max() >= 1
     assert [(a["keyframe"], a["survivors"] > 0) for a in log.attempts] == [(0, True), (1, True)]
+
+
+def _lineage_run(folder: Path) -> Path:
+    """A seed whose particles reach the end from two lineages (3 particles, a second keyframe few reach)."""
+    doc = _prepared(particles=3, retries=1, backups=1)
+    doc["keyframes"][1]["time_limit"] = 0.25
+    doc["seeds"] = [1]
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "task.json").write_text(json.dumps(doc))
+    proc = subprocess.run([sys.executable, "-m", "solver", "run", str(folder / "task.json"), "--out",
+                           str(folder / "out"), "--workers", "0"], cwd=ROOT, capture_output=True, text=True,
+                          timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return folder / "out"
+
+
+def test_other_lineages_are_the_seeds_alternatives(tmp_path):
+    """Each lineage that reaches the last keyframe gives an alternative (its cheapest run), written
+    beside the seed's solution, listed in its entry, and measured for how different it is."""
+    from solver.diversity import solutions_diversity
+    out = _lineage_run(tmp_path)
+    entry = json.loads((out / "result.json").read_text())["solutions"][0]
+    assert entry["particles"]["lineages"] == 2 and entry["variants"] == ["lineage_2"]
+    alt = entry["lineage_2"]
+    assert alt["npz"] == "seed_1/lineage_2.npz" and alt["success"] and entry["success"]
+    assert entry["cost"] <= alt["cost"]  # the seed's solution is the cheapest run
+    with np.load(out / entry["npz"]) as a, np.load(out / alt["npz"]) as b:
+        assert a["qpos"].shape[1] == b["qpos"].shape[1] and not np.array_equal(a["qpos"][-1], b["qpos"][-1])
+    figure = entry["particles"]["lineage_diversity"]
+    built = CONTACT.prepare(task_from_dict(json.loads((tmp_path / "task.json").read_text()))).built
+    again = solutions_diversity(built.model, built.character_bodies, str(out), [entry, alt])
+    assert figure["solutions"] == 2 and figure == again and figure["mean_pairwise_rad"] > 0.01

@@ -13,6 +13,7 @@ import numpy as np
 
 from .. import schema
 from ..contact_keyframes import ContactKeyframe, check_bodies, parse_keyframes
+from ..diversity import diversity, keyframe_poses
 from ..errors import InvalidInput
 from ..grasp import grasp_pairs
 from ..memory import run_record_bytes
@@ -23,7 +24,7 @@ from ..mpc.checkpoint import Checkpoint
 from ..mpc.particles import run_particles
 from ..mpc.planner import COMPOSED, ORIGINS, planner_options
 from ..perturbations import Perturbations, check_perturbations
-from ..quality import motion_quality
+from ..quality import character_hinges, motion_quality
 from ..reference import Reference
 from ..rollout import RolloutEngine
 from ..scene import SceneDesc
@@ -117,29 +118,48 @@ class Contact(Method):
         poll = None if appended is None else (lambda: parse_keyframes(appended(), "append_keyframes"))
         run, particles = run_particles(prep.built, prep.plan, prep.keyframes, prep.settings, seed, engine, progress,
                                        poll, segments=segments)
-        n_it = max(len(run.origins), 1)
-        won_by = {name: float(np.sum(run.origins == i)) / n_it for i, name in enumerate(ORIGINS)}
-        summary = {"planner": prep.settings.planner, "rollouts": prep.settings.rollouts,
-                   "partwise_win_fraction": won_by["composed"], "won_by": won_by,
-                   "total_cost": float(run.cost_per_step.sum() * (prep.plan.model.opt.timestep)),
-                   "failed_keyframe": run.failed_keyframe, "failure": run.failure, "iterations": run.iterations,
-                   "plan_wall_s": round(run.plan_wall_s, 3)}
+        solution = _solution(prep, run)
+        summary = solution.summary
         summary["particles"] = particles.summary()
-        if run.grasps:
-            summary["grasps"] = run.grasps
-        # Lying is meant where the active keyframe does not ask for an upright torso.
-        lying = np.array([kf.weight("Torso Up") == 0.0 for kf in prep.keyframes])
-        may_lie = lying[np.minimum(run.keyframe_index, len(lying) - 1)]
-        summary["quality"] = motion_quality(prep.built.model, prep.built.character_bodies, run.times, run.qpos,
-                                            may_lie, segment=run.keyframe_index)
-        return Solution(times=run.times, qpos=run.qpos, success=run.success,
-                        cost=float(run.cost_per_step.mean()) if len(run.cost_per_step) else 0.0,
-                        keyframes_reached=[None if t is None else round(float(t), 6) for t in run.reached],
-                        arrays={"ctrl": run.ctrl, "keyframe_index": run.keyframe_index,
-                                "contact_distance": run.distance, "control_times": run.control_times,
-                                "cost_per_step": run.cost_per_step,
-                                "partwise_won": (run.origins == COMPOSED).astype(np.uint8)},
-                        summary=summary, unstable_time=run.unstable_at, unstable_reason=run.unstable_reason)
+        if particles.alternatives:
+            alternatives = [_solution(prep, alt) for alt in particles.alternatives]
+            for j, alt in enumerate(alternatives):
+                solution.variants[f"lineage_{j + 2}"] = alt
+            summary["particles"]["lineage_diversity"] = diversity(
+                [_keyframe_poses(prep, s) for s in [solution, *alternatives]])
+        return solution
+
+
+def _solution(prep: ContactPrepared, run) -> Solution:
+    """An agent's run as a solution, with its planner's and its motion's figures."""
+    n_it = max(len(run.origins), 1)
+    won_by = {name: float(np.sum(run.origins == i)) / n_it for i, name in enumerate(ORIGINS)}
+    summary = {"planner": prep.settings.planner, "rollouts": prep.settings.rollouts,
+               "partwise_win_fraction": won_by["composed"], "won_by": won_by,
+               "total_cost": float(run.cost_per_step.sum() * (prep.plan.model.opt.timestep)),
+               "failed_keyframe": run.failed_keyframe, "failure": run.failure, "iterations": run.iterations,
+               "plan_wall_s": round(run.plan_wall_s, 3)}
+    if run.grasps:
+        summary["grasps"] = run.grasps
+    # Lying is meant where the active keyframe does not ask for an upright torso.
+    lying = np.array([kf.weight("Torso Up") == 0.0 for kf in prep.keyframes])
+    may_lie = lying[np.minimum(run.keyframe_index, len(lying) - 1)]
+    summary["quality"] = motion_quality(prep.built.model, prep.built.character_bodies, run.times, run.qpos,
+                                        may_lie, segment=run.keyframe_index)
+    return Solution(times=run.times, qpos=run.qpos, success=run.success,
+                    cost=float(run.cost_per_step.mean()) if len(run.cost_per_step) else 0.0,
+                    keyframes_reached=[None if t is None else round(float(t), 6) for t in run.reached],
+                    arrays={"ctrl": run.ctrl, "keyframe_index": run.keyframe_index,
+                            "contact_distance": run.distance, "control_times": run.control_times,
+                            "cost_per_step": run.cost_per_step,
+                            "partwise_won": (run.origins == COMPOSED).astype(np.uint8)},
+                    summary=summary, unstable_time=run.unstable_at, unstable_reason=run.unstable_reason)
+
+
+def _keyframe_poses(prep: ContactPrepared, sol: Solution) -> np.ndarray:
+    hinges = np.asarray(character_hinges(prep.built.model, prep.built.character_bodies), dtype=int)
+    reached = [np.nan if t is None else t for t in sol.keyframes_reached]
+    return keyframe_poses(sol.times, sol.qpos, np.asarray(reached, dtype=float), hinges)
 
 
 CONTACT = Contact()

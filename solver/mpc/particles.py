@@ -59,6 +59,9 @@ class ParticleLog:
     furthest: int = 0  # keyframes reached by the run that got furthest
     lineages: int = 0  # distinct first-segment ancestors among the final particles
     iterations: int = 0  # planning iterations spent by every particle, failed attempts included
+    # the cheapest run of each other lineage that reached the last keyframe, cheapest first: the
+    # seed's alternative solutions (motions that differ from the first segment on)
+    alternatives: list = field(default_factory=list)
 
     def summary(self) -> dict:
         return {"attempts": self.attempts, "backups": self.backups, "furthest_keyframe": self.furthest,
@@ -137,11 +140,17 @@ def run_particles(built: BuiltModel, plan: BuiltModel, keyframes: list[ContactKe
         for old in [j for j in starts if j < k - (settings.backups - log.backups)]:
             del starts[old]  # no back-up left can return that far: its checkpoints go (memory)
     if k >= len(keyframes):  # every final particle reached the last keyframe: the cheapest whole run wins
-        # copies share one run
-        runs = [resume(survivors[s][1].checkpoint).result() for s in sorted({int(s) for s in chosen})]
-        best = int(np.argmin([float(np.mean(r.cost_per_step)) for r in runs]))
+        distinct = sorted({int(s) for s in chosen})  # copies share one run
+        runs = [resume(survivors[s][1].checkpoint).result() for s in distinct]
+        costs = [float(np.mean(r.cost_per_step)) for r in runs]
+        lineage = {int(s): ancestry[k][j] for j, s in enumerate(chosen)}
+        order = sorted(range(len(runs)), key=lambda i: costs[i])  # ties: the lower particle first
+        firsts = {}
+        for i in order:  # each lineage's cheapest run, cheapest lineage first
+            firsts.setdefault(lineage[distinct[i]], i)
         log.furthest, log.lineages = len(keyframes), len(set(ancestry[k]))
-        return runs[best], log
+        log.alternatives = [runs[i] for i in list(firsts.values())[1:]]
+        return runs[order[0]], log
     log.furthest = furthest.index
     return resume(furthest.checkpoint).result(), log
 
