@@ -31,9 +31,10 @@ _PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 class SeedRunner:
     """Solves seeds of one task in this process (model and engine built once)."""
 
-    def __init__(self, task_doc: dict, out_dir: str, nthread: int, events=None, segments=None):
+    def __init__(self, task_doc: dict, out_dir: str, nthread: int, events=None, segments=None, appended=None):
         """`segments` (an `mpc.segments.Segments`) runs particles' segments elsewhere, for methods
-        that have particles; None: here."""
+        that have particles; None: here. `appended` makes each seed's reader of keyframes appended
+        while solving (None: the run's file in `out_dir`, `feed.KeyframeFeed`)."""
         self.task = task_from_dict(task_doc)
         self.method = get_method(self.task.method)
         self.prepared = self.method.prepare(self.task)
@@ -41,6 +42,7 @@ class SeedRunner:
         self.out_dir = out_dir
         self.events = events
         self.segments = segments if self.method.capabilities.particles else None
+        self.appended = appended or (lambda: KeyframeFeed(out_dir).poll)
 
     def solve(self, seed: int) -> dict:
         start = time.perf_counter()
@@ -70,7 +72,7 @@ class SeedRunner:
                         event[key] = getattr(report, key)
                 self.events(event)
 
-        appended = KeyframeFeed(self.out_dir).poll if self.method.capabilities.appended_keyframes else None
+        appended = self.appended() if self.method.capabilities.appended_keyframes else None
         sol = self.method.solve(self.prepared, seed, self.engine, progress, appended, segments=self.segments)
         return write_solution(self.out_dir, self.prepared.built.model, seed, sol, self.task.output_fps,
                               time.perf_counter() - start)

@@ -26,6 +26,7 @@ import socket
 import tempfile
 
 from .errors import InvalidInput
+from .feed import KeyframeFeed
 from .paths import SCENES_DIR
 
 PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -86,14 +87,15 @@ def connect(address: str | None):
     return ray
 
 
-_RESUMERS: dict = {}  # in a Ray worker process: the last task's key → its checkpoint → agent
+_PREPARED: dict = {}  # in a Ray worker process: the last task's key → (its prepared task, rollout engine)
 
 
-def _resumer(task_json: str):
-    """The agent-resuming function of `task_json`'s prepared task, compiled once per worker process
-    (only the latest task is kept: a worker serves one solve at a time)."""
+def _resumer(task_json: str, appended: list):
+    """The agent-resuming function of `task_json`'s prepared task (with keyframes `appended` while it
+    ran), compiled once per worker process (only the latest task is kept: a worker serves one solve
+    at a time)."""
     key = hashlib.sha256(task_json.encode("utf-8")).hexdigest()
-    if key not in _RESUMERS:
+    if key not in _PREPARED:
         from .methods import get_method
         from .mujoco_log import route_warnings
         from .rollout import RolloutEngine
@@ -101,16 +103,44 @@ def _resumer(task_json: str):
         route_warnings()
         task = task_from_dict(json.loads(task_json))
         prepared = get_method(task.method).prepare(task)
-        _RESUMERS.clear()
-        _RESUMERS[key] = prepared.resumer(RolloutEngine(prepared.engine_model(), 1))
-    return _RESUMERS[key]
+        _PREPARED.clear()
+        _PREPARED[key] = prepared, RolloutEngine(prepared.engine_model(), 1)
+    prepared, engine = _PREPARED[key]
+    return prepared.resumer(engine, appended)
 
 
 def run_segment_task(task_json: str, job: dict) -> tuple[dict, str]:
     """One particle's keyframe segment, as a Ray task, in plain data: (its outcome, where it ran)."""
     from .mpc.segments import SegmentJob, run_segment
-    outcome = run_segment(SegmentJob.from_plain(job), _resumer(task_json))
+    job = SegmentJob.from_plain(job)
+    outcome = run_segment(job, _resumer(task_json, job.appended))
     return outcome.to_plain(), f"{socket.gethostname()}:{os.getpid()}"
+
+
+class FeedActor:
+    """Keyframes appended to the run (the driver's stdin, `feed.py`), for every seed actor to read:
+    each asks for the items after the ones it has."""
+
+    def __init__(self):
+        self.items: list = []
+
+    def extend(self, items: list) -> None:
+        self.items.extend(items)
+
+    def since(self, n: int) -> list:
+        return self.items[n:]
+
+
+class _RayFeed:
+    """One seed's reader of the `FeedActor`: the items appended since its last poll."""
+
+    def __init__(self, ray, feed):
+        self.ray, self.feed, self.seen = ray, feed, 0
+
+    def poll(self) -> list:
+        items = self.ray.get(self.feed.since.remote(self.seen))
+        self.seen += len(items)
+        return items
 
 
 class RaySegments:
@@ -144,7 +174,7 @@ class SeedActor:
     time into this node's own folder, each finished seed's files handed back as bytes. With
     `particles`, its seeds' segments run as Ray tasks (`RaySegments`)."""
 
-    def __init__(self, task_json: str, nthread: int, events, particles: bool = False):
+    def __init__(self, task_json: str, nthread: int, events, feed, particles: bool = False):
         import ray
 
         from .mujoco_log import route_warnings
@@ -154,7 +184,8 @@ class SeedActor:
         self.events = events
         self.seed = None
         segments = RaySegments(ray, task_json, self._segments_ran) if particles else None
-        self.runner = SeedRunner(json.loads(task_json), self.folder, nthread, events=self._event, segments=segments)
+        self.runner = SeedRunner(json.loads(task_json), self.folder, nthread, events=self._event, segments=segments,
+                                 appended=lambda: _RayFeed(ray, feed).poll)
 
     def _segments_ran(self, keyframe: int, places: list) -> None:
         self._event({"event": "segments", "seed": self.seed, "keyframe": keyframe, "ran_on": places})
@@ -206,6 +237,7 @@ def run_seeds_ray(ray, task_doc: dict, seeds: list[int], out_dir: str, workers: 
     try:
         remote = ray.remote(num_cpus=0 if particles else nthread, max_restarts=0, max_task_retries=0)(SeedActor)
         events = Queue()
+        feed, appended = ray.remote(num_cpus=0)(FeedActor).remote(), KeyframeFeed(out_dir)
         task_json = json.dumps(task_doc, allow_nan=False)
         todo = collections.deque(seeds)
         deaths: collections.Counter = collections.Counter()
@@ -218,11 +250,14 @@ def run_seeds_ray(ray, task_doc: dict, seeds: list[int], out_dir: str, workers: 
                     ray.kill(actor)
                 return
             if actor is None:
-                actor = remote.remote(task_json, nthread, events, particles)
+                actor = remote.remote(task_json, nthread, events, feed, particles)
             seed = todo.popleft()
             running[actor.solve.remote(seed)] = (actor, seed)
 
         def forward() -> None:
+            new = appended.poll()  # keyframes appended on the driver's stdin: on to the seeds
+            if new:
+                feed.extend.remote(new)
             waiting = events.qsize()
             for event in events.get_nowait_batch(waiting) if waiting else ():
                 if "npz_bytes" in event:
@@ -232,6 +267,7 @@ def run_seeds_ray(ray, task_doc: dict, seeds: list[int], out_dir: str, workers: 
                     event["result_path"] = os.path.abspath(path)
                 emit(event)
 
+        forward()  # keyframes appended before the seeds start are there for their first poll
         for _ in range(min(workers or len(seeds), len(seeds))):
             assign()
         while running:

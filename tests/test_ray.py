@@ -123,6 +123,27 @@ def test_particles_run_as_ray_tasks_and_give_the_pools_bytes(cluster, task, tmp_
     assert any(e["event"] == "progress" for e in events)
 
 
+@pytest.mark.parametrize("particles", [1, 2])
+def test_keyframes_appended_on_stdin_reach_the_seeds_on_ray(cluster, task, tmp_path, particles):
+    """Blender's `append_keyframes` line goes to the driver's stdin; the seeds run on the cluster
+    (and, with particles, their segments in Ray tasks) take the new keyframe after theirs."""
+    doc = json.loads(task.read_text())
+    doc["settings"]["particles"] = particles
+    path = tmp_path / "task.json"
+    path.write_text(json.dumps(doc))
+    again = dict(doc["keyframes"][-1], name="again", sustain=0.05)
+    proc = subprocess.run([sys.executable, "-m", "solver", "run", str(path), "--out", str(tmp_path / "out"),
+                           "--jsonl", "--num-seeds", "1", "--backend", "ray", "--address", cluster], cwd=ROOT,
+                          input=json.dumps({"append_keyframes": [again]}) + "\n", capture_output=True, text=True,
+                          timeout=900)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    events = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert [e["count"] for e in events if e["event"] == "keyframes_appended"] == [1]
+    sol = json.loads((tmp_path / "out" / "result.json").read_text())["solutions"][0]
+    assert len(sol["keyframes_reached"]) == 3 and sol["success"], sol
+    assert particles == 1 or any(e["event"] == "segments" for e in events)
+
+
 def test_a_ray_worker_killed_mid_seed_costs_one_retry_and_nothing_else(cluster, task, pool_run, tmp_path):
     out = tmp_path / "ray"
     proc = subprocess.Popen([sys.executable, "-m", "solver", "run", str(task), "--out", str(out), "--jsonl",

@@ -36,8 +36,9 @@ class ElsewhereSegments:
         out = [None] * len(jobs)
         for j in reversed(range(len(jobs))):
             job = jobs[j]
-            moved = SegmentJob(self._through_disk(job.checkpoint), job.keyframe, job.stream, job.escalation)
-            outcome = run_segment(moved, self.prep.resumer(self.engine))
+            cp = self._through_disk(job.checkpoint)
+            moved = SegmentJob.from_plain(dict(job.to_plain(), meta=cp.meta, arrays=cp.arrays))
+            outcome = run_segment(moved, self.prep.resumer(self.engine, moved.appended))
             outcome.checkpoint = self._through_disk(outcome.checkpoint)
             out[j] = outcome
         return out

@@ -48,9 +48,11 @@ class PlannedPrepared(Prepared):
         """The motion the agent tracks (the track method's), or None."""
         return None
 
-    def resumer(self, engine: RolloutEngine) -> Callable[[Checkpoint], Agent]:
-        """Checkpoint → its agent, ready to step on `engine` (where a particle's segment runs)."""
-        return lambda cp: Agent.resume(cp, self.built, self.plan, self.keyframes, self.settings, engine,
+    def resumer(self, engine: RolloutEngine, appended: list | None = None) -> Callable[[Checkpoint], Agent]:
+        """Checkpoint → its agent, ready to step on `engine` (where a particle's segment runs), with
+        the keyframes `appended` to the task while it ran (task-file JSON)."""
+        keyframes = self.keyframes + (parse_keyframes(appended, "append_keyframes") if appended else [])
+        return lambda cp: Agent.resume(cp, self.built, self.plan, keyframes, self.settings, engine,
                                        self.reference_motion())
 
     def batch(self) -> Batch:

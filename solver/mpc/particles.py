@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .. import schema
 from ..contact_keyframes import ContactKeyframe
 from ..model import BuiltModel
 from ..reference import Reference
@@ -79,6 +80,7 @@ def run_particles(built: BuiltModel, plan: BuiltModel, keyframes: list[ContactKe
     of segments (default: here, one after another); the result does not depend on where."""
     n = settings.particles
     keyframes = list(keyframes)
+    given = len(keyframes)
     log = ParticleLog()
 
     def resume(cp: Checkpoint) -> Agent:
@@ -96,11 +98,12 @@ def run_particles(built: BuiltModel, plan: BuiltModel, keyframes: list[ContactKe
         if k >= len(keyframes):
             break
         nkf = len(keyframes)
+        appended = [schema.to_dict(kf) for kf in keyframes[given:]]
         survivors = []  # (index among this segment's particles, its outcome)
         for attempt in range(settings.retries + 1):
             fresh = attempt or k == redo  # a retry, or a backed-up segment: not the noise that led here
             jobs = [SegmentJob(cp, k, fresh_stream(seed, k, attempt, log.backups, i + 1) if fresh else None,
-                               2 ** attempt) for i, cp in enumerate(starts[k])]
+                               2 ** attempt, appended) for i, cp in enumerate(starts[k])]
 
             def report(j: int, spent_before: int, jobs=jobs, nkf=nkf, k=k):
                 return _segment_progress(progress, k, j, n, nkf,

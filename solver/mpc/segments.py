@@ -9,7 +9,7 @@ outcomes come back in the jobs' order, and a solve gives the same bytes.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Optional, Protocol
 
 from ..solution import Progress
@@ -26,15 +26,18 @@ class SegmentJob:
     keyframe: int  # the segment ends when the particle passes this keyframe (or its run ends)
     stream: dict | None = None  # fresh noise (a retry, a backed-up segment); None: the checkpoint's own
     escalation: int = 1  # planning effort ×, with a fresh stream
+    # keyframes appended to the solve's task while it ran (task-file JSON): elsewhere, the task alone
+    # would not match the checkpoint
+    appended: list = field(default_factory=list)
 
     def to_plain(self) -> dict:
         """Plain data (dicts, numbers, arrays), what crosses to another machine."""
         return {"meta": self.checkpoint.meta, "arrays": self.checkpoint.arrays, "keyframe": self.keyframe,
-                "stream": self.stream, "escalation": self.escalation}
+                "stream": self.stream, "escalation": self.escalation, "appended": self.appended}
 
     @classmethod
     def from_plain(cls, d: dict) -> SegmentJob:
-        return cls(Checkpoint(d["meta"], d["arrays"]), d["keyframe"], d["stream"], d["escalation"])
+        return cls(Checkpoint(d["meta"], d["arrays"]), d["keyframe"], d["stream"], d["escalation"], d["appended"])
 
 
 @dataclass
