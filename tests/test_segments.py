@@ -1,10 +1,10 @@
 """Particles' keyframe segments may run anywhere: a solve whose segments run in another order, each
 from its checkpoint written to disk and read back into a model compiled afresh (as on another
 machine), gives the bytes of the solve that ran them here one after another."""
-import json
 from pathlib import Path
 
 import pytest
+from test_particles import _prepared as _doc
 
 from solver.methods.contact import CONTACT
 from solver.mpc.checkpoint import Checkpoint
@@ -12,8 +12,6 @@ from solver.mpc.particles import run_particles
 from solver.mpc.segments import SegmentJob, run_segment
 from solver.rollout import RolloutEngine
 from solver.task import task_from_dict
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 class ElsewhereSegments:
@@ -42,14 +40,6 @@ class ElsewhereSegments:
             outcome.checkpoint = self._through_disk(outcome.checkpoint)
             out[j] = outcome
         return out
-
-
-def _doc(**settings):
-    doc = json.loads((ROOT / "tests/data/golden/contact_partwise.json").read_text())
-    doc["settings"] = {"rollouts": 16, "max_iterations": 2, **settings}
-    for kf in doc["keyframes"]:
-        kf["time_limit"] = 1.0
-    return doc
 
 
 def _unreachable(doc):
