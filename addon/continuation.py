@@ -17,6 +17,7 @@ import os
 import numpy as np
 
 from .i18n import rpt_
+from .timeline import scene_fps
 
 RESULTS = "physkey_results"  # on a kept action: its segments' result.npz files, one per line
 STARTS = "physkey_starts"  # on a kept action: the frame each segment starts at
@@ -101,7 +102,7 @@ def continuation(scene, obj) -> Continuation:
     if reason:
         raise ValueError(reason)
     action = kept_action(obj)
-    fps = scene.render.fps / scene.render.fps_base
+    fps = scene_fps(scene)
     path, start, skipped = _segment_at(action, scene.frame_current)
     t = (scene.frame_current - start) / fps
     model = mujoco.MjModel.from_xml_path(os.path.join(os.path.dirname(os.path.dirname(path)), "model.xml"))
@@ -178,7 +179,7 @@ def assist_keyframes(context, desc, cont: Continuation) -> list[dict]:
     source = obj.physkey.animator_rig or obj
     ad = source.animation_data
     kept = (ad.action, ad.action_slot if slotted() else None)
-    fps = scene.render.fps / scene.render.fps_base
+    fps = scene_fps(scene)
     try:
         ad.action = cont.keys_action
         sync_pose_keys(scene, obj)

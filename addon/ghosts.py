@@ -10,6 +10,8 @@ from __future__ import annotations
 import bpy
 import numpy as np
 
+from .timeline import scene_fps
+
 _cache: dict = {}  # (result path, fps) → (frame times (F,), segment end points (F, S, 2, 3) float32)
 _handles: list = []
 
@@ -57,7 +59,7 @@ def ghost_lines(scene) -> tuple[np.ndarray, np.ndarray]:
     solution's pose at that time from its start frame (its last pose after its end, its first before
     its start); solutions whose files are gone are skipped."""
     from .solutions import start_frame
-    fps = scene.render.fps / scene.render.fps_base
+    fps = scene_fps(scene)
     t = (scene.frame_current + scene.frame_subframe - start_frame(scene)) / fps
     coords, colors = [], []
     for item in scene.physkey.solutions:

@@ -8,8 +8,8 @@ import bpy
 from bpy.props import EnumProperty
 from mathutils import Vector
 
-from .hits import scene_fps
 from .session import active_character
+from .timeline import scene_fps
 
 
 def _bone_for_new_hit(context) -> str:

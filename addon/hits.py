@@ -9,17 +9,13 @@ import numpy as np
 from mathutils import Vector
 
 from .i18n import rpt_
+from .timeline import scene_fps
 
 BALL_OBJECT = "PhysKey Ball {}"
 HITS_COLLECTION = "PhysKey Hits"
 PUSH_COLOR = (1.0, 0.55, 0.1, 1.0)
 BALL_COLOR = (0.9, 0.25, 0.2, 1.0)
 ACTIVE_COLOR = (1.0, 1.0, 1.0, 1.0)
-
-
-def scene_fps(scene) -> float:
-    """The scene's frame rate (frames per second), as hits are timed in frames."""
-    return scene.render.fps / scene.render.fps_base
 
 
 def perturbations_from_hits(scene, bones, start_frame: int) -> dict | None:

@@ -14,6 +14,7 @@ from .i18n import rpt_
 from .rig import build_armature, pose_from_qpos
 from .shapes import add_bone_shapes, character_material, furniture_material, pose_matrix, shape_mesh
 from .taskio import key_pose_keyframes, settings_to_scene, store_contact_keyframes
+from .timeline import scene_fps
 
 
 def preset_names() -> list[str]:
@@ -128,7 +129,7 @@ def load(context, name: str):
         from ..solver.contact_keyframes import parse_keyframes
         store_contact_keyframes(context.scene, parse_keyframes(task.keyframes))
     elif pose_kfs is not None:
-        fps = context.scene.render.fps / context.scene.render.fps_base
+        fps = scene_fps(context.scene)
         key_pose_keyframes(context, obj, model, pose_kfs, task.keyframes, fps, context.scene.frame_start)
         if task.method == "track":  # a sketch played as the solver plays it: linear between the keys
             from .actions import fcurves

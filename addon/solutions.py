@@ -18,6 +18,7 @@ from .continuation import KEYS, pose_keys_action, remember, splice
 from .hits import bake_balls
 from .i18n import rpt_
 from .session import active_character
+from .timeline import scene_fps
 
 # Ghost colours (`ghosts.py`): distinct from one another and from the contact pairs'; a solution keeps its own.
 GHOST_COLORS = [(1.0, 0.55, 0.1, 1.0), (0.2, 0.85, 0.95, 1.0), (0.95, 0.3, 0.85, 1.0), (0.55, 0.95, 0.25, 1.0),
@@ -148,7 +149,7 @@ def _preview(context, index: int) -> None:
     for target in _previewed(scene, obj):
         _set_aside(target)
     _remove_previews()
-    fps, start = scene.render.fps / scene.render.fps_base, start_frame(scene)
+    fps, start = scene_fps(scene), start_frame(scene)
     times, frames = _frames_at(arrays, model, fps)
     action, slot = bake_action(obj, model, times, frames, PREVIEW_ACTION, start, fps)
     assign(obj, action, slot)
@@ -221,7 +222,7 @@ def keep(context, index: int):
         raise ValueError(unstable_message(item))
     obj = _character(context)
     arrays, model = _load(item)
-    fps, start = scene.render.fps / scene.render.fps_base, start_frame(scene)
+    fps, start = scene_fps(scene), start_frame(scene)
     name = f"{scene.name}_{scene.physkey.method}_seed{item.seed}" + (f"_{item.variant}" if item.variant else "")
     for target in _characters(scene, obj):  # their own actions kept (fake user), then given back
         _set_aside(target)

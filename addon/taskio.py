@@ -13,6 +13,7 @@ from .colliders import collider_bodies
 from .i18n import rpt_
 from .rig import pose_from_qpos, qpos_from_pose, read_character
 from .session import active_character
+from .timeline import scene_fps
 
 
 def extract_scene(context, warn=None):
@@ -149,7 +150,7 @@ def task_from_scene(context, scene_desc, keyframes: list | None = None, start_fr
     props = scene.physkey
     task = {"schema_version": 1, "name": scene.name or "scene", "method": props.method,
             "scene": {"desc": schema.to_dict(scene_desc)}, "settings": settings_from_scene(props),
-            "keyframes": [], "seeds": [0], "output_fps": scene.render.fps / scene.render.fps_base}
+            "keyframes": [], "seeds": [0], "output_fps": scene_fps(scene)}
     if keyframes is not None:
         task["keyframes"] = keyframes
     elif props.method == "contact":
@@ -181,7 +182,7 @@ def reference_from_action(context, scene_desc) -> dict:
         raise ValueError(rpt_("Make Physical follows the character's animation: key at least two poses at "
                               "different frames"))
     model = compile_spec(scene_to_spec(scene_desc))
-    fps = scene.render.fps / scene.render.fps_base
+    fps = scene_fps(scene)
     times, rows, current = [], [], scene.frame_current
     try:
         for frame in range(keys[0], keys[-1] + 1):
@@ -205,7 +206,7 @@ def pose_keyframes_from_action(context, scene_desc, keyed_times: bool = False) -
     scene = context.scene
     obj = active_character(context)
     model = compile_spec(scene_to_spec(scene_desc))
-    fps = scene.render.fps / scene.render.fps_base
+    fps = scene_fps(scene)
     keys = sorted(scene.physkey.pose_keys, key=lambda k: k.frame)
     root = int(model.jnt_qposadr[model.joint("root").id])
     hinges = [model.joint(j).name for j in range(model.njnt) if model.jnt_type[j] == mujoco.mjtJoint.mjJNT_HINGE]
