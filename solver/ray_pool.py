@@ -235,7 +235,10 @@ def run_seeds_ray(ray, task_doc: dict, seeds: list[int], out_dir: str, workers: 
 
     from .pool import retry_once
     try:
-        remote = ray.remote(num_cpus=0 if particles else nthread, max_restarts=0, max_task_retries=0)(SeedActor)
+        # With particles the steering actors hold no CPU, so nothing would stop Ray from packing them
+        # all onto one node: spread them (each holds a compiled task in memory).
+        options = {"num_cpus": 0, "scheduling_strategy": "SPREAD"} if particles else {"num_cpus": nthread}
+        remote = ray.remote(max_restarts=0, max_task_retries=0, **options)(SeedActor)
         events = Queue()
         feed, appended = ray.remote(num_cpus=0)(FeedActor).remote(), KeyframeFeed(out_dir)
         task_json = json.dumps(task_doc, allow_nan=False)
