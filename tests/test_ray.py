@@ -102,17 +102,27 @@ def test_seeds_on_ray_give_the_pools_bytes_and_stream_progress(cluster, task, po
 
 def test_particles_run_as_ray_tasks_and_give_the_pools_bytes(cluster, task, tmp_path):
     """With particles, each keyframe segment of a seed is a Ray task: the segments ran in Ray worker
-    processes other than the seed's own actor, and the solve is the pool's byte for byte."""
+    processes other than the seed's own actor, and the solve is the pool's byte for byte — even
+    with one of those workers killed mid-solve (Ray runs its lost segment again)."""
     doc = json.loads(task.read_text())
     doc["settings"]["particles"] = 2
     particles = tmp_path / "particles.json"
     particles.write_text(json.dumps(doc))
     pool = _run(particles, tmp_path / "pool", seeds=2)
     assert pool.returncode == 0, pool.stderr
-    proc = _run(particles, tmp_path / "ray", "--backend", "ray", "--address", cluster, seeds=2)
-    assert proc.returncode == 0, proc.stderr
+    proc = subprocess.Popen([sys.executable, "-m", "solver", "run", str(particles), "--out", str(tmp_path / "ray"),
+                             "--jsonl", "--num-seeds", "2", "--workers", "2", "--backend", "ray", "--address", cluster],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    events, killed = [], None
+    for line in proc.stdout:
+        events.append(json.loads(line))
+        if events[-1]["event"] == "segments" and killed is None:  # a worker that runs segments: killed
+            killed = int(events[-1]["ran_on"][0].rsplit(":", 1)[1])
+            os.kill(killed, signal.SIGKILL)
+    proc.wait(timeout=60)
+    assert killed is not None and proc.returncode == 0, proc.stderr.read()
     _same_bytes(tmp_path / "pool", tmp_path / "ray", seeds=2)
-    events = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert not [e for e in events if e["event"] in ("seed_failed", "seed_retry")]
     actors = {e["seed"]: e["pid"] for e in events if e["event"] == "seed_start"}
     batches = [e for e in events if e["event"] == "segments"]
     attempts = [json.loads((tmp_path / f"ray/seed_{s}/entry.json").read_text())["particles"]["attempts"]
