@@ -51,18 +51,26 @@ def diversity(poses: list[np.ndarray]) -> dict | None:
             "pairs": len(d), "solutions": len(poses)}
 
 
+def motions_diversity(model: mujoco.MjModel, character_bodies: list[str], motions) -> dict | None:
+    """`diversity` of motions given as (times, qpos, keyframes reached: times, NaN or None where not)."""
+    hinges = np.asarray(character_hinges(model, character_bodies), dtype=int)
+    poses = []
+    for times, qpos, reached in motions:
+        keep = good_prefix(qpos)  # an unstable run: compare the motion up to its last good pose
+        times, qpos = times[keep], qpos[keep]
+        if len(qpos):
+            reached = np.array([np.nan if t is None else t for t in reached], dtype=float)
+            poses.append(keyframe_poses(times, qpos, reached, hinges))
+    return diversity(poses)
+
+
 def solutions_diversity(model: mujoco.MjModel, character_bodies: list[str], out_dir: str, entries: list[dict],
                         successful_only: bool = False) -> dict | None:
     """`diversity` of a run's solutions (result.json entries, their npz files under `out_dir`)."""
-    hinges = np.asarray(character_hinges(model, character_bodies), dtype=int)
-    poses = []
+    motions = []
     for e in entries:
         if successful_only and not e.get("success"):
             continue
         with np.load(os.path.join(out_dir, e["npz"]), allow_pickle=False) as z:
-            times, qpos, reached = z["times"], z["qpos"], z["keyframes_reached"]
-        keep = good_prefix(qpos)  # an unstable run: compare the motion up to its last good pose
-        times, qpos = times[keep], qpos[keep]
-        if len(qpos):
-            poses.append(keyframe_poses(times, qpos, reached, hinges))
-    return diversity(poses)
+            motions.append((z["times"], z["qpos"], z["keyframes_reached"]))
+    return motions_diversity(model, character_bodies, motions)

@@ -13,7 +13,7 @@ import numpy as np
 
 from .. import schema
 from ..contact_keyframes import ContactKeyframe, check_bodies, parse_keyframes
-from ..diversity import diversity, keyframe_poses
+from ..diversity import motions_diversity
 from ..errors import InvalidInput
 from ..grasp import grasp_pairs
 from ..memory import run_record_bytes
@@ -24,7 +24,7 @@ from ..mpc.checkpoint import Checkpoint
 from ..mpc.particles import run_particles
 from ..mpc.planner import COMPOSED, ORIGINS, planner_options
 from ..perturbations import Perturbations, check_perturbations
-from ..quality import character_hinges, motion_quality
+from ..quality import motion_quality
 from ..reference import Reference
 from ..rollout import RolloutEngine
 from ..scene import SceneDesc
@@ -127,8 +127,9 @@ class Contact(Method):
             alternatives = [_solution(prep, alt) for alt in particles.alternatives]
             for j, alt in enumerate(alternatives):
                 solution.variants[f"lineage_{j + 2}"] = alt
-            summary["particles"]["lineage_diversity"] = diversity(
-                [_keyframe_poses(prep, s) for s in [solution, *alternatives]])
+            summary["particles"]["lineage_diversity"] = motions_diversity(
+                prep.built.model, prep.built.character_bodies,
+                [(s.times, s.qpos, s.keyframes_reached) for s in [solution, *alternatives]])
         return solution
 
 
@@ -156,12 +157,6 @@ def _solution(prep: ContactPrepared, run) -> Solution:
                             "cost_per_step": run.cost_per_step,
                             "partwise_won": (run.origins == COMPOSED).astype(np.uint8)},
                     summary=summary, unstable_time=run.unstable_at, unstable_reason=run.unstable_reason)
-
-
-def _keyframe_poses(prep: ContactPrepared, sol: Solution) -> np.ndarray:
-    hinges = np.asarray(character_hinges(prep.built.model, prep.built.character_bodies), dtype=int)
-    reached = [np.nan if t is None else t for t in sol.keyframes_reached]
-    return keyframe_poses(sol.times, sol.qpos, np.asarray(reached, dtype=float), hinges)
 
 
 CONTACT = Contact()
