@@ -282,3 +282,25 @@ def test_the_support_hull_and_distance_agree_with_qhull():
     line = np.array([[0.0, 0.0], [1.0, 0.0], [2.0, 0.0]])
     assert hull_distance(line, np.array([1.0, 0.5])) == pytest.approx(0.5)
     assert hull_distance(line, np.array([3.0, 0.0])) == pytest.approx(1.0)
+
+
+def _sketch(name):
+    task = json.loads((ROOT / "scenes" / "tasks" / f"{name}.json").read_text())
+    return get_method("track").prepare(task_from_dict(task)).reference
+
+
+def test_the_hand_keyed_sketches_play_their_planted_feet_in_place():
+    """The keys were solved with every joint they leave out at 0, while a pose keyframe's missing joints
+    keep the previous key's values: played as the solver plays them, a planted foot must not move."""
+    ref = _sketch("track_step_up")
+    row = ref.index(np.array([1.6]))[0]  # 'right_foot_up': the right foot set on the step, planted from here on
+    right = ref.xpos["foot_right"][row:]
+    # within what linear interpolation of joint angles drifts between keys (1.6 cm); it slid 9 cm before
+    assert np.max(np.linalg.norm(right[:, :2] - right[0, :2], axis=1)) < 0.02
+    end = ref.index(np.array([ref.duration]))[0]
+    feet_apart = ref.xpos["foot_left"][end] - ref.xpos["foot_right"][end]
+    assert abs(feet_apart[0]) < 0.01 and abs(feet_apart[1] - 0.18) < 0.01 and abs(feet_apart[2]) < 0.01
+    squat = _sketch("track_squat")  # stands up as it stood: feet in place, arms down again
+    end = squat.index(np.array([squat.duration]))[0]
+    for body in ("foot_right", "foot_left", "hand_right", "hand_left"):
+        assert np.linalg.norm(squat.xpos[body][end] - squat.xpos[body][0]) < 0.01, body

@@ -106,6 +106,19 @@ def planted(name: str, time: float | None, joints: dict, pitch_deg: float, feet:
     return item
 
 
+def explicit(keys: list[dict]) -> list[dict]:
+    """The keys with every joint an earlier key named written out (0 where this pose leaves it alone).
+    A pose keyframe's missing joints keep the previous keyframe's values, but each pose here was solved
+    with them at 0: a step-up's last key left implicit inherited the sideways hip and ankle angles of
+    the key before, which played its planted right foot 9 cm sideways into the left's place."""
+    named: set[str] = set()
+    for key in keys:
+        for joint in named - set(key["joints"]):
+            key["joints"][joint] = 0.0
+        named |= set(key["joints"])
+    return keys
+
+
 def squat() -> dict:
     both = {"right": np.zeros(3), "left": np.zeros(3)}
     deep = {"hip_y_right": -1.1, "hip_y_left": -1.1, "knee_right": -1.7, "knee_left": -1.7,
@@ -115,7 +128,7 @@ def squat() -> dict:
     return {"schema_version": 1, "name": "track_squat", "method": "track",
             "about": "A squat keyed by hand (stand, squat, stand; linear interpolation): meant to be physical.",
             "scene": {"environment": "floor", "character": "humanoid"}, "settings": {},
-            "reference": {"sketch": "linear"}, "keyframes": keys}
+            "reference": {"sketch": "linear"}, "keyframes": explicit(keys)}
 
 
 def step_up() -> dict:
@@ -140,7 +153,7 @@ def step_up() -> dict:
             "about": "A 0.15 m step-up keyed by hand (stand, weight on the left foot, the right foot up onto the "
                      "step, weight on the right foot, step up, stand; linear interpolation): meant to be physical.",
             "scene": {"environment": "box", "params": STEP, "character": "humanoid"}, "settings": {},
-            "reference": {"sketch": "linear"}, "keyframes": keys}
+            "reference": {"sketch": "linear"}, "keyframes": explicit(keys)}
 
 
 def main() -> None:
