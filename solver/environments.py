@@ -84,10 +84,11 @@ def armchair(**params):
 
 
 def stool(**params):
-    """A cylinder of radius 0.3 m whose top is `height` above the floor."""
+    """A cylinder of radius 0.3 m whose top is `height` above the floor. The body moves with the top
+    (its lower part goes into the floor) so that a keyframe's point on the stool, in the stool's frame,
+    stays on the seat at any height: "pelvis on the stool" at (0, 0, 0.4) is the top."""
     p = _check(params, {"height": 0.4, "friction": 1.0}, "stool")
-    bodies, pose = _furniture_scene("stool", p, height_default=0.4, shift_height=False)
-    bodies[0].geoms[0].size[1] = p["height"]
+    bodies, pose = _furniture_scene("stool", p, height_default=0.4)
     return Environment(bodies=bodies), pose
 
 

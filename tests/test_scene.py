@@ -108,8 +108,12 @@ def test_environment_parameters_move_the_furniture():
     assert high.initial_pose.root_pos[2] - low.initial_pose.root_pos[2] == pytest.approx(0.08, abs=0.015)
     stool = build_scene(SceneRef(environment="stool", params={"height": 0.2}))
     m = _compiled(stool)
-    top = m.geom_size[m.geom("base").id][1]
-    assert top == pytest.approx(0.2)
+    data = mujoco.MjData(m)
+    mujoco.mj_kinematics(m, data)
+    base = m.geom("base").id
+    assert data.geom_xpos[base][2] + m.geom_size[base][1] == pytest.approx(0.2)  # the seat's top
+    # a keyframe's point on the stool, (0, 0, 0.4) in its frame as the task gives it, is on that top
+    assert data.xpos[m.body("stool").id][2] + 0.4 == pytest.approx(0.2)
     tilted = _compiled(build_scene(SceneRef(environment="bench", params={"tilt": 15})))
     zaxis = tilted.body_quat[tilted.body("bench").id]
     assert 2 * math.degrees(math.acos(zaxis[0])) == pytest.approx(15, abs=1e-6)
