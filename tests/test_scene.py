@@ -187,3 +187,35 @@ def test_mesh_needs_enough_vertices():
     data["environment"]["bodies"] = [{"name": "m", "geoms": [{"name": "g", "type": "mesh", "vertices": [[0, 0, 0]]}]}]
     with pytest.raises(InvalidInput, match=r"environment.bodies\[0\].geoms\[0\].vertices: a mesh needs at least 4"):
         scene_from_dict(data)
+
+
+def test_table3_variants_move_world_heights_with_the_furniture():
+    """tools/make_table3_tasks.py: a torso target over the table stays as high above the top (MuJoCo's
+    top face, default table against a 0.35 m one); points on the floor and on the table stay as given."""
+    import importlib.util
+    import json
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    spec = importlib.util.spec_from_file_location("make_table3_tasks", root / "tools" / "make_table3_tasks.py")
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    task = json.loads((root / "scenes" / "tasks" / "table_climb.json").read_text())
+    low = tool.variant(task, 0.7, 0.35)
+
+    def top(params):
+        m = _compiled(build_scene(SceneRef(environment="table", params=params)))
+        data = mujoco.MjData(m)
+        mujoco.mj_kinematics(m, data)
+        g = m.geom("top").id
+        return data.geom_xpos[g][2] + np.abs(data.geom_xmat[g].reshape(3, 3)[2]) @ m.geom_size[g]
+
+    moved = 0
+    for kf, kf_low in zip(task["keyframes"], low["keyframes"]):
+        for pair, pair_low in zip(kf["pairs"], kf_low["pairs"]):
+            if pair["body2"] == "world" and pair["pos2"][2] > 0.05:
+                assert pair_low["pos2"][2] - top({"height": 0.35}) == pytest.approx(pair["pos2"][2] - top({}), abs=1e-6)
+                moved += 1
+            else:
+                assert pair_low["pos2"] == pair["pos2"]
+    assert moved >= 9 and low["scene"]["params"] == {"height": 0.35}
