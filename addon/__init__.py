@@ -5,9 +5,9 @@ it imports the solver's pure schema and MJCF modules so there is one format.
 
 
 def _classes():
-    from . import contact_ops, hit_ops, operators, panels, preferences, properties, rig_ops
-    return (properties.classes + operators.classes + contact_ops.classes + hit_ops.classes + panels.classes
-            + rig_ops.classes + preferences.classes)
+    from . import contact_ops, hit_ops, operators, panels, preferences, properties, rig_ops, solve_ops
+    return (properties.classes + operators.classes + solve_ops.classes + contact_ops.classes + hit_ops.classes
+            + panels.classes + rig_ops.classes + preferences.classes)
 
 
 def _stop_solves(*_args):

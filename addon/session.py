@@ -28,6 +28,17 @@ def active_character(context):
     return found[0] if len(found) == 1 else None
 
 
+NO_CHARACTER = "no armature selected: select the character's armature"
+
+
+def has_character(cls, context) -> bool:
+    """poll() of the operators that need the character: False with the reason in the tooltip."""
+    if active_character(context) is None:
+        cls.poll_message_set(NO_CHARACTER)
+        return False
+    return True
+
+
 def job_for(scene):
     """The solve running in `scene`, or None."""
     return _jobs.get(scene.session_uid)

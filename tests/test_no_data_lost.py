@@ -132,7 +132,7 @@ def test_saving_the_blend_during_a_solve_is_safe(tmp_path):
     bpy.ops.physkey.load_preset(preset="drop_onto_armchair")
     scene = bpy.context.scene
     scene.physkey.settings_json = json.dumps({"duration": 2.0})
-    ops = addon(module, "operators")
+    ops = addon(module, "solve_ops")
     session = addon(module, "session")
     taskio = addon(module, "taskio")
     job_mod = addon(module, "job")

@@ -301,7 +301,7 @@ def test_cancel_and_a_killed_solver(tmp_path):
     bpy, module = installed_extension()
     _preset(bpy, "armchair_stand_sit_stand")
     scene = bpy.context.scene
-    ops = addon(module, "operators")
+    ops = addon(module, "solve_ops")
     session = addon(module, "session")
     taskio = addon(module, "taskio")
     job_mod = addon(module, "job")
