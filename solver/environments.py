@@ -54,13 +54,14 @@ def _check(params: dict, allowed: dict, scene: str) -> dict:
     return out
 
 
-def _furniture_scene(name, p, *, height_default, shift_height=True):
+def _furniture_scene(name, p, *, height_default):
+    """The furniture `name` raised or lowered to `p["height"]` (its bodies, so points given on them
+    move too, and its seated pose with them), with `p["friction"]` on its geoms."""
     bodies, pose = _furniture(name)
     bodies, pose = copy.deepcopy(bodies), copy.deepcopy(pose)
     dz = p["height"] - height_default
     for b in bodies:
-        if shift_height:
-            b.pos[2] += dz
+        b.pos[2] += dz
         if "friction" in p:
             for g in b.geoms:
                 g.friction = p["friction"]

@@ -110,7 +110,7 @@ def explicit(keys: list[dict]) -> list[dict]:
     """The keys with every joint an earlier key named written out (0 where this pose leaves it alone).
     A pose keyframe's missing joints keep the previous keyframe's values, but each pose here was solved
     with them at 0: a step-up's last key left implicit inherited the sideways hip and ankle angles of
-    the key before, which played its planted right foot 9 cm sideways into the left's place."""
+    the key before, which played its planted right foot 10 cm sideways into the left's place."""
     named: set[str] = set()
     for key in keys:
         for joint in named - set(key["joints"]):
