@@ -295,7 +295,7 @@ def test_the_hand_keyed_sketches_play_their_planted_feet_in_place():
     ref = _sketch("track_step_up")
     row = ref.index(np.array([1.6]))[0]  # 'right_foot_up': the right foot set on the step, planted from here on
     right = ref.xpos["foot_right"][row:]
-    # within what linear interpolation of joint angles drifts between keys (1.6 cm); it slid 9 cm before
+    # within what linear interpolation of joint angles drifts between keys (1.6 cm); it slid 10 cm before
     assert np.max(np.linalg.norm(right[:, :2] - right[0, :2], axis=1)) < 0.02
     end = ref.index(np.array([ref.duration]))[0]
     feet_apart = ref.xpos["foot_left"][end] - ref.xpos["foot_right"][end]

@@ -71,6 +71,11 @@ STAND = {"root": np.array([0.0, 0.0, 1.282]), "pitch": 0.0}
 FEET0 = _fk(STAND["root"], 0.0, {})
 
 
+def _r(value, digits: int) -> float:
+    """Rounded, with no negative zero (a solve that lands a hair below 0 would flip the files' signs)."""
+    return round(float(value), digits) + 0.0
+
+
 def planted(name: str, time: float | None, joints: dict, pitch_deg: float, feet: dict,
             weight_on: str | None = None, share: float = 1.0) -> dict:
     """The pose nearest `joints` and `pitch_deg` whose feet sit flat at `feet` (side → offset from
@@ -98,9 +103,9 @@ def planted(name: str, time: float | None, joints: dict, pitch_deg: float, feet:
     lo = np.concatenate([[-np.inf] * 3, [-90.0], ranges[:, 0]])
     hi = np.concatenate([[np.inf] * 3, [90.0], ranges[:, 1]])
     sol = least_squares(residual, np.clip(x0, lo + 1e-6, hi - 1e-6), bounds=(lo, hi))
-    js = dict(joints, **{j: round(float(v), 4) for j, v in zip(free, sol.x[4:])})
-    item = {"name": name, "root_pos": [round(float(v), 4) for v in sol.x[:3]],
-            "root_rot_deg": [0, round(float(sol.x[3]), 3), 0], "joints": js}
+    js = dict(joints, **{j: _r(v, 4) for j, v in zip(free, sol.x[4:])})
+    item = {"name": name, "root_pos": [_r(v, 4) for v in sol.x[:3]],
+            "root_rot_deg": [0, _r(sol.x[3], 3), 0], "joints": js}
     if time is not None:
         item["time"] = time
     return item
@@ -111,11 +116,11 @@ def explicit(keys: list[dict]) -> list[dict]:
     A pose keyframe's missing joints keep the previous keyframe's values, but each pose here was solved
     with them at 0: a step-up's last key left implicit inherited the sideways hip and ankle angles of
     the key before, which played its planted right foot 10 cm sideways into the left's place."""
-    named: set[str] = set()
+    named: dict[str, None] = {}  # in the order first named, so the files come out the same every run
     for key in keys:
-        for joint in named - set(key["joints"]):
-            key["joints"][joint] = 0.0
-        named |= set(key["joints"])
+        for joint in named:
+            key["joints"].setdefault(joint, 0.0)
+        named.update(dict.fromkeys(key["joints"]))
     return keys
 
 
