@@ -238,12 +238,20 @@ def _ghost_toggle(row, item) -> None:
     swatch.prop(item, "ghost_color", text="")
 
 
-def _draw_quality(layout, item) -> None:
-    """The selected solution's quality figures (the solver's `quality` in result.json)."""
+def _draw_quality(layout, item, scene) -> None:
+    """The selected solution's quality figures (the solver's `quality` in result.json); for a deep
+    penetration, what went into what and at which frame, so the animator can look."""
+    from .solutions import start_frame
+    from .timeline import scene_fps
     col = layout.column(align=True)
     deep = item.penetration > 0.02
-    col.label(text=iface_("Penetration {:.1f} cm").format(100 * item.penetration), icon="ERROR" if deep else "NONE",
-              translate=False)
+    where = json.loads(item.penetration_bodies or "[]")
+    if deep and len(where) == 2 and item.penetration_time >= 0:
+        frame = start_frame(scene) + round(item.penetration_time * scene_fps(scene))
+        text = iface_("Penetration {:.1f} cm: {} into {} at frame {}").format(100 * item.penetration, *where, frame)
+    else:
+        text = iface_("Penetration {:.1f} cm").format(100 * item.penetration)
+    col.label(text=text, icon="ERROR" if deep else "NONE", translate=False)
     col.label(text=iface_("Foot sliding {:.1f} cm · jerk {:.3g} rad/s³").format(100 * item.foot_sliding, item.jerk),
               translate=False)
     if item.object_penetration >= 0:
@@ -304,7 +312,7 @@ class PHYSKEY_PT_solve(_Sidebar, bpy.types.Panel):
             layout.label(text=iface_("Blew up at {:.2f} s: preview only").format(props.solutions[i].unstable_time),
                          icon="ERROR", translate=False)
         elif 0 <= i < len(props.solutions) and props.solutions[i].has_quality:
-            _draw_quality(layout, props.solutions[i])
+            _draw_quality(layout, props.solutions[i], context.scene)
         row = layout.row()
         keep = row.row()
         keep.enabled = not unstable  # Keep refuses it anyway (solutions.keep), with the same reason

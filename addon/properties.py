@@ -167,6 +167,10 @@ class PHYSKEY_PG_solution(bpy.types.PropertyGroup):
     unstable_time: FloatProperty(default=0.0, unit="TIME_ABSOLUTE", description="When the simulation blew up (s)")
     has_quality: BoolProperty(default=False, description="The solver measured the motion's quality")
     penetration: FloatProperty(unit="LENGTH", description="Deepest penetration into anything (m)")
+    penetration_bodies: StringProperty(default="", description="The body that penetrated deepest and what it went "
+                                       "into (the solver's names, a JSON list)")
+    penetration_time: FloatProperty(default=-1.0, unit="TIME_ABSOLUTE",
+                                    description="When the deepest penetration happened (s into the motion; -1: none)")
     foot_sliding: FloatProperty(unit="LENGTH", description="How far the feet slide while planted (m)")
     jerk: FloatProperty(description="RMS joint jerk at 30 fps (rad/s³): how jittery the motion is")
     object_penetration: FloatProperty(default=-1.0, unit="LENGTH", description="Deepest overlap of a free object "

@@ -44,7 +44,9 @@ def motion_quality(model: mujoco.MjModel, character_bodies: list[str], times: np
     """The quality figures of a trajectory (`qpos` per time in `times`):
 
     - `max_penetration_m`: the deepest overlap of a character geom with anything (the environment
-      or its own other bodies), over every recorded pose;
+      or its own other bodies), over every recorded pose, and `max_penetration_at`: where and when
+      (`{"time_s", "bodies": [character body, what it went into]}`; None without any overlap), so the
+      animator can go to that frame;
     - `foot_sliding_m`: the horizontal distance the feet travel between consecutive poses in which
       they both touch something outside the character, summed over both feet;
     - `jerk_rms`: the RMS of the hinge angles' third time derivative (rad/s³, finite differences)
@@ -76,6 +78,7 @@ def motion_quality(model: mujoco.MjModel, character_bodies: list[str], times: np
     obj_xyz = np.zeros((n, len(objects), 3))
     obj_touch = np.zeros((n, len(objects)), dtype=bool)
     depth = np.zeros(n)
+    deepest_pair = np.zeros((n, 2), dtype=int)  # per pose: the geoms of its deepest character contact
     foot_xy = np.zeros((n, len(feet), 2))
     foot_down = np.zeros((n, len(feet)), dtype=bool)
     head_z = np.zeros(n)
@@ -87,7 +90,8 @@ def motion_quality(model: mujoco.MjModel, character_bodies: list[str], times: np
             g = np.asarray(con.geom)
             mine = char_geom[g[:, 0]] | char_geom[g[:, 1]]
             if mine.any():
-                depth[i] = max(0.0, -float(np.min(np.asarray(con.dist)[mine])))
+                k = int(np.argmin(np.where(mine, np.asarray(con.dist), np.inf)))
+                depth[i], deepest_pair[i] = max(0.0, -float(con.dist[k])), g[k]
             bodies = model.geom_bodyid[g]
             on_obj = obj_geom[g[:, 0]] | obj_geom[g[:, 1]]
             if on_obj.any():
@@ -120,14 +124,37 @@ def motion_quality(model: mujoco.MjModel, character_bodies: list[str], times: np
             fallen &= head_was_up(head_z, segment)
         dt_each = np.diff(times, append=times[-1]) if n else np.zeros(0)
         fall = float(np.sum(dt_each[fallen]))
-    out = {"max_penetration_m": round(float(depth.max(initial=0.0)), 6), "foot_sliding_m": round(sliding, 6),
-           "jerk_rms": round(jerk, 3), "fall_s": None if fall is None else round(fall, 6)}
+    out = {"max_penetration_m": round(float(depth.max(initial=0.0)), 6),
+           "max_penetration_at": _deepest(model, char_geom, times, depth, deepest_pair),
+           "foot_sliding_m": round(sliding, 6), "jerk_rms": round(jerk, 3),
+           "fall_s": None if fall is None else round(fall, 6)}
     if objects and n > 1:  # objects the character handles: never through anything, never carried by nothing
         speed = np.linalg.norm(np.diff(obj_xyz, axis=0), axis=-1) / np.maximum(np.diff(times), 1e-12)[:, None]
         loose = (speed > MOVING_OBJECT_SPEED) & ~obj_touch[1:] & ~obj_touch[:-1]
         out["object_penetration_m"] = round(float(obj_depth.max(initial=0.0)), 6)
         out["object_unsupported_s"] = round(float(np.sum(np.diff(times)[:, None] * loose)), 6)
     return out
+
+
+def _deepest(model: mujoco.MjModel, char_geom: np.ndarray, times: np.ndarray, depth: np.ndarray,
+             pairs: np.ndarray) -> dict | None:
+    """When the deepest overlap happened and between what: the character's body first, then the body it
+    went into (a world geom by its own name, e.g. the floor); None where nothing overlapped."""
+    if not len(depth) or depth.max() <= 0.0:
+        return None
+    i = int(np.argmax(depth))
+    a, b = (int(x) for x in pairs[i])
+    if not char_geom[a]:
+        a, b = b, a
+    return {"time_s": round(float(times[i]), 6), "bodies": [_geom_owner(model, a), _geom_owner(model, b)]}
+
+
+def _geom_owner(model: mujoco.MjModel, geom: int) -> str:
+    """A geom's body by name; a geom of the world body (floor, walls) by its own name."""
+    body = int(model.geom_bodyid[geom])
+    if body == 0:
+        return model.geom(geom).name or "world"
+    return model.body(body).name
 
 
 def _with_margin(model: mujoco.MjModel, geoms: np.ndarray, margin: float) -> mujoco.MjModel:

@@ -91,6 +91,9 @@ def _solutions(bpy, module):
     props.active_solution = 0  # previewed
     props.solutions[1].assist = 0.0125  # as an assisted solution reports it: the β² column
     props.solutions[0].object_penetration, props.solutions[0].object_loose = 0.012, 0.0  # as a box scene's
+    deep = props.solutions[0]  # as a deep overlap arrives: 3 cm, a shin into the armchair, 0.5 s in
+    deep.penetration, deep.penetration_time = 0.03, 0.5
+    deep.penetration_bodies = json.dumps(["shin_left", "armchair"])
     props.solutions[0].grasps_json = json.dumps([{"body": "hand_right", "object": "box", "held_s": 2.5,
                                                   "max_force_n": 31.0, "object_weight_n": 19.6}])
     yield

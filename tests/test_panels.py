@@ -152,6 +152,8 @@ def test_solve_panel_idle_running_and_with_solutions():
     assert "operator physkey.import_result 'Import…' [IMPORT]" in unstable
     solutions = _text("solutions", "PHYSKEY_PT_solve")
     assert "label 'Object: penetration 1.2 cm · loose 0.00 s'" in solutions
+    # 0.5 s into a motion that starts at frame 1, at 24 fps: frame 13
+    assert "label 'Penetration 3.0 cm: shin_left into armchair at frame 13' [ERROR]" in solutions
     assert "label 'hand_right holds box 2.5 s, up to 31 N (it weighs 20 N)'" in solutions
 
 

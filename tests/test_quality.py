@@ -41,6 +41,21 @@ def test_penetration_is_the_depth_below_the_floor():
     qpos = np.stack([_pose([0, 0, 0.5]), _pose([0, 0, R - 0.013]), _pose([0, 0, R - 0.004])])
     got = motion_quality(model, bodies, np.array([0.0, 0.1, 0.2]), qpos)
     assert got["max_penetration_m"] == pytest.approx(0.013, abs=1e-6)
+    assert got["max_penetration_at"]["time_s"] == pytest.approx(0.1)
+    assert got["max_penetration_at"]["bodies"][1] == "floor"  # pelvis and foot are equally deep here
+    assert motion_quality(model, bodies, np.array([0.0]), qpos[:1])["max_penetration_at"] is None  # nothing overlaps
+
+
+def test_where_the_deepest_overlap_is_names_the_body_and_the_time():
+    """The pelvis 5 cm above touching, rolled so that the foot (0.5 m to its side) dips 2 cm into the floor."""
+    model, bodies = _model()
+    roll = -np.arcsin(0.07 / 0.5)
+    tilted = _pose([0, 0, R + 0.05])
+    tilted[3:7] = [np.cos(roll / 2), np.sin(roll / 2), 0.0, 0.0]
+    qpos = np.stack([_pose([0, 0, R - 0.005]), tilted, _pose([0, 0, 0.5])])
+    got = motion_quality(model, bodies, np.array([0.0, 0.5, 1.0]), qpos)
+    assert got["max_penetration_m"] == pytest.approx(0.02, abs=1e-6)
+    assert got["max_penetration_at"] == {"time_s": 0.5, "bodies": ["foot_left", "floor"]}
 
 
 def test_feet_slide_only_while_planted():

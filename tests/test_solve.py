@@ -32,6 +32,8 @@ def test_solve_preview_keep(tmp_path):
         assert s.has_quality and s.fall == -1.0  # simulate does not say when lying is meant
         assert (s.penetration, s.foot_sliding, s.jerk) == pytest.approx(
             (q["max_penetration_m"], q["foot_sliding_m"], q["jerk_rms"]), rel=1e-5)
+        at = q["max_penetration_at"]  # a dropped body lands on the armchair: something overlaps, somewhen
+        assert json.loads(s.penetration_bodies) == at["bodies"] and s.penetration_time == pytest.approx(at["time_s"])
     scene.physkey.active_solution = 1  # preview
     assert arm.animation_data.action.name == "PhysKey Preview"
     assert "animators_own" in bpy.data.actions and arm.physkey.animator_action == mine
