@@ -8,6 +8,7 @@ animator had in mind. Run: .venv/bin/python tools/make_track_tasks.py
 """
 from __future__ import annotations
 
+import math
 import os
 import sys
 
@@ -71,6 +72,12 @@ STAND = {"root": np.array([0.0, 0.0, 1.282]), "pitch": 0.0}
 FEET0 = _fk(STAND["root"], 0.0, {})
 
 
+def _within(value: float, lo: float, hi: float) -> float:
+    """A rounded angle kept inside its joint's range: a solve at the bound rounded past it by 4e-5 rad,
+    and the solver warned that the shipped sketch was clamped."""
+    return min(max(value, math.ceil(lo * 1e4) / 1e4), math.floor(hi * 1e4) / 1e4)
+
+
 def _r(value, digits: int) -> float:
     """Rounded, with no negative zero (a solve that lands a hair below 0 would flip the files' signs)."""
     return round(float(value), digits) + 0.0
@@ -103,7 +110,7 @@ def planted(name: str, time: float | None, joints: dict, pitch_deg: float, feet:
     lo = np.concatenate([[-np.inf] * 3, [-90.0], ranges[:, 0]])
     hi = np.concatenate([[np.inf] * 3, [90.0], ranges[:, 1]])
     sol = least_squares(residual, np.clip(x0, lo + 1e-6, hi - 1e-6), bounds=(lo, hi))
-    js = dict(joints, **{j: _r(v, 4) for j, v in zip(free, sol.x[4:])})
+    js = dict(joints, **{j: _within(_r(v, 4), *r) for j, v, r in zip(free, sol.x[4:], ranges)})
     item = {"name": name, "root_pos": [_r(v, 4) for v in sol.x[:3]],
             "root_rot_deg": [0, _r(sol.x[3], 3), 0], "joints": js}
     if time is not None:
