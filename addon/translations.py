@@ -848,7 +848,7 @@ translations_tuple = (
      (("bpy.types.PHYSKEY_PG_solution.penetration",),
       ()),
      ),
-    (("*", "The body that penetrated deepest and what it went into (the solver's names)"),
+    (("*", "The body that penetrated deepest and what it went into (the solver's names, a JSON list)"),
      (("bpy.types.PHYSKEY_PG_solution.penetration_bodies",),
       ()),
      ),
