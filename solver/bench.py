@@ -207,6 +207,8 @@ def bench_mpc(task_name: str, trials: int, rollouts: int, planner: str, budget: 
             "max_fall_s": max((e["quality"]["fall_s"] or 0.0 for e in ok), default=None),
             "max_foot_sliding_m": max((e["quality"]["foot_sliding_m"] for e in ok), default=None),
             "max_jerk_rms": max((e["quality"]["jerk_rms"] for e in ok), default=None),
+            "max_body_speed_mps": max((e["quality"]["max_body_speed"]["mps"] for e in ok
+                                       if e["quality"].get("max_body_speed")), default=None),
             "diversity": alternatives,
             # Per trial: what failed and where, the effort, the quality (RESULTS' "what failed" column).
             "per_trial": [{"seed": e["seed"], "success": e["success"], "failed_keyframe": e["failed_keyframe"],

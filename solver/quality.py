@@ -51,6 +51,9 @@ def motion_quality(model: mujoco.MjModel, character_bodies: list[str], times: np
       they both touch something outside the character, summed over both feet;
     - `jerk_rms`: the RMS of the hinge angles' third time derivative (rad/s³, finite differences)
       at `fps` frames per second — the rate the animator renders, where jitter shows;
+    - `max_body_speed`: the fastest any character body moved between consecutive poses
+      (`{"mps", "body", "time_s"}`; None with fewer than two poses): a limb whipped at 4 m/s into the
+      scene sinks about 2 cm into it, and the animator sees a flail;
     - `fall_s`: the time the head spends below FALLEN_HEAD_HEIGHT while `may_lie` (per pose) does
       not allow lying — with `segment` (the active keyframe per pose), only after the head has been
       up in that segment, so getting up from lying is not a fall; None where `may_lie` is None (the
@@ -82,6 +85,7 @@ def motion_quality(model: mujoco.MjModel, character_bodies: list[str], times: np
     foot_xy = np.zeros((n, len(feet), 2))
     foot_down = np.zeros((n, len(feet)), dtype=bool)
     head_z = np.zeros(n)
+    body_xyz = np.zeros((n, len(ids), 3))
     for i in range(n):
         data.qpos[:] = qpos[i]
         mujoco.mj_fwdPosition(model, data)
@@ -106,6 +110,7 @@ def motion_quality(model: mujoco.MjModel, character_bodies: list[str], times: np
                             | ((bodies[:, 1] == f) & ~char_body[bodies[:, 0]]))
                 foot_down[i, k] = bool(touching.any())
         foot_xy[i] = data.xpos[feet, :2]
+        body_xyz[i] = data.xpos[ids]
         obj_xyz[i] = data.xpos[objects]
         if head is not None:
             head_z[i] = data.xpos[head, 2]
@@ -127,6 +132,7 @@ def motion_quality(model: mujoco.MjModel, character_bodies: list[str], times: np
     out = {"max_penetration_m": round(float(depth.max(initial=0.0)), 6),
            "max_penetration_at": _deepest(model, char_geom, times, depth, deepest_pair),
            "foot_sliding_m": round(sliding, 6), "jerk_rms": round(jerk, 3),
+           "max_body_speed": _fastest(character_bodies, times, body_xyz),
            "fall_s": None if fall is None else round(fall, 6)}
     if objects and n > 1:  # objects the character handles: never through anything, never carried by nothing
         speed = np.linalg.norm(np.diff(obj_xyz, axis=0), axis=-1) / np.maximum(np.diff(times), 1e-12)[:, None]
@@ -134,6 +140,15 @@ def motion_quality(model: mujoco.MjModel, character_bodies: list[str], times: np
         out["object_penetration_m"] = round(float(obj_depth.max(initial=0.0)), 6)
         out["object_unsupported_s"] = round(float(np.sum(np.diff(times)[:, None] * loose)), 6)
     return out
+
+
+def _fastest(bodies: list[str], times: np.ndarray, xyz: np.ndarray) -> dict | None:
+    """The fastest body between consecutive poses and when (the later pose's time)."""
+    if len(times) < 2 or not bodies:
+        return None
+    speed = np.linalg.norm(np.diff(xyz, axis=0), axis=-1) / np.maximum(np.diff(times), 1e-12)[:, None]
+    i, b = np.unravel_index(int(np.argmax(speed)), speed.shape)
+    return {"mps": round(float(speed[i, b]), 4), "body": bodies[b], "time_s": round(float(times[i + 1]), 6)}
 
 
 def _deepest(model: mujoco.MjModel, char_geom: np.ndarray, times: np.ndarray, depth: np.ndarray,

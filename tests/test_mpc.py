@@ -75,6 +75,31 @@ def test_contact_term_is_eq5_by_hand(objective):
     assert np.all(zero.total == 0.0)
 
 
+def test_speed_limit_term_by_hand_lands_in_the_moving_bodys_group(objective):
+    """A hand moving at 4 m/s (limit 2.5, weight 10) costs 10 × ½ × 1.5² = 11.25 a step in the right
+    arm's group and nowhere else; bodies at rest or under the limit cost nothing; weight 0 adds no term."""
+    built = objective.built
+    limited = Objective(built, speed_limit=2.5, speed_weight=10.0)
+    nroll, nstep = 2, 5
+    dt = built.model.opt.timestep
+    feat = fake_features(limited, nroll, nstep)
+    for b in limited.character_bodies:  # at rest, except a hand and a foot
+        feat["pos"][b] = np.broadcast_to(feat["pos"][b][:, :1], (nroll, nstep, 3)).copy()
+    feat["pos"]["hand_right"] = np.zeros((nroll, nstep, 3))
+    feat["pos"]["hand_right"][..., 0] = 4.0 * dt * np.arange(nstep)  # 4 m/s along x
+    feat["pos"]["foot_left"] = np.zeros((nroll, nstep, 3))
+    feat["pos"]["foot_left"][..., 2] = 2.0 * dt * np.arange(nstep)  # 2 m/s: under the limit
+    qvel, ctrl = np.zeros((nroll, nstep, 27)), np.zeros((nroll, nstep, 21))
+    kf = only("Torso Up", 0.0)  # no other term
+    costs = limited.evaluate(feat, qvel, ctrl, kf)
+    assert costs.per_step == pytest.approx(np.full((nroll, nstep), 10.0 * 0.5 * 1.5 ** 2), rel=1e-9)
+    arm = GROUPS.index(objective.body_group["hand_right"])
+    seen = costs.membership[costs.components.sum(axis=0) > 0]
+    assert seen.shape[0] == 1 and list(np.flatnonzero(seen[0])) == [arm]
+    assert "hand_right" in limited.bodies_for(kf) and "hand_right" not in objective.bodies_for(kf)
+    assert objective.evaluate(feat, qvel, ctrl, kf).components.shape[1] == 0
+
+
 def test_each_term_lands_in_exactly_the_groups_of_table_1(objective):
     feat = fake_features(objective)
     qvel, ctrl = np.ones((3, 4, 27)), 0.3 * np.ones((3, 4, 21))

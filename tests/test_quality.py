@@ -1,7 +1,8 @@
 """Motion quality figures against hand computations on a tiny character: a sphere pelvis, a sphere
 foot on a hinge, and a head. Penetration is the sphere's depth below the floor; sliding is the
 distance a planted foot travels; jerk is 6a for a hinge angle a·t³; a fall is the time the head is
-low where lying is not allowed. And every contact and assist solution reports them."""
+low where lying is not allowed; the fastest body is the one swung fastest. And every contact and
+assist solution reports them."""
 import json
 import subprocess
 import sys
@@ -76,6 +77,21 @@ def test_jerk_of_a_cubic_is_six_a():
     qpos = np.stack([_pose([0, 0, 1.0], a * t ** 3) for t in times])
     got = motion_quality(model, bodies, times, qpos, fps=fps)
     assert got["jerk_rms"] == pytest.approx(6 * a, rel=1e-6)
+
+
+def test_the_fastest_body_is_the_foot_swung_round_by_the_root():
+    """The root turns about the vertical through the pelvis and the head: only the foot, 0.5 m off
+    that axis, moves. Turned 0.04 rad a pose for 5 poses, then 0.12 rad once, at 100 poses a second:
+    the fastest is the foot on the last turn, a chord of 2 × 0.5 × sin(0.06) m in 0.01 s."""
+    model, bodies = _model()
+    yaw = np.concatenate([0.04 * np.arange(6), [0.2 + 0.12]])
+    times = np.arange(len(yaw)) * 0.01
+    qpos = np.stack([_pose([0, 0, 1.0]) for _ in yaw])
+    qpos[:, 3], qpos[:, 6] = np.cos(yaw / 2), np.sin(yaw / 2)
+    got = motion_quality(model, bodies, times, qpos)["max_body_speed"]
+    assert got["body"] == "foot_left" and got["time_s"] == pytest.approx(0.06)
+    assert got["mps"] == pytest.approx(2 * 0.5 * np.sin(0.06) / 0.01, abs=1e-4)
+    assert motion_quality(model, bodies, times[:1], qpos[:1])["max_body_speed"] is None
 
 
 def test_a_fall_is_the_time_the_head_is_low_where_lying_is_not_asked_for():

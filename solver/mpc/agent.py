@@ -82,7 +82,7 @@ class Agent:
         self.data.qvel[:] = built.initial_qvel()
         mujoco.mj_forward(m, self.data)
         if reference is None:
-            self.objective = Objective(plan)
+            self.objective = Objective(plan, settings.speed_limit, settings.speed_weight)
             self.tracker = KeyframeTracker(list(keyframes))
         else:
             self.objective = TrackingObjective(plan, reference, list(keyframes), settings)

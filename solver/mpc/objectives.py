@@ -74,9 +74,12 @@ class Costs:
 class Objective:
     """Objective of one character in one model; `evaluate` scores a batch under a keyframe."""
 
-    def __init__(self, built: BuiltModel):
+    def __init__(self, built: BuiltModel, speed_limit: float = 2.5, speed_weight: float = 0.0):
+        """`speed_limit` (m/s) and `speed_weight`: the speed-limit term (off at weight 0), which keeps
+        limbs from whipping: a hand swung at 4 m/s sinks 2 cm into what it hits."""
         m = built.model
         self.built = built
+        self.speed_limit, self.speed_weight = speed_limit, speed_weight
         scene = built.scene
         groups = {}
         for b in scene.character.bodies:
@@ -99,11 +102,14 @@ class Objective:
         self.forward_local = {b: data.xmat[m.body(b).id].reshape(3, 3).T @ [1, 0, 0] for b in groups}
         self.has = {k: v in groups for k, v in BODIES.items()}
         self.common_bodies = sorted(BODIES[k] for k, present in self.has.items() if present)
+        self.character_bodies = list(groups)
+        self.character_body_group = np.array([self.group_index[groups[b]] for b in self.character_bodies], dtype=int)
 
     def bodies_for(self, kf: ContactKeyframe) -> list[str]:
         """The bodies `evaluate` reads under keyframe `kf`."""
         pairs = {b for p in kf.pairs for b in (p.body1, p.body2) if b != WORLD}
-        return sorted(set(self.common_bodies) | pairs)
+        speed = set(self.character_bodies) if self.speed_weight else set()
+        return sorted(set(self.common_bodies) | pairs | speed)
 
     def pair_groups(self, pair) -> tuple:
         """The body-part groups that see a pair's contact term: its character bodies' groups; every
@@ -121,6 +127,15 @@ class Objective:
         """(…, npairs, 3) displacement p − q of every pair."""
         return np.stack([self.point(feat, p.body1, p.pos1) - self.point(feat, p.body2, p.pos2) for p in kf.pairs],
                         axis=-2)
+
+    def body_speed_excess(self, feat) -> np.ndarray:
+        """(nroll, nstep, nbodies) ½ (speed − speed_limit)² of each character body where it is over the
+        limit, from its positions step to step (the first step repeats the second's speed)."""
+        pos = np.stack([feat["pos"][b] for b in self.character_bodies], axis=2)  # (nroll, nstep, nb, 3)
+        speed = np.linalg.norm(np.diff(pos, axis=1), axis=-1) / self.built.model.opt.timestep
+        speed = np.concatenate([speed[:, :1], speed], axis=1) if speed.shape[1] else np.zeros(pos.shape[:3])
+        over = np.maximum(speed - self.speed_limit, 0.0)
+        return 0.5 * over * over
 
     # -- the objective -----------------------------------------------------------------------------
     def evaluate(self, feat: dict, qvel: np.ndarray, ctrl: np.ndarray, kf: ContactKeyframe) -> Costs:
@@ -171,6 +186,13 @@ class Objective:
         for g, name in enumerate(GROUPS):  # split terms: each group sees its own joints
             add("Joint Vel.", joint_vel[..., self.dof_group == g].sum(axis=-1), (name,))
             add("Control", control[..., self.act_group == g].sum(axis=-1), (name,))
+        if self.speed_weight:
+            excess = self.body_speed_excess(feat)
+            for g, name in enumerate(GROUPS):
+                mine = self.character_body_group == g
+                if mine.any():
+                    values.append(self.speed_weight * excess[..., mine].sum(axis=-1))
+                    owners.append((name,))
         if kf.weight("Contact"):
             d = self.pair_displacements(feat, kf)
             per_pair = np.sum(np.sqrt(d * d + ALPHA * ALPHA) - ALPHA, axis=-1)  # eq. (5), per pair
