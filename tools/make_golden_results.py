@@ -29,8 +29,9 @@ def golden_tasks() -> dict[str, dict]:
         doc["keyframes"] = doc["keyframes"][:2]
         for kf in doc["keyframes"]:
             kf["time_limit"] = 0.3
-        # Fixed effort and a single run with no retries: the only behaviour before the contracts and particles.
-        doc["settings"].update(planner=planner, budget=1, retries=0, backups=0)
+        # Fixed effort and a single run with no retries: the only behaviour before the contracts and particles;
+        # no speed-limit term (it came later).
+        doc["settings"].update(planner=planner, budget=1, retries=0, backups=0, speed_weight=0.0)
         tasks[f"contact_{planner}"] = doc
     doc = json.loads((ROOT / "scenes/tasks/assist_box_jump_low.json").read_text())
     doc["settings"] = {"population": 8, "samples": 160}
