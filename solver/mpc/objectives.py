@@ -19,6 +19,7 @@ from ..model import BuiltModel
 from ..objective_terms import TERM_GROUPS
 from ..rotations import rotate
 from ..scene import GROUPS
+from ..settings import PlannerSettings, default_of
 
 ALPHA = 0.1  # contact smoothing, eq. (5)
 SMOOTH_P = 0.1  # smooth-abs parameter of the posture and balance terms
@@ -74,7 +75,8 @@ class Costs:
 class Objective:
     """Objective of one character in one model; `evaluate` scores a batch under a keyframe."""
 
-    def __init__(self, built: BuiltModel, speed_limit: float = 2.5, speed_weight: float = 0.0):
+    def __init__(self, built: BuiltModel, speed_limit: float = default_of(PlannerSettings, "speed_limit"),
+                 speed_weight: float = default_of(PlannerSettings, "speed_weight")):
         """`speed_limit` (m/s) and `speed_weight`: the speed-limit term (off at weight 0), which keeps
         limbs from whipping: a hand swung at 4 m/s sinks 2 cm into what it hits."""
         m = built.model
@@ -145,11 +147,13 @@ class Objective:
         values: list[np.ndarray] = []  # each (nroll, nstep), weighted
         owners: list[tuple] = []
 
-        def add(term, value, where):
-            w = kf.weight(term)
+        def add_weighted(w, value, where):
             if w != 0.0:
                 values.append(w * np.broadcast_to(value, (nroll, nstep)))
                 owners.append(tuple(where))
+
+        def add(term, value, where):
+            add_weighted(kf.weight(term), value, where)
 
         def up(body):
             axis = rotate(feat["quat"][body], self.up_local[body])
@@ -191,8 +195,7 @@ class Objective:
             for g, name in enumerate(GROUPS):
                 mine = self.character_body_group == g
                 if mine.any():
-                    values.append(self.speed_weight * excess[..., mine].sum(axis=-1))
-                    owners.append((name,))
+                    add_weighted(self.speed_weight, excess[..., mine].sum(axis=-1), (name,))
         if kf.weight("Contact"):
             d = self.pair_displacements(feat, kf)
             per_pair = np.sum(np.sqrt(d * d + ALPHA * ALPHA) - ALPHA, axis=-1)  # eq. (5), per pair
