@@ -13,6 +13,9 @@ import numpy as np
 FOOT_BODIES = ("foot_left", "foot_right")  # the default humanoid's feet (a character without them: no sliding)
 HEAD_BODY = "head"
 FALLEN_HEAD_HEIGHT = 0.5  # m: a head below this has fallen (seated and kneeling heads stay well above)
+# m: a head has got up once it is this high; until then a head dipping below FALLEN_HEAD_HEIGHT is
+# still getting up (a head lying on a 0.3 m bed sits at 0.48-0.53 m and bobs across the line).
+RISEN_HEAD_HEIGHT = FALLEN_HEAD_HEIGHT + 0.1
 MOVING_OBJECT_SPEED = 0.05  # m/s: a free object moving faster than this touches something, or it flies
 # m: an object this close to something touches it. A box slid along a platform or held by a weld
 # keeps a fraction of a millimetre of air now and then (MuJoCo's soft contacts), which is no flight.
@@ -27,10 +30,10 @@ def character_hinges(model: mujoco.MjModel, character_bodies: list[str]) -> list
 
 
 def head_was_up(head_z: np.ndarray, segment: np.ndarray) -> np.ndarray:
-    """Per pose: whether the head has been at or above FALLEN_HEAD_HEIGHT since its segment (the
+    """Per pose: whether the head has been at or above RISEN_HEAD_HEIGHT since its segment (the
     active keyframe, contiguous runs of `segment`) began — a low head before that is getting up, not
     a fall (the agent's `KeyframeTracker.watch_fall` reads it the same way)."""
-    up = np.asarray(head_z) >= FALLEN_HEAD_HEIGHT
+    up = np.asarray(head_z) >= RISEN_HEAD_HEIGHT
     seg = np.asarray(segment)
     out = np.zeros(len(up), dtype=bool)
     starts = np.flatnonzero(np.r_[True, seg[1:] != seg[:-1]]) if len(seg) else np.zeros(0, dtype=int)
@@ -55,9 +58,9 @@ def motion_quality(model: mujoco.MjModel, character_bodies: list[str], times: np
       (`{"mps", "body", "time_s"}`; None with fewer than two poses): a limb whipped at 4 m/s into the
       scene sinks about 2 cm into it, and the animator sees a flail;
     - `fall_s`: the time the head spends below FALLEN_HEAD_HEIGHT while `may_lie` (per pose) does
-      not allow lying — with `segment` (the active keyframe per pose), only after the head has been
-      up in that segment, so getting up from lying is not a fall; None where `may_lie` is None (the
-      method does not say when lying is meant) or the character has no head;
+      not allow lying — with `segment` (the active keyframe per pose), only after the head has risen
+      to RISEN_HEAD_HEIGHT in that segment, so getting up from lying is not a fall; None where
+      `may_lie` is None (the method does not say when lying is meant) or the character has no head;
     - with free objects in the scene (a box): `object_penetration_m`, the deepest overlap of an
       object with anything, and `object_unsupported_s`, the time an object moves (faster than
       MOVING_OBJECT_SPEED) touching nothing (within TOUCH_TOLERANCE) in two consecutive poses —

@@ -41,6 +41,10 @@ def test_the_keyframe_fails_after_the_head_stays_low_for_the_give_up_time():
     rising.watch_fall(4.0, low, give_up_s=1.0)
     rising.watch_fall(5.0, low, give_up_s=1.0)
     assert rising.failed and rising.failure == "fell"  # down again after having been up
+    bobbing = _tracker(torso_up=100.0)  # lying on a bed, the head about the line: not risen, not fallen
+    for time, head in ((0.0, low), (0.5, FALLEN_HEAD_HEIGHT + 0.03), (1.0, low), (2.5, low)):
+        bobbing.watch_fall(time, head, give_up_s=1.0)
+    assert not bobbing.failed
     lying = _tracker(torso_up=0.0)  # the keyframe asks for no upright torso: lying is meant
     never = _tracker(torso_up=100.0)
     for time, head in ((0.0, high), (5.0, low), (9.0, low)):

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from solver.model import build_model
-from solver.quality import FALLEN_HEAD_HEIGHT, motion_quality
+from solver.quality import FALLEN_HEAD_HEIGHT, RISEN_HEAD_HEIGHT, motion_quality
 from solver.scene import SCHEMA_VERSION, Body, Character, Environment, Geom, Joint, SceneDesc
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -111,6 +111,19 @@ def test_a_fall_is_the_time_the_head_is_low_where_lying_is_not_asked_for():
     got = motion_quality(model, bodies, times, rises, np.zeros(10, bool), segment=np.ones(10, int))
     assert got["fall_s"] == pytest.approx(0.2)  # low from the start: not a fall; down again after rising
     # (poses 7, 8; the last pose carries no time)
+
+
+def test_a_head_lying_on_a_bed_that_bobs_across_the_fall_line_has_not_fallen():
+    """Lying on a 0.3 m bed the head sits about at the fall line (bed seed 2: 0.48-0.53 m). Getting
+    up, it bobs across the line before it rises: not a fall until it has risen clear of the line
+    (RISEN_HEAD_HEIGHT); once risen, down again is one."""
+    model, bodies = _model()
+    times = np.arange(10) * 0.1
+    root = [FALLEN_HEAD_HEIGHT - 0.6 + dz for dz in (-0.02, 0.03, -0.02, 0.03, -0.02)]  # head 0.6 m above
+    risen = RISEN_HEAD_HEIGHT - 0.6 + 0.01
+    qpos = np.stack([_pose([0, 0, z]) for z in root] + [_pose([0, 0, risen])] * 2 + [_pose([0, 0, root[0]])] * 3)
+    got = motion_quality(model, bodies, times, qpos, np.zeros(10, bool), segment=np.zeros(10, int))
+    assert got["fall_s"] == pytest.approx(0.2)  # only poses 7, 8: after it rose clear
 
 
 @pytest.mark.parametrize("name", ["contact_partwise", "assist"])

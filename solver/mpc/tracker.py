@@ -8,7 +8,7 @@ import mujoco
 import numpy as np
 
 from ..contact_keyframes import WORLD, ContactKeyframe
-from ..quality import FALLEN_HEAD_HEIGHT
+from ..quality import FALLEN_HEAD_HEIGHT, RISEN_HEAD_HEIGHT
 
 
 @dataclass
@@ -22,7 +22,7 @@ class KeyframeTracker:
     failed: bool = False
     failure: str | None = None  # why the current keyframe failed: "time limit" or "fell"
     fallen_since: float | None = None  # first instant of the current stretch fallen (see `watch_fall`)
-    head_was_up: bool = False  # the head has been up since the current keyframe became active
+    head_was_up: bool = False  # the head has risen (RISEN_HEAD_HEIGHT) since the current keyframe became active
 
     def __post_init__(self):
         self.reached = [None] * len(self.keyframes)
@@ -59,12 +59,13 @@ class KeyframeTracker:
 
     def watch_fall(self, t: float, head_height: float, give_up_s: float) -> None:
         """Fail the current keyframe once the head has stayed below `FALLEN_HEAD_HEIGHT` for
-        `give_up_s` after having been up during this keyframe, where the keyframe asks for an
+        `give_up_s` after having risen to `RISEN_HEAD_HEIGHT` during this keyframe, where the keyframe asks for an
         upright torso (0: never): a fallen character does not get up to meet a seated or standing
         keyframe, and the time left to its limit is better spent retrying from the last reached
-        keyframe. Getting up from lying (the head low from the keyframe's start) is not a fall."""
+        keyframe. Getting up from lying (the head low from the keyframe's start, or bobbing across the
+        line before it has risen clear of it) is not a fall."""
         up = head_height >= FALLEN_HEAD_HEIGHT
-        self.head_was_up = self.head_was_up or up
+        self.head_was_up = self.head_was_up or head_height >= RISEN_HEAD_HEIGHT
         if self.done or give_up_s <= 0 or not self.current.upright or up or not self.head_was_up:
             self.fallen_since = None
             return
