@@ -1,6 +1,7 @@
 """The progress of a whole solve, from its seeds' progress events: the mean fraction over every seed
 (seeds not heard from yet count as not started), the furthest keyframe any seed has reached, the
-planning effort spent, and an estimate of the time left. Plain Python (no bpy) so the numbers the
+planning effort spent, the retries and back-ups so far (a solve that struggles says so while it
+works), and an estimate of the time left. Plain Python (no bpy) so the numbers the
 status bar shows are testable on their own.
 
 Per-seed events arrive interleaved; showing whichever seed reported last made the bar jump back
@@ -17,12 +18,14 @@ class SolveProgress:
         self.fraction: dict[int, float] = {}
         self.reached: dict[int, int] = {}
         self.iterations: dict[int, int] = {}
+        self.retries: dict[int, int] = {}
+        self.backups: dict[int, int] = {}
         self.keyframes: int | None = None
         self.last_cost: float | None = None  # the latest seed's current planning cost
 
     def update(self, event: dict) -> None:
         """Take one `progress` event (`seed`, `fraction`, optionally `cost`, `reached`, `keyframes`,
-        `iterations`); a finished seed (`solution`) counts as complete."""
+        `iterations`, `retries`, `backups`); a finished seed (`solution`) counts as complete."""
         seed = event.get("seed")
         if event.get("event") == "solution":
             seed = event["solution"]["seed"]
@@ -34,6 +37,9 @@ class SolveProgress:
             self.keyframes = int(event["keyframes"])
         if "iterations" in event:
             self.iterations[seed] = int(event["iterations"])
+        for key, tally in (("retries", self.retries), ("backups", self.backups)):
+            if event.get(key) is not None:
+                tally[seed] = max(tally.get(seed, 0), int(event[key]))
         if event.get("cost") is not None:
             self.last_cost = float(event["cost"])
 
@@ -57,6 +63,9 @@ class SolveProgress:
             parts.append(iface_("furthest keyframe {}/{}").format(furthest, self.keyframes))
         if self.iterations:
             parts.append(iface_("{} planning iterations").format(sum(self.iterations.values())))
+        retries, backups = sum(self.retries.values()), sum(self.backups.values())
+        if retries or backups:
+            parts.append(iface_("{} retries, {} back-ups").format(retries, backups))
         if self.last_cost is not None:
             parts.append(iface_("cost {:.4g}").format(self.last_cost))
         eta = self.eta_s(elapsed_s)

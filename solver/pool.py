@@ -67,7 +67,7 @@ class SeedRunner:
                 last[0] = now
                 event = {"event": "progress", "seed": seed, "fraction": round(float(fraction), 4),
                          "cost": float(cost) if math.isfinite(cost) else None}
-                for key in ("reached", "keyframes", "iterations"):
+                for key in ("reached", "keyframes", "iterations", "retries", "backups"):
                     if getattr(report, key) is not None:
                         event[key] = getattr(report, key)
                 self.events(event)

@@ -36,7 +36,9 @@ class Progress:
     """A progress report of one seed: the fraction done and the best cost so far (+inf or NaN
     when nothing stable exists yet); with `partial`, a playable intermediate solution (a
     curriculum stage's best motion, `stage` its index). Keyframe methods say how many of their
-    `keyframes` are `reached` and the planning `iterations` spent so far."""
+    `keyframes` are `reached` and the planning `iterations` spent so far; solves over particles,
+    how many `retries` (a segment tried again at raised effort) and `backups` (the segment before
+    it redone) they have needed so far, so a struggling solve says so while it works."""
     fraction: float
     cost: float
     stage: Optional[int] = None
@@ -44,3 +46,5 @@ class Progress:
     reached: Optional[int] = None
     keyframes: Optional[int] = None
     iterations: Optional[int] = None
+    retries: Optional[int] = None
+    backups: Optional[int] = None

@@ -54,10 +54,10 @@ def _prepared(**settings):
     return doc
 
 
-def _run(doc, seed=0):
+def _run(doc, seed=0, progress=None):
     prep = CONTACT.prepare(task_from_dict(doc))
     with RolloutEngine(prep.plan.model, 2) as engine:
-        return run_particles(prep.built, prep.plan, prep.keyframes, prep.settings, seed, engine)
+        return run_particles(prep.built, prep.plan, prep.keyframes, prep.settings, seed, engine, progress)
 
 
 def test_particles_are_deterministic_per_seed_and_reach_every_keyframe():
@@ -82,10 +82,13 @@ def test_retries_and_backups_are_bounded_and_the_furthest_keyframe_is_reported()
     doc = _prepared(particles=2, retries=1, backups=1)
     doc["keyframes"][1]["pairs"] = [{"body1": "pelvis", "pos1": [0, 0, 0], "body2": "world", "pos2": [10, 0, 1]}]
     doc["keyframes"][1]["time_limit"] = 0.15  # 10 m away in 0.15 s: no particle can
-    run, log = _run(doc)
+    seen = []
+    run, log = _run(doc, progress=lambda p: seen.append((p.reached, p.retries, p.backups)))
     assert not run.success and run.failed_keyframe == 1 and log.furthest == 1 and log.backups == 1
     # kf 0 once; kf 1 twice (a retry); back up: kf 0 again; kf 1 twice more; then it gives up.
     assert [(a["keyframe"], a["attempt"]) for a in log.attempts] == [(0, 0), (1, 0), (1, 1), (0, 0), (1, 0), (1, 1)]
+    # and the progress said so as it went: (segment, retries so far, back-ups so far)
+    assert list(dict.fromkeys(seen)) == [(0, 0, 0), (1, 0, 0), (1, 1, 0), (0, 1, 1), (1, 1, 1), (1, 2, 1)]
     assert [a["survivors"] for a in log.attempts] == [2, 0, 0, 2, 0, 0]
     # the redone segment is not a replay: the same noise would reach the same state, and fail the same way
     assert log.attempts[3]["best_cost"] != log.attempts[0]["best_cost"]

@@ -29,6 +29,15 @@ def test_the_bar_is_the_mean_over_seeds_and_does_not_jump():
     assert "about 60 s left" in text  # 40 s for 40%: 60 s for the rest
 
 
+def test_retries_and_back_ups_are_summed_over_seeds_and_shown_once_there_are_any():
+    p = SolveProgress(num_seeds=2)
+    p.update(_event(0, 0.3, 1, 100))
+    assert "retries" not in p.text(10.0)
+    for seed, retries, backups in ((0, 2, 0), (1, 1, 1), (0, 3, 1), (0, 2, 1)):  # a late event never lowers it
+        p.update({**_event(seed, 0.3, 1, 100), "retries": retries, "backups": backups})
+    assert "4 retries, 2 back-ups" in p.text(10.0)
+
+
 def test_no_estimate_before_there_is_anything_to_go_on():
     p = SolveProgress(num_seeds=2)
     assert p.eta_s(5.0) is None and p.text(5.0) == "0%"

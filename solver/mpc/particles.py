@@ -105,9 +105,12 @@ def run_particles(built: BuiltModel, plan: BuiltModel, keyframes: list[ContactKe
             jobs = [SegmentJob(cp, k, fresh_stream(seed, k, attempt, log.backups, i + 1) if fresh else None,
                                2 ** attempt, appended) for i, cp in enumerate(starts[k])]
 
-            def report(j: int, spent_before: int, jobs=jobs, nkf=nkf, k=k):
+            retries = sum(a["attempt"] > 0 for a in log.attempts) + (attempt > 0)
+
+            def report(j: int, spent_before: int, jobs=jobs, nkf=nkf, k=k, retries=retries):
                 return _segment_progress(progress, k, j, n, nkf,
-                                         log.iterations + spent_before - jobs[j].checkpoint.meta["iterations"])
+                                         log.iterations + spent_before - jobs[j].checkpoint.meta["iterations"],
+                                         retries, log.backups)
             for i, outcome in enumerate(segments.run(jobs, report)):
                 log.iterations += outcome.iterations
                 if outcome.reached:
@@ -158,16 +161,17 @@ def run_particles(built: BuiltModel, plan: BuiltModel, keyframes: list[ContactKe
     return resume(furthest.checkpoint).result(), log
 
 
-def _segment_progress(progress, k: int, i: int, n: int, nkf: int, iterations_before: int):
+def _segment_progress(progress, k: int, i: int, n: int, nkf: int, iterations_before: int, retries: int = 0,
+                      backups: int = 0):
     """The agent's per-control-step progress as the whole solve's: segment k of nkf, particle i of n
-    (the effort of earlier particles and attempts included)."""
+    (the effort of earlier particles and attempts included, and the retries and back-ups so far)."""
     if progress is None:
         return None
 
     def report(p: Progress) -> None:
         within = min(max(p.fraction * nkf - k, 0.0), 1.0)  # the agent's fraction of its current keyframe
         progress(Progress(min(1.0, (k + (i + within) / n) / nkf), p.cost, reached=k, keyframes=nkf,
-                          iterations=p.iterations + iterations_before))
+                          iterations=p.iterations + iterations_before, retries=retries, backups=backups))
     return report
 
 
