@@ -111,7 +111,8 @@ class PHYSKEY_PT_contacts(_Sidebar, bpy.types.Panel):
             col.prop(item, "sustain", text="Sustain (s)")
             col.prop(item, "time_limit", text="Time Limit (s)")
             row = layout.row(align=True)
-            for style, label in (("standing", n_("Standing")), ("seated", n_("Seated")), ("lying", n_("Lying"))):
+            for style, label in (("standing", n_("Standing")), ("seated", n_("Seated")), ("reaching", n_("Reaching")),
+                                 ("lying", n_("Lying"))):
                 row.operator("physkey.contact_style", text=label).style = style
             layout.operator("physkey.add_pair", icon="CURSOR")
             if props.method == "contact" and _solve_running(context):

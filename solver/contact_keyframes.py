@@ -55,8 +55,10 @@ class ContactKeyframe:
 
     @property
     def upright(self) -> bool:
-        """Whether the keyframe asks for an upright torso (a fall while it is active is a failure)."""
-        return self.weight("Torso Up") != 0.0
+        """Whether the keyframe asks the character to stay up — an upright torso, or its weight over
+        its feet (the "reaching" style bends the torso down but keeps balance) — so that a fall while
+        it is active is a failure; otherwise lying is meant."""
+        return self.weight("Torso Up") != 0.0 or self.weight("COM Feet XY") != 0.0
 
 
 @dataclass

@@ -22,15 +22,20 @@ TERM_GROUPS = {
 DEFAULT_WEIGHTS = {"Torso Up": 10.0, "Pelvis Up": 10.0, "RFoot Up": 5.0, "LFoot Up": 5.0, "Head Height": 0.0,
                    "Torso Height": 20.0, "Knee Feet XY": 30.0, "COM Feet XY": 0.0, "Facing Dir": 0.0,
                    "CoM Vel.": 10.0, "Joint Vel.": 0.01, "Control": 0.8, "Contact": 100.0}
+# The paper's strategies' standing keyframes (balance first: COM over the feet, head up).
+STANDING_WEIGHTS = {"Torso Up": 10.0, "Pelvis Up": 0.0, "RFoot Up": 1.0, "LFoot Up": 1.0, "Head Height": 80.0,
+                    "Torso Height": 0.0, "Knee Feet XY": 0.0, "COM Feet XY": 100.0, "Facing Dir": 0.0,
+                    "CoM Vel.": 0.0, "Joint Vel.": 0.01, "Control": 0.025, "Contact": 100.0}
 # Style presets for animators and task authors (MuJoCo MPC's sit / stand / relax modes):
 # name → (one-line description, weights of every term).
 STYLES = {
-    # The paper's strategies' standing keyframes (balance first: COM over the feet, head up).
-    "standing": ("Balance first: COM over the feet, head up",
-                 {"Torso Up": 10.0, "Pelvis Up": 0.0, "RFoot Up": 1.0, "LFoot Up": 1.0, "Head Height": 80.0,
-                  "Torso Height": 0.0, "Knee Feet XY": 0.0, "COM Feet XY": 100.0, "Facing Dir": 0.0,
-                  "CoM Vel.": 0.0, "Joint Vel.": 0.01, "Control": 0.025, "Contact": 100.0}),
+    "standing": ("Balance first: COM over the feet, head up", dict(STANDING_WEIGHTS)),
     "seated": ("MuJoCo MPC's defaults: upright torso, knees over feet", dict(DEFAULT_WEIGHTS)),
+    # Standing's balance without its posture: a hand reaching below the hips (a box on a low
+    # platform or the floor) bends the torso and lowers the head, which "standing" charges for, so
+    # the planner squats bolt upright to the heels instead and cannot rise again with the load.
+    "reaching": ("Reaching down: COM over the feet, torso and head free to bend",
+                 {**STANDING_WEIGHTS, "Torso Up": 0.0, "Head Height": 0.0}),
     "lying": ("No posture terms",
               {"Torso Up": 0.0, "Pelvis Up": 0.0, "RFoot Up": 0.0, "LFoot Up": 0.0, "Head Height": 0.0,
                "Torso Height": 0.0, "Knee Feet XY": 0.0, "COM Feet XY": 0.0, "Facing Dir": 0.0,

@@ -102,7 +102,7 @@ class PlannerSettings:
     backups: int = _setting(6, "How often a solve may back up one keyframe and redo the previous segment with fresh "
                                "noise before it gives up (the first segment starts over)", nonneg=True, max=16)
     give_up_fallen_s: float = _setting(1.0, "A keyframe fails once the head has been below 0.5 m this long where "
-                                            "the keyframe asks for an upright torso, so the retry starts sooner "
+                                            "the keyframe asks the character to stay up, so the retry starts sooner "
                                             "(0: only the time limit)", nonneg=True, max=MAX_MOTION_S)
     slowdown: Optional[float] = _setting(None, "Γ: plan for control_dt / Γ of wall time per control step instead "
                                                "of a fixed budget (interactive preview)", positive=True,

@@ -1,5 +1,5 @@
 """A fallen character gives up its keyframe: once the head has been below 0.5 m for
-`give_up_fallen_s` where the keyframe asks for an upright torso, the keyframe fails ("fell") instead
+`give_up_fallen_s` where the keyframe asks the character to stay up, the keyframe fails ("fell") instead
 of planning on to its time limit, so a retry from the last reached keyframe starts sooner; where
 lying is asked for, or with 0, only the time limit ends it."""
 import json
@@ -20,8 +20,9 @@ ROOT = Path(__file__).resolve().parents[1]
 PAIR = {"body1": "pelvis", "pos1": [0, 0, 0], "body2": "world", "pos2": [9, 0, 1]}
 
 
-def _tracker(torso_up: float) -> KeyframeTracker:
-    kf = parse_keyframes([{"pairs": [PAIR], "time_limit": 10.0, "weights": {"Torso Up": torso_up}}])
+def _tracker(torso_up: float, com_feet: float = 0.0) -> KeyframeTracker:
+    kf = parse_keyframes([{"pairs": [PAIR], "time_limit": 10.0,
+                           "weights": {"Torso Up": torso_up, "COM Feet XY": com_feet}}])
     return KeyframeTracker(kf)
 
 
@@ -45,12 +46,14 @@ def test_the_keyframe_fails_after_the_head_stays_low_for_the_give_up_time():
     for time, head in ((0.0, low), (0.5, FALLEN_HEAD_HEIGHT + 0.03), (1.0, low), (2.5, low)):
         bobbing.watch_fall(time, head, give_up_s=1.0)
     assert not bobbing.failed
-    lying = _tracker(torso_up=0.0)  # the keyframe asks for no upright torso: lying is meant
+    lying = _tracker(torso_up=0.0)  # the keyframe asks for no upright torso nor balance: lying is meant
     never = _tracker(torso_up=100.0)
+    reaching = _tracker(torso_up=0.0, com_feet=100.0)  # bent down to a box, balance asked for: a fall is one
     for time, head in ((0.0, high), (5.0, low), (9.0, low)):
         lying.watch_fall(time, head, give_up_s=1.0)
         never.watch_fall(time, head, give_up_s=0.0)
-    assert not lying.failed and not never.failed
+        reaching.watch_fall(time, head, give_up_s=1.0)
+    assert not lying.failed and not never.failed and reaching.failed
 
 
 @pytest.mark.parametrize("give_up", [1.0, 0.0])

@@ -24,7 +24,14 @@ from solver.objective_terms import STYLES  # noqa: E402
 from solver.paths import task_path  # noqa: E402
 
 STANDING = dict(STYLES["standing"][1])
+REACHING = dict(STYLES["reaching"][1])
 SQUEEZE = 0.02  # m: the hand's target lies this far inside the box's side (the hand's sphere is 0.04 m)
+# m: a box held lower than this (its centre) is reached down to, in the "reaching" style: the standing
+# character's arms hung straight down put its hands at about 0.72 m, and "standing" (torso up, head
+# at 1.4 m) makes the planner squat bolt upright onto its heels for a box on a 0.4 m platform, then
+# fall trying to rise with it.
+REACH_DOWN_Z = 0.8
+CARRY_Z, CARRY_IN = 1.0, 0.25  # m: a lift ends with the box at chest height, this far nearer the body
 
 
 def _hands(width: float, up: float = 0.0) -> list[dict]:
@@ -35,9 +42,11 @@ def _hands(width: float, up: float = 0.0) -> list[dict]:
             {"body1": "hand_left", "pos1": [0, 0, 0], "body2": "box", "pos2": [0.0, side, up]}]
 
 
-def _kf(name: str, pairs: list, tolerance: float, sustain: float, time_limit: float) -> dict:
+def _kf(name: str, pairs: list, tolerance: float, sustain: float, time_limit: float, box_z: float = CARRY_Z) -> dict:
+    """A keyframe in the standing style, or reaching down where the box's centre is to be below
+    REACH_DOWN_Z."""
     return {"name": name, "pairs": pairs, "tolerance": tolerance, "sustain": sustain, "time_limit": time_limit,
-            "weights": dict(STANDING)}
+            "weights": dict(REACHING if box_z < REACH_DOWN_Z else STANDING)}
 
 
 def _place(name: str, about: str, params: dict, *, lift: list, grip_up: float = 0.0) -> dict:
@@ -51,16 +60,17 @@ def _place(name: str, about: str, params: dict, *, lift: list, grip_up: float = 
     on_top = [0.0, 0.0, to.geoms[0].size[2]]  # the top of the target platform, in its frame
     above = [to.pos[0], to.pos[1], 2 * to.geoms[0].size[2] + half[2] + 0.1]  # 0.1 m above where it goes
     hands = _hands(2 * half[1], grip_up)
-    lifts = []
-    for i, (up, inward) in enumerate(lift):
-        at = [box.pos[0] - inward, box.pos[1], box.pos[2] + up]
-        lifts.append(_kf("lift" if len(lift) == 1 else f"lift_{i + 1}",
-                         hands + [{"body1": "box", "pos1": [0, 0, 0], "body2": "world", "pos2": at}], 0.1, 0.3, 6.0))
+    stages = [[box.pos[0] - inward, box.pos[1], box.pos[2] + up] for up, inward in lift]
+    if stages[-1][2] < CARRY_Z - 0.1:  # from low down: stand up with it held at the chest, as one carries a box
+        stages.append([box.pos[0] - CARRY_IN, box.pos[1], CARRY_Z])
+    lifts = [_kf("lift" if len(stages) == 1 else f"lift_{i + 1}",
+                 hands + [{"body1": "box", "pos1": [0, 0, 0], "body2": "world", "pos2": at}], 0.1, 0.3, 6.0, at[2])
+             for i, at in enumerate(stages)]
     return {"schema_version": 1, "name": name, "method": "contact", "about": about,
             "scene": {"environment": "pick_place", "params": params, "character": "humanoid"},
             "settings": {"grasp": "sticky"},
             "keyframes": [
-                _kf("grasp", hands, 0.08, 0.3, 6.0),
+                _kf("grasp", hands, 0.08, 0.3, 6.0, box.pos[2] + grip_up),
                 *lifts,
                 _kf("carry", hands + [{"body1": "box", "pos1": [0, 0, 0], "body2": "world", "pos2": above}],
                     0.15, 0.2, 8.0),

@@ -144,8 +144,8 @@ def _solution(prep: ContactPrepared, run) -> Solution:
                "plan_wall_s": round(run.plan_wall_s, 3)}
     if run.grasps:
         summary["grasps"] = run.grasps
-    # Lying is meant where the active keyframe does not ask for an upright torso.
-    lying = np.array([kf.weight("Torso Up") == 0.0 for kf in prep.keyframes])
+    # Lying is meant where the active keyframe does not ask the character to stay up.
+    lying = np.array([not kf.upright for kf in prep.keyframes])
     may_lie = lying[np.minimum(run.keyframe_index, len(lying) - 1)]
     summary["quality"] = motion_quality(prep.built.model, prep.built.character_bodies, run.times, run.qpos,
                                         may_lie, segment=run.keyframe_index)
