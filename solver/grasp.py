@@ -1,8 +1,8 @@
 """Sticky hands: a character body that touches a free object it is keyed to hold is welded to it
-(a MuJoCo weld equality, switched on at the touch and off when no keyframe holds it any more), as
-animation tools pin hands — the alternative to honest friction grasps, which a sampling planner
-rarely finds. The weld's force is measured, so the animator sees when a grasp is beyond what
-friction could hold.
+(a MuJoCo weld equality, switched on when all its keyed hands touch it and off when no keyframe holds
+it any more), as animation tools pin hands — the alternative to honest friction grasps, which a
+sampling planner rarely finds. The weld's force is measured, so the animator sees when a grasp is
+beyond what friction could hold.
 
 The welds are in the model from the start, inactive (`add_grasp_welds`); `Grasper` decides each
 control step which are on. Whether one is on is MuJoCo state (`eq_active`, in the checkpoints'
@@ -75,9 +75,10 @@ def _pair_gap(model: mujoco.MjModel, data: mujoco.MjData, pair) -> float:
 
 
 class Grasper:
-    """Switches a run's grasp welds: on when the active keyframe pairs a body with an object it is
-    touching, at the keyed point (the pair within the keyframe's tolerance: a hand that bumps the box
-    elsewhere does not pick it up), off when the keyframe pairs them no more."""
+    """Switches a run's grasp welds: on when the active keyframe pairs bodies with an object and all of
+    them touch it at their keyed points (their pairs within the keyframe's tolerance: a hand that bumps
+    the box elsewhere does not pick it up, and one hand alone does not close a two-handed grasp), off
+    when the keyframe pairs them no more."""
 
     def __init__(self, model: mujoco.MjModel, others: list[mujoco.MjModel], pairs: list[tuple[str, str]]):
         self.pairs = list(pairs)
@@ -102,19 +103,32 @@ class Grasper:
 
     def update(self, model: mujoco.MjModel, data: mujoco.MjData, kf: ContactKeyframe) -> None:
         """Switch the welds for keyframe `kf` in the state `data` (kinematics and contacts current),
-        and write the held poses into every model."""
+        and write the held poses into every model.
+
+        A grasp closes on an object only when every body the keyframe keys to it touches it and their
+        pairs together are within the keyframe's tolerance (the norm it is reached by): the hands close
+        together, where the keyframe wants them, so the held pose never locks the keyframe out. Welding
+        the first hand to arrive would let that one hand drag a light box about with the full strength
+        of a weld, which no palm on one side could (a 1 kg box was pulled off its platform and tipped 60°
+        before the second hand came)."""
         if not self.pairs:
             return
         keyed = {}
         for p in kf.pairs:
             keyed[(p.body1, p.body2)] = keyed[(p.body2, p.body1)] = p
         touching = self.touching(model, data)
+        gaps: dict[str, list[float]] = {}  # object -> the gap of each body keyed to it
+        touch: dict[str, bool] = {}  # object -> every body keyed to it touches it (or already holds it)
+        for k, ((body, obj), eq) in enumerate(zip(self.pairs, self.eq)):
+            if (body, obj) in keyed:
+                gaps.setdefault(obj, []).append(_pair_gap(model, data, keyed[(body, obj)]))
+                touch[obj] = touch.get(obj, True) and (bool(data.eq_active[eq]) or tuple(self.bodies[k]) in touching)
+        ready = {obj: touch[obj] and float(np.linalg.norm(g)) <= kf.tolerance for obj, g in gaps.items()}
         for k, ((body, obj), eq) in enumerate(zip(self.pairs, self.eq)):
             on = bool(data.eq_active[eq])
             if on and (body, obj) not in keyed:
                 data.eq_active[eq] = 0
-            elif not on and (body, obj) in keyed and tuple(self.bodies[k]) in touching \
-                    and _pair_gap(model, data, keyed[(body, obj)]) <= kf.tolerance:
+            elif not on and (body, obj) in keyed and ready.get(obj, False):
                 self.relpose[k] = relative_pose(data, *self.bodies[k])
                 data.eq_active[eq] = 1
         for m in self.models:
