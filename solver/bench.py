@@ -6,6 +6,7 @@ model from the same start, times the number of threads.
 """
 from __future__ import annotations
 
+import json
 import os
 import platform
 import time
@@ -119,11 +120,46 @@ def _floor_of_batch(model, state0, ctrl, mocap_pos=None, nthread: int = 1, hold:
     return float(np.median(best))
 
 
+def _progress_log(log):
+    """Progress events → one line per seed each time its keyframe, retries or back-ups change."""
+    last: dict = {}
+
+    def emit(event):
+        if log is None or event.get("event") != "progress" or event.get("reached") is None:
+            return
+        now = (event["reached"], event.get("retries"), event.get("backups"))
+        if last.get(event["seed"]) != now:
+            last[event["seed"]] = now
+            log(f"seed {event['seed']}: keyframe {now[0]}/{event.get('keyframes')}, retries {now[1]}, "
+                f"back-ups {now[2]}")
+    return emit
+
+
+def _finished_log(log, keep):
+    """Each finished seed: kept, and its report logged as one JSON line (`_trial`)."""
+    def finished(entry):
+        keep(entry)
+        if log is not None:
+            log(f"seed {entry['seed']} done: {json.dumps(_trial(entry))}")
+    return finished
+
+
+def _trial(e: dict) -> dict:
+    """One seed's line of the report: what failed and where, the effort, the quality."""
+    return {"seed": e["seed"], "success": e["success"], "failed_keyframe": e["failed_keyframe"],
+            "failure": e.get("failure"), "keyframes_reached": e["keyframes_reached"], "duration_s": e["duration_s"],
+            "wall_s": e["wall_s"], "iterations": e["iterations"], "quality": e["quality"],
+            "particles": e.get("particles")}
+
+
 def bench_mpc(task_name: str, trials: int, rollouts: int, planner: str, budget: int | None = None,
               slowdown: float | None = None, workers: int | None = None, particles: int | None = None,
-              params: dict | None = None, variant: str | None = None, first_seed: int = 0) -> dict:
+              params: dict | None = None, variant: str | None = None, first_seed: int = 0,
+              log=None) -> dict:
     """Run `trials` seeds of a contact task and report the paper's Table 2 measures plus the
-    planning iteration's wall time against its physics floor."""
+    planning iteration's wall time against its physics floor. `log(line)`, if given, hears each seed's
+    keyframe, retries and back-ups as they change, and each finished seed's own report (a bench runs
+    for hours: what it is doing is visible, and a killed one keeps its finished seeds)."""
     import tempfile
 
     from . import schema
@@ -155,8 +191,8 @@ def bench_mpc(task_name: str, trials: int, rollouts: int, planner: str, budget: 
     entries, failures = [], []
     start = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="physkey-bench-") as out:
-        run_seeds(schema.to_dict(task), task.seeds, out, workers, lambda e: None, entries.append,
-                  lambda seed, msg: failures.append({"seed": seed, "error": msg}))
+        run_seeds(schema.to_dict(task), task.seeds, out, workers, _progress_log(log),
+                  _finished_log(log, entries.append), lambda seed, msg: failures.append({"seed": seed, "error": msg}))
         wall = time.perf_counter() - start
         entries.sort(key=lambda e: e["seed"])  # the report in seed order, whichever finished first
         alternatives = solutions_diversity(prepared.built.model, prepared.built.character_bodies, out, entries,
@@ -211,11 +247,7 @@ def bench_mpc(task_name: str, trials: int, rollouts: int, planner: str, budget: 
                                        if e["quality"].get("max_body_speed")), default=None),
             "diversity": alternatives,
             # Per trial: what failed and where, the effort, the quality (RESULTS' "what failed" column).
-            "per_trial": [{"seed": e["seed"], "success": e["success"], "failed_keyframe": e["failed_keyframe"],
-                           "failure": e.get("failure"), "keyframes_reached": e["keyframes_reached"],
-                           "duration_s": e["duration_s"],
-                           "wall_s": e["wall_s"], "iterations": e["iterations"], "quality": e["quality"],
-                           "particles": e.get("particles")} for e in entries],
+            "per_trial": [_trial(e) for e in entries],
             # Planning effort: iterations per 0.015 s control step, and the machine's wall time per second
             # of successful motion (every trial's wall time, over the successful trials' motion).
             "iterations_per_step": round(sum(e["iterations"] for e in entries) / max(

@@ -276,7 +276,8 @@ def cmd_bench(args) -> int:
             raise InvalidInput("--trials" if args.trials < 1 else "--first-seed", "must be at least 1 (trials) and "
                                "0 (first seed)")
         report = bench_mpc(args.task, args.trials, args.rollouts, planner, args.budget, args.slowdown, args.workers,
-                           args.particles, _scene_params(args.params), args.variant, args.first_seed)
+                           args.particles, _scene_params(args.params), args.variant, args.first_seed,
+                           log=lambda line: print(line, file=sys.stderr, flush=True))
     if args.json:
         print(json.dumps(report, indent=1))
     else:

@@ -147,5 +147,10 @@ def test_bench_mpc_reports_success_effort_quality_and_diversity_of_a_variant(tmp
         assert t["success"] == (t["failed_keyframe"] is None) and (t["failure"] is None) == t["success"]
     assert r["successes"] == sum(t["success"] for t in r["per_trial"])
     assert r["diversity"] is None or r["diversity"]["solutions"] == r["successes"]
+    # Stderr says what each seed is doing and keeps each finished seed's report, as it happens.
+    lines = err.splitlines()
+    assert any(line.startswith("seed 0: keyframe ") and "retries" in line for line in lines), err
+    done = {int(line.split()[1]): json.loads(line.split(" done: ", 1)[1]) for line in lines if " done: " in line}
+    assert done == {t["seed"]: t for t in r["per_trial"]}
     rc, _, err = run_cli("bench", "mpc", "--task", path, "--params", "height=low")
     assert rc == 2 and err.strip() == "error: --params: 'height=low' is not NAME=NUMBER"
