@@ -267,7 +267,9 @@ def test_bench_mpc_reports_table_2_measures(tmp_path):
 
 def test_slowdown_plans_only_the_iterations_that_fit(tmp_path):
     """With Γ the planner iterates while another iteration still fits in control_dt / Γ of wall time
-    (at least once): a budget of 1.5 iterations gives one per control step, 3.5 about three."""
+    (at least once): a budget of about 1.5 iterations gives one per control step, 3.5 about three.
+    What fits is judged by each run's own mean iteration time: iterations ran up to 1.7× faster in a
+    run than in the one Γ was set from (CI, 2026-11-24), so a fixed 1.5 / 3.5 was not what the run had."""
     import dataclasses
 
     from solver.methods.contact import CONTACT as contact
@@ -285,14 +287,17 @@ def test_slowdown_plans_only_the_iterations_that_fit(tmp_path):
         return -(-(len(run.times) - 1) // substeps)
 
     with RolloutEngine(prep.plan.model, 1) as engine:
+        run_agent(prep.built, prep.plan, prep.keyframes, prep.settings, 0, engine)  # warm
         fixed = run_agent(prep.built, prep.plan, prep.keyframes, prep.settings, 0, engine)
         assert fixed.iterations == control_steps(fixed)  # budget 1
         iteration_s = fixed.plan_wall_s / fixed.iterations
-        per_step = {}
+        per_step, fitted = {}, {}
         for fits in (1.5, 3.5):
             settings = dataclasses.replace(prep.settings, slowdown=control_dt / (fits * iteration_s))
             run = run_agent(prep.built, prep.plan, prep.keyframes, settings, 0, engine)
             per_step[fits] = run.iterations / control_steps(run)
-    # Planning until the budget is *passed* would make 2 and 4 per step; iteration times vary a little.
-    assert per_step[1.5] <= 1.25, per_step
-    assert 2.0 <= per_step[3.5] <= 3.5, per_step
+            fitted[fits] = (control_dt / settings.slowdown) / (run.plan_wall_s / run.iterations)
+    # Planning until the budget is *passed* would make about one more per step than fits.
+    for fits in (1.5, 3.5):
+        assert max(1.0, fitted[fits] - 1.25) <= per_step[fits] <= max(1.0, fitted[fits]) + 0.25, (per_step, fitted)
+    assert per_step[3.5] > per_step[1.5] + 1.0, per_step
