@@ -92,6 +92,10 @@ class Grasper:
     def __bool__(self) -> bool:
         return bool(self.pairs)
 
+    def held(self, data: mujoco.MjData) -> frozenset:
+        """The (body, object) names whose weld is on now."""
+        return frozenset(pair for pair, eq in zip(self.pairs, self.eq) if data.eq_active[eq])
+
     def touching(self, model: mujoco.MjModel, data: mujoco.MjData) -> set:
         """The (body, object) body-id pairs in contact now."""
         out = set()

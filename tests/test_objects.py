@@ -207,6 +207,24 @@ def test_one_hand_alone_does_not_close_a_two_handed_grasp():
     assert d.eq_active[right] == 1 and d.eq_active[left] == 1
 
 
+def test_a_pair_a_weld_holds_counts_as_met():
+    """The hand's keyed point 5 cm up the box's side, within the keyframe's tolerance: the weld closes
+    there and holds the hand 5 cm off its point for good. From then on the keyframe's distance is the
+    other pairs' alone (here the box 6 cm below its mark), by hand; before, and for a pair the weld
+    does not hold, the gap counts."""
+    built, m, d, kf = _hand_on_box(2.0, "sticky")
+    kf.pairs[0].pos2 = [kf.pairs[0].pos2[0], kf.pairs[0].pos2[1], 0.05]
+    mark = d.xpos[m.body("box").id] + [0.0, 0.0, 0.06]
+    kf.pairs.append(ContactPair(body1="box", pos1=[0, 0, 0], body2="world", pos2=mark.tolist()))
+    grasper = Grasper(m, [], built.grasps)
+    assert grasper.held(d) == frozenset()
+    assert pair_distance(m, d, kf, grasper.held(d)) == pytest.approx(np.hypot(0.05, 0.06), abs=1e-9)
+    grasper.update(m, d, kf)
+    assert grasper.held(d) == {("hand_right", "box")}
+    assert pair_distance(m, d, kf, grasper.held(d)) == pytest.approx(0.06, abs=1e-9)
+    assert pair_distance(m, d, kf) == pytest.approx(np.hypot(0.05, 0.06), abs=1e-9)
+
+
 def test_the_planners_rollouts_see_the_weld_as_the_agent_does():
     """Rolling out with the agent's equality switches gives the states stepping the agent's data does."""
     built, m, d, kf = _hand_on_box(3.0, "sticky")

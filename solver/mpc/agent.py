@@ -118,7 +118,7 @@ class Agent:
         """How far the character is from keyframe `kf` now: its pairs' distance (m), or for a track
         keyframe its pose's distance relative to the tolerances."""
         if self.reference is None:
-            return pair_distance(self.m, self.data, kf)
+            return pair_distance(self.m, self.data, kf, self.grasper.held(self.data) if self.grasper else frozenset())
         q = self.data.qpos[self.pose_columns]
         return kf.distance(q[:3], q[3:7], q[7:])
 
