@@ -7,9 +7,7 @@ platform, a second platform to put it on (after the box loco-manipulation paper'
 - box_handover: from a low platform on the right to a high one on the left.
 
 Each keyframe's pairs name the box (`body1` may be a free object: box ↔ platform) and the hands
-(hand ↔ a point just inside the box's side, so that reaching it squeezes). Let go, the box is to stand
-upright where it was put: 'release' pairs its bottom and its top, one above the other, so a box set
-down on its edge or knocked over is not placed. Run:
+(hand ↔ a point just inside the box's side, so that reaching it squeezes). Run:
 .venv/bin/python tools/make_box_tasks.py
 """
 from __future__ import annotations
@@ -42,15 +40,6 @@ def _hands(width: float, up: float = 0.0) -> list[dict]:
     side = width / 2 + 0.04 - SQUEEZE
     return [{"body1": "hand_right", "pos1": [0, 0, 0], "body2": "box", "pos2": [0.0, -side, up]},
             {"body1": "hand_left", "pos1": [0, 0, 0], "body2": "box", "pos2": [0.0, side, up]}]
-
-
-def _upright(body2: str, bottom: list, half_z: float) -> list[dict]:
-    """The box upright with its bottom centre at `bottom` (in `body2`'s frame): its bottom and top
-    centres, one above the other. A box moved by d counts √2·d over the two, so a keyframe of these
-    pairs alone has √2 times the tolerance of one point."""
-    return [{"body1": "box", "pos1": [0.0, 0.0, -half_z], "body2": body2, "pos2": list(bottom)},
-            {"body1": "box", "pos1": [0.0, 0.0, half_z], "body2": body2,
-             "pos2": [bottom[0], bottom[1], round(bottom[2] + 2 * half_z, 6)]}]
 
 
 def _kf(name: str, pairs: list, tolerance: float, sustain: float, time_limit: float, box_z: float = CARRY_Z) -> dict:
@@ -87,7 +76,8 @@ def _place(name: str, about: str, params: dict, *, lift: list, grip_up: float = 
                     0.15, 0.2, 8.0),
                 _kf("place", hands + [{"body1": "box", "pos1": bottom, "body2": "to_platform", "pos2": on_top}],
                     0.15, 0.3, 8.0),
-                _kf("release", _upright("to_platform", on_top, half[2]), 0.11, 1.0, 6.0),
+                _kf("release", [{"body1": "box", "pos1": bottom, "body2": "to_platform", "pos2": on_top}],
+                    0.08, 1.0, 6.0),
             ]}
 
 
