@@ -152,16 +152,31 @@ def _trial(e: dict) -> dict:
             "particles": e.get("particles")}
 
 
+def _bench_folder(keep: str | None):
+    """The folder a bench writes its seeds' results to: `keep` (made if missing; refused if it holds
+    anything, so that no earlier result is overwritten), else a temporary one removed afterwards."""
+    import contextlib
+    import tempfile
+    if keep is None:
+        return tempfile.TemporaryDirectory(prefix="physkey-bench-")
+    from .errors import InvalidInput
+    if os.path.exists(keep) and (not os.path.isdir(keep) or os.listdir(keep)):
+        raise InvalidInput("--keep", f"'{keep}' is not an empty folder; the bench keeps its results only in a new "
+                           "or empty one")
+    os.makedirs(keep, exist_ok=True)
+    return contextlib.nullcontext(keep)
+
+
 def bench_mpc(task_name: str, trials: int, rollouts: int, planner: str, budget: int | None = None,
               slowdown: float | None = None, workers: int | None = None, particles: int | None = None,
               params: dict | None = None, variant: str | None = None, first_seed: int = 0,
-              log=None) -> dict:
+              log=None, keep: str | None = None) -> dict:
     """Run `trials` seeds of a contact task and report the paper's Table 2 measures plus the
     planning iteration's wall time against its physics floor. `log(line)`, if given, hears each seed's
     keyframe, retries and back-ups as they change, and each finished seed's own report (a bench runs
-    for hours: what it is doing is visible, and a killed one keeps its finished seeds)."""
-    import tempfile
-
+    for hours: what it is doing is visible, and a killed one keeps its finished seeds). `keep`, a new or
+    empty folder, keeps every seed's result files (the motion of a seed that failed, to trace why);
+    without it they go to a temporary folder that is removed."""
     from . import schema
     from .diversity import solutions_diversity
     from .methods import get_method
@@ -190,7 +205,7 @@ def bench_mpc(task_name: str, trials: int, rollouts: int, planner: str, budget: 
     nthread = max(1, cores // max(workers, 1))
     entries, failures = [], []
     start = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix="physkey-bench-") as out:
+    with _bench_folder(keep) as out:
         run_seeds(schema.to_dict(task), task.seeds, out, workers, _progress_log(log),
                   _finished_log(log, entries.append), lambda seed, msg: failures.append({"seed": seed, "error": msg}))
         wall = time.perf_counter() - start

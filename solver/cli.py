@@ -277,7 +277,7 @@ def cmd_bench(args) -> int:
                                "0 (first seed)")
         report = bench_mpc(args.task, args.trials, args.rollouts, planner, args.budget, args.slowdown, args.workers,
                            args.particles, _scene_params(args.params), args.variant, args.first_seed,
-                           log=lambda line: print(line, file=sys.stderr, flush=True))
+                           log=lambda line: print(line, file=sys.stderr, flush=True), keep=args.keep)
     if args.json:
         print(json.dumps(report, indent=1))
     else:
@@ -330,6 +330,7 @@ def build_parser(prog: str = "python -m solver") -> argparse.ArgumentParser:
     b.add_argument("--workers", type=int, default=None, help="mpc/assist/track: worker processes")
     b.add_argument("--seeds", type=int, default=2, help="assist: seeds per β mode; track, hits: seeds")
     b.add_argument("--samples", type=int, default=None, help="assist: sample budget per seed")
+    b.add_argument("--keep", default=None, help="mpc: a new or empty folder to keep every seed's result files in")
     return p
 
 

@@ -136,10 +136,17 @@ def test_bench_mpc_reports_success_effort_quality_and_diversity_of_a_variant(tmp
     doc["settings"] = {"rollouts": 12}
     path = tmp_path / "short.json"
     path.write_text(json.dumps(doc))
+    kept = tmp_path / "kept"
     rc, out, err = run_cli("bench", "mpc", "--task", path, "--trials", "2", "--rollouts", "12", "--budget", "1",
-                           "--params", "height=0.12", "--variant", "big_legs", "--json")
+                           "--params", "height=0.12", "--variant", "big_legs", "--keep", kept, "--json")
     assert rc == 0, err
     r = json.loads(out)
+    # --keep keeps each seed's motion, failed or not, and refuses a folder that already holds results.
+    for t in r["per_trial"]:
+        with np.load(kept / f"seed_{t['seed']}" / "result.npz") as z:
+            assert abs(float(z["times"][-1]) - t["duration_s"]) < 1e-6 and len(z["qpos"]) == len(z["times"])
+    rc2, _, err2 = run_cli("bench", "mpc", "--task", path, "--trials", "1", "--keep", kept)
+    assert rc2 == 2 and err2.strip().startswith("error: --keep: ") and "not an empty folder" in err2
     assert r["scene_params"] == {"height": 0.12} and r["variant"] == "big_legs" and r["trials"] == 2
     assert [t["seed"] for t in r["per_trial"]] == [0, 1] and r["particles"] == 1
     for t in r["per_trial"]:
