@@ -16,6 +16,7 @@ import mujoco
 import numpy as np
 
 from .contact_keyframes import WORLD, ContactKeyframe
+from .pair_points import pair_offset
 from .scene import SceneDesc
 
 GRASP_PREFIX = "grasp_"
@@ -61,17 +62,6 @@ def relative_pose(data: mujoco.MjData, body1: int, body2: int) -> np.ndarray:
     mujoco.mju_negQuat(inv, data.xquat[body1])
     mujoco.mju_mulQuat(quat, inv, data.xquat[body2])
     return np.concatenate([pos, quat])
-
-
-def _point(model: mujoco.MjModel, data: mujoco.MjData, body: str, pos) -> np.ndarray:
-    b = model.body(body).id
-    return data.xpos[b] + data.xmat[b].reshape(3, 3) @ np.asarray(pos, float)
-
-
-def _pair_gap(model: mujoco.MjModel, data: mujoco.MjData, pair) -> float:
-    """How far apart a pair's two points are now (m)."""
-    return float(np.linalg.norm(_point(model, data, pair.body1, pair.pos1) - _point(model, data, pair.body2,
-                                                                                     pair.pos2)))
 
 
 class Grasper:
@@ -125,7 +115,7 @@ class Grasper:
         touch: dict[str, bool] = {}  # object -> every body keyed to it touches it (or already holds it)
         for k, ((body, obj), eq) in enumerate(zip(self.pairs, self.eq)):
             if (body, obj) in keyed:
-                gaps.setdefault(obj, []).append(_pair_gap(model, data, keyed[(body, obj)]))
+                gaps.setdefault(obj, []).append(float(np.linalg.norm(pair_offset(model, data, keyed[(body, obj)]))))
                 touch[obj] = touch.get(obj, True) and (bool(data.eq_active[eq]) or tuple(self.bodies[k]) in touching)
         ready = {obj: touch[obj] and float(np.linalg.norm(g)) <= kf.tolerance for obj, g in gaps.items()}
         for k, ((body, obj), eq) in enumerate(zip(self.pairs, self.eq)):

@@ -7,7 +7,8 @@ from dataclasses import dataclass, field
 import mujoco
 import numpy as np
 
-from ..contact_keyframes import WORLD, ContactKeyframe
+from ..contact_keyframes import ContactKeyframe
+from ..pair_points import pair_offset
 from ..quality import FALLEN_HEAD_HEIGHT, RISEN_HEAD_HEIGHT
 
 
@@ -97,10 +98,5 @@ def pair_distance(model: mujoco.MjModel, data: mujoco.MjData, kf: ContactKeyfram
     for p in kf.pairs:
         if (p.body1, p.body2) in held or (p.body2, p.body1) in held:
             continue
-        a = data.xpos[model.body(p.body1).id] + data.xmat[model.body(p.body1).id].reshape(3, 3) @ p.pos1
-        if p.body2 == WORLD:
-            b = np.asarray(p.pos2)
-        else:
-            b = data.xpos[model.body(p.body2).id] + data.xmat[model.body(p.body2).id].reshape(3, 3) @ p.pos2
-        total += float(np.sum((a - b) ** 2))
+        total += float(np.sum(pair_offset(model, data, p) ** 2))
     return float(np.sqrt(total))
