@@ -183,6 +183,7 @@ def bench_mpc(task_name: str, trials: int, rollouts: int, planner: str, budget: 
     from .pool import run_seeds
     from .rollout import get_state
     from .task import load_task
+    folder = _bench_folder(keep)  # a --keep that would overwrite results is refused before any work
     path = _task_path(task_name)
     task = load_task(path)
     if task.method != "contact":
@@ -205,7 +206,7 @@ def bench_mpc(task_name: str, trials: int, rollouts: int, planner: str, budget: 
     nthread = max(1, cores // max(workers, 1))
     entries, failures = [], []
     start = time.perf_counter()
-    with _bench_folder(keep) as out:
+    with folder as out:
         run_seeds(schema.to_dict(task), task.seeds, out, workers, _progress_log(log),
                   _finished_log(log, entries.append), lambda seed, msg: failures.append({"seed": seed, "error": msg}))
         wall = time.perf_counter() - start
