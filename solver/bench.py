@@ -152,17 +152,21 @@ def _trial(e: dict) -> dict:
             "particles": e.get("particles")}
 
 
+def _refuse_used_keep(keep: str | None) -> None:
+    """A `keep` folder that holds anything is refused, so that no earlier result is overwritten."""
+    from .errors import InvalidInput
+    if keep is not None and os.path.exists(keep) and (not os.path.isdir(keep) or os.listdir(keep)):
+        raise InvalidInput("--keep", f"'{keep}' is not an empty folder; the bench keeps its results only in a new "
+                           "or empty one")
+
+
 def _bench_folder(keep: str | None):
-    """The folder a bench writes its seeds' results to: `keep` (made if missing; refused if it holds
-    anything, so that no earlier result is overwritten), else a temporary one removed afterwards."""
+    """The folder a bench writes its seeds' results to: `keep` (made if missing), else a temporary one
+    removed afterwards. Made only once the task is loaded, so a bad task leaves no folder behind."""
     import contextlib
     import tempfile
     if keep is None:
         return tempfile.TemporaryDirectory(prefix="physkey-bench-")
-    from .errors import InvalidInput
-    if os.path.exists(keep) and (not os.path.isdir(keep) or os.listdir(keep)):
-        raise InvalidInput("--keep", f"'{keep}' is not an empty folder; the bench keeps its results only in a new "
-                           "or empty one")
     os.makedirs(keep, exist_ok=True)
     return contextlib.nullcontext(keep)
 
@@ -183,7 +187,7 @@ def bench_mpc(task_name: str, trials: int, rollouts: int, planner: str, budget: 
     from .pool import run_seeds
     from .rollout import get_state
     from .task import load_task
-    folder = _bench_folder(keep)  # a --keep that would overwrite results is refused before any work
+    _refuse_used_keep(keep)  # before any work
     path = _task_path(task_name)
     task = load_task(path)
     if task.method != "contact":
@@ -206,7 +210,7 @@ def bench_mpc(task_name: str, trials: int, rollouts: int, planner: str, budget: 
     nthread = max(1, cores // max(workers, 1))
     entries, failures = [], []
     start = time.perf_counter()
-    with folder as out:
+    with _bench_folder(keep) as out:
         run_seeds(schema.to_dict(task), task.seeds, out, workers, _progress_log(log),
                   _finished_log(log, entries.append), lambda seed, msg: failures.append({"seed": seed, "error": msg}))
         wall = time.perf_counter() - start

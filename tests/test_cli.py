@@ -161,3 +161,7 @@ def test_bench_mpc_reports_success_effort_quality_and_diversity_of_a_variant(tmp
     assert done == {t["seed"]: t for t in r["per_trial"]}
     rc, _, err = run_cli("bench", "mpc", "--task", path, "--params", "height=low")
     assert rc == 2 and err.strip() == "error: --params: 'height=low' is not NAME=NUMBER"
+    # A task that does not load leaves no --keep folder behind.
+    fresh = tmp_path / "fresh"
+    rc, _, err = run_cli("bench", "mpc", "--task", tmp_path / "missing.json", "--keep", fresh)
+    assert rc == 2 and err.strip().startswith("error: ") and not fresh.exists(), err
