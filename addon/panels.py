@@ -260,8 +260,15 @@ def _draw_quality(layout, item, scene) -> None:
             100 * item.object_penetration, item.object_loose), icon="ERROR" if item.object_penetration > 0.02
                   or item.object_loose > 0 else "NONE", translate=False)
     for g in json.loads(item.grasps_json or "[]"):
-        col.label(text=iface_("{} holds {} {:.1f} s, up to {:.0f} N (it weighs {:.0f} N)").format(
-            g["body"], g["object"], g["held_s"], g["max_force_n"], g["object_weight_n"]), translate=False)
+        if g.get("max_squeeze_n") is None:  # never held (or solved before the split was reported)
+            col.label(text=iface_("{} holds {} {:.1f} s, up to {:.0f} N (it weighs {:.0f} N)").format(
+                g["body"], g["object"], g["held_s"], g["max_force_n"], g["object_weight_n"]), translate=False)
+            continue
+        beyond = g["beyond_friction_s"]
+        col.label(text=iface_("{} holds {} {:.1f} s: beyond friction {:.1f} s (squeeze up to {:.0f} N, shear "
+                              "{:.0f} N)").format(g["body"], g["object"], g["held_s"], beyond, g["max_squeeze_n"],
+                                                  g["max_shear_n"]), icon="ERROR" if beyond > 0 else "NONE",
+                  translate=False)
     if item.fall >= 0:
         col.label(text=iface_("Fallen {:.2f} s").format(item.fall) if item.fall > 0 else iface_("No fall"),
                   icon="ERROR" if item.fall > 0 else "NONE", translate=False)

@@ -20,6 +20,7 @@ from .pair_points import pair_offset
 from .scene import SceneDesc
 
 GRASP_PREFIX = "grasp_"
+SHEAR_SLACK_N = 0.5  # N of shear a hand's friction is not asked to justify (the weld's numerical noise)
 
 
 def grasp_pairs(keyframes: list[ContactKeyframe], scene: SceneDesc) -> list[tuple[str, str]]:
@@ -70,6 +71,8 @@ class Grasper:
     the box elsewhere does not pick it up, and one hand alone does not close a two-handed grasp), off
     when the keyframe pairs them no more."""
 
+    STATE = ("relpose", "max_force", "held_s", "max_squeeze", "max_shear", "beyond_s")  # what a checkpoint keeps
+
     def __init__(self, model: mujoco.MjModel, others: list[mujoco.MjModel], pairs: list[tuple[str, str]]):
         self.pairs = list(pairs)
         self.models = [model] + list(others)
@@ -78,6 +81,15 @@ class Grasper:
         self.relpose = np.zeros((len(pairs), 7))  # the held pose of each weld (valid while on)
         self.max_force = np.zeros(len(pairs))  # N: the most each weld carried so far
         self.held_s = np.zeros(len(pairs))  # s: how long each was on
+        # the weld's force on the object split at the hand's side of it: the squeeze (pressing in,
+        # which a contact could give) and the shear (along the side, which only friction could give)
+        self.max_squeeze = np.full(len(pairs), np.nan)  # N (negative: the hand only ever pulled); nan: not held
+        self.max_shear = np.zeros(len(pairs))  # N
+        self.beyond_s = np.zeros(len(pairs))  # s: held with more shear than friction allows the squeeze
+        self.geoms = [(np.flatnonzero(model.geom_bodyid == b), np.flatnonzero(model.geom_bodyid == o))
+                      for b, o in self.bodies]
+        self.friction = np.array([max(model.geom_friction[np.concatenate(g), 0]) if all(len(x) for x in g) else 0.0
+                                  for g in self.geoms])  # MuJoCo's pair friction: the larger of the two
 
     def __bool__(self) -> bool:
         return bool(self.pairs)
@@ -129,9 +141,43 @@ class Grasper:
             m.eq_data[self.eq, 0:3] = 0.0  # the anchor: the object's origin
             m.eq_data[self.eq, 3:10] = self.relpose
 
+    def side_normal(self, model: mujoco.MjModel, data: mujoco.MjData, k: int) -> np.ndarray | None:
+        """The outward normal of the object's surface where grasp `k`'s hand holds it: from the nearest
+        point of the object to the hand's centre (the hand's centre stays outside the object, pressed in
+        or not). None if the object has no geometry within 0.2 m of the hand."""
+        hands, parts = self.geoms[k]
+        best, point, centre = np.inf, None, None
+        fromto = np.zeros(6)
+        for h in hands:
+            for g in parts:
+                dist = mujoco.mj_geomDistance(model, data, int(h), int(g), 0.2, fromto)
+                if dist < best:
+                    best, point, centre = dist, fromto[3:6].copy(), data.geom_xpos[h].copy()
+        if point is None:
+            return None
+        n = centre - point
+        norm = float(np.linalg.norm(n))
+        return n / norm if norm > 1e-9 else None
+
+    def hand_force(self, model: mujoco.MjModel, data: mujoco.MjData, k: int, weld_rows: np.ndarray) -> np.ndarray:
+        """The force grasp `k`'s hand puts on the object now (world frame): its weld's linear part and
+        its contacts with the object together — a hand pressed into the object pushes it off by contact
+        while the weld pulls it back, and only the sum is what a friction grasp would have to give."""
+        total = -data.efc_force[weld_rows]  # the weld's rows act on the hand (body1); the object gets the opposite
+        hands, parts = self.geoms[k]
+        wrench = np.zeros(6)
+        for i, c in enumerate(data.contact[:data.ncon]):
+            if (c.geom1 in hands and c.geom2 in parts) or (c.geom2 in hands and c.geom1 in parts):
+                mujoco.mj_contactForce(model, data, i, wrench)
+                on_geom2 = c.frame.reshape(3, 3).T @ wrench[:3]  # the frame's x is the normal, geom1 → geom2
+                total = total + (on_geom2 if c.geom2 in parts else -on_geom2)
+        return total
+
     def measure(self, model: mujoco.MjModel, data: mujoco.MjData, dt: float) -> None:
         """After a physics step: the force each active weld carried (the linear part of its constraint
-        force) and how long it has been on."""
+        force); the hand's whole force on the object (weld and contact) split into the squeeze and the
+        shear at the hand's side of it, and whether friction could have given that shear; how long the
+        weld has been on."""
         if not self.pairs:
             return
         rows = np.flatnonzero(data.efc_type[:data.nefc] == mujoco.mjtConstraint.mjCNSTR_EQUALITY)
@@ -141,22 +187,36 @@ class Grasper:
             mine = rows[data.efc_id[rows] == eq][:3]
             if len(mine):
                 self.max_force[k] = max(self.max_force[k], float(np.linalg.norm(data.efc_force[mine])))
+                n = self.side_normal(model, data, k)
+                if n is not None:
+                    on_object = self.hand_force(model, data, k, mine)
+                    squeeze = -float(on_object @ n)  # > 0: pressing into the object
+                    shear = float(np.linalg.norm(on_object + squeeze * n))
+                    self.max_squeeze[k] = np.fmax(self.max_squeeze[k], squeeze)
+                    self.max_shear[k] = max(self.max_shear[k], shear)
+                    if shear > self.friction[k] * max(squeeze, 0.0) + SHEAR_SLACK_N:
+                        self.beyond_s[k] += dt
             self.held_s[k] += dt
 
     def get_state(self) -> dict:
-        return {"relpose": self.relpose.copy(), "max_force": self.max_force.copy(), "held_s": self.held_s.copy()}
+        return {name: getattr(self, name).copy() for name in self.STATE}
 
     def set_state(self, state: dict) -> None:
-        self.relpose[:] = state["relpose"]
-        self.max_force[:] = state["max_force"]
-        self.held_s[:] = state["held_s"]
+        for name in self.STATE:
+            if name in state:  # a checkpoint older than a figure leaves it at zero
+                getattr(self, name)[:] = state[name]
 
     def summary(self, model: mujoco.MjModel) -> list[dict]:
-        """Per grasp: the most force the weld carried, how long it held, and the object's weight for
-        comparison (a hand holding more than friction could would need a firmer squeeze)."""
+        """Per grasp: the most force the weld carried, the most squeeze and shear it was of, for how
+        long the shear was more than friction (the pair's coefficient) allows that squeeze — the time a
+        friction grasp would have let the object slip — how long it held, and the object's weight."""
         out = []
         for k, (body, obj) in enumerate(self.pairs):
             weight = float(model.body_subtreemass[model.body(obj).id] * np.linalg.norm(model.opt.gravity))
+            squeeze = None if np.isnan(self.max_squeeze[k]) else round(float(self.max_squeeze[k]), 3)
             out.append({"body": body, "object": obj, "max_force_n": round(float(self.max_force[k]), 3),
+                        "max_squeeze_n": squeeze, "max_shear_n": round(float(self.max_shear[k]), 3),
+                        "friction": round(float(self.friction[k]), 4),
+                        "beyond_friction_s": round(float(self.beyond_s[k]), 4),
                         "held_s": round(float(self.held_s[k]), 4), "object_weight_n": round(weight, 3)})
         return out

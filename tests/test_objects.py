@@ -100,11 +100,59 @@ def test_sticky_hands_hold_a_5_kg_box_that_friction_drops():
     assert summary["object_weight_n"] == pytest.approx(5.0 * 9.81, rel=1e-3)
     assert summary["max_force_n"] > 0.8 * summary["object_weight_n"]  # the weld carried the box
     assert summary["held_s"] == pytest.approx(0.5, abs=0.01)
+    # one hand on the side of the box: its weight is shear there, with nothing squeezing from across
+    assert summary["max_shear_n"] > 0.8 * summary["object_weight_n"]
+    assert summary["beyond_friction_s"] > 0.8 * summary["held_s"]  # (the first steps: the force builds up)
     _, m2, d2, _ = _hand_on_box(5.0, "friction")
     start = _box_in_hand(m2, d2)
     for _ in range(100):
         mujoco.mj_step(m2, d2)
     assert np.linalg.norm(_box_in_hand(m2, d2) - start) > 0.05  # one hand's friction does not hold it
+
+
+def _two_hands_pushing(push: float):
+    """A 2 kg box (0.3 m across, friction 0.9) welded between two spheres for hands, each on a slide
+    joint across the box and pressed 1 cm into its side by a motor pushing `push` N towards it
+    (negative: pulling away). Returns the grasper's summary after 0.5 s."""
+    half, r = 0.15, 0.04
+    hands = "".join(f"""
+      <body name="{n}" pos="0 {s * (half + r - 0.01)} 1"><joint name="{n}" type="slide" axis="0 1 0"/>
+        <geom type="sphere" size="{r}" mass="0.5" friction="0.9"/></body>"""
+                    for n, s in (("hand_a", -1), ("hand_b", 1)))
+    xml = f"""<mujoco><option cone="elliptic" impratio="10"/><worldbody>{hands}
+      <body name="box" pos="0 0 1"><freejoint/>
+        <geom type="box" size="0.11 {half} 0.11" mass="2" friction="0.9"/></body>
+    </worldbody><actuator><motor joint="hand_a" gear="1" ctrlrange="-100 100"/>
+      <motor joint="hand_b" gear="-1" ctrlrange="-100 100"/></actuator>
+    <equality><weld name="{weld_name('hand_a', 'box')}" body1="hand_a" body2="box"/>
+      <weld name="{weld_name('hand_b', 'box')}" body1="hand_b" body2="box"/></equality></mujoco>"""
+    m = mujoco.MjModel.from_xml_string(xml)
+    d = mujoco.MjData(m)
+    d.ctrl[:] = push
+    grasper = Grasper(m, [], [("hand_a", "box"), ("hand_b", "box")])
+    for _ in range(int(0.5 / m.opt.timestep)):
+        mujoco.mj_step(m, d)
+        grasper.measure(m, d, m.opt.timestep)
+    return grasper.summary(m)
+
+
+def test_a_grasp_squeezed_hard_enough_is_within_friction_and_one_pulled_apart_is_not():
+    """The hands' whole force on the box, weld and contact, split at its sides, against a setup whose
+    forces are known: at rest each hand presses with its motor's force, and the two hands' shears
+    carry the box's weight. The hands sit 1 cm into the box, so contact pushes them out while the welds
+    pull them in: the weld's force alone would read as the hands pulling (−46 N), not pressing.
+    50 N a hand holds 2 kg by friction 0.9 (2 × 0.9 × 50 = 90 N ≥ 19.6 N); hands pulling away hold
+    it by the weld alone, beyond friction the whole time."""
+    squeezed = _two_hands_pushing(50.0)
+    for g in squeezed:
+        assert g["friction"] == pytest.approx(0.9)
+        assert 48.0 <= g["max_squeeze_n"] <= 60.0  # the motor's push at rest (and the overshoot settling)
+        assert g["max_shear_n"] == pytest.approx(9.81, rel=0.1)  # half the box's weight (symmetry)
+        assert g["beyond_friction_s"] < 0.01 and g["held_s"] == pytest.approx(0.5, abs=0.01)
+    assert sum(g["max_shear_n"] for g in squeezed) == pytest.approx(19.62, rel=0.05)
+    for g in _two_hands_pushing(-20.0):
+        assert g["max_squeeze_n"] < 0.0  # pulling the box apart: nothing a contact could give
+        assert g["beyond_friction_s"] == pytest.approx(g["held_s"], abs=0.01)
 
 
 def _squeezed(mass: float, squeeze: float):

@@ -154,7 +154,9 @@ def test_solve_panel_idle_running_and_with_solutions():
     assert "label 'Object: penetration 1.2 cm · loose 0.00 s'" in solutions
     # 0.5 s into a motion that starts at frame 1, at 24 fps: frame 13
     assert "label 'Penetration 3.0 cm: shin_left into armchair at frame 13' [ERROR]" in solutions
-    assert "label 'hand_right holds box 2.5 s, up to 31 N (it weighs 20 N)'" in solutions
+    assert ("label 'hand_right holds box 2.5 s: beyond friction 0.4 s (squeeze up to 24 N, shear 30 N)' [ERROR]"
+            in solutions)
+    assert "label 'hand_left holds box 0.0 s, up to 0 N (it weighs 20 N)'" in solutions  # never held: no split
 
 
 def test_a_file_saved_during_a_solve_opens_ready_to_solve():
