@@ -7,9 +7,8 @@ beyond what friction could hold.
 The welds are in the model from the start, inactive (`add_grasp_welds`); `Grasper` decides each
 control step which are on. Whether one is on is MuJoCo state (`eq_active`, in the checkpoints'
 integration state, and fed to the planner's rollouts as a control: `RolloutEngine.run`); the pose
-it holds (the relative pose at the touch, and where on the object the hand's centre was) is written
-into both models' `eq_data` each control step, so agents sharing the models in one process never see
-each other's grasps.
+it holds (the relative pose at the touch) is written into both models' `eq_data` each control step,
+so agents sharing the models in one process never see each other's grasps.
 """
 from __future__ import annotations
 
@@ -46,10 +45,10 @@ def add_grasp_welds(spec: mujoco.MjSpec, pairs: list[tuple[str, str]]) -> None:
     """One inactive weld per (character body, object) pair; its pose is set when it switches on.
 
     The first body keyed to an object holds it as a prop parented to a hand is held, position and
-    orientation; every other body is pinned by its centre to the point of the object under it, free to
-    turn there (`torquescale` 0), as an animator's second hand follows the prop. Two welds that each
-    held the orientation would close the arms and the object into a loop rigid at both wrists, and
-    twist the object between the hands (10–40 N·m at each, benchmarks/RESULTS.md)."""
+    orientation; every other body holds only where the object is in its frame (`torquescale` 0), as
+    an animator's second hand follows the prop. Two welds that each held the orientation would close
+    the arms and the object into a loop rigid at both wrists, twist the object between the hands
+    (10–40 N·m at each) and fail more often (benchmarks/RESULTS.md)."""
     holder: dict[str, str] = {}
     for body, obj in pairs:
         holder.setdefault(obj, body)
@@ -80,8 +79,7 @@ class Grasper:
     the box elsewhere does not pick it up, and one hand alone does not close a two-handed grasp), off
     when the keyframe pairs them no more."""
 
-    # what a checkpoint keeps
-    STATE = ("relpose", "anchor", "max_force", "held_s", "max_squeeze", "max_shear", "beyond_s")
+    STATE = ("relpose", "max_force", "held_s", "max_squeeze", "max_shear", "beyond_s")  # what a checkpoint keeps
 
     def __init__(self, model: mujoco.MjModel, others: list[mujoco.MjModel], pairs: list[tuple[str, str]]):
         self.pairs = list(pairs)
@@ -89,7 +87,6 @@ class Grasper:
         self.eq = np.array([model.equality(weld_name(b, o)).id for b, o in pairs], dtype=int)
         self.bodies = np.array([[model.body(b).id, model.body(o).id] for b, o in pairs], dtype=int).reshape(-1, 2)
         self.relpose = np.zeros((len(pairs), 7))  # the held pose of each weld (valid while on)
-        self.anchor = np.zeros((len(pairs), 3))  # where on the object (its frame) each weld pins its body's centre
         self.max_force = np.zeros(len(pairs))  # N: the most each weld carried so far
         self.held_s = np.zeros(len(pairs))  # s: how long each was on
         # the weld's force on the object split at the hand's side of it: the squeeze (pressing in,
@@ -146,13 +143,10 @@ class Grasper:
             if on and (body, obj) not in keyed:
                 data.eq_active[eq] = 0
             elif not on and (body, obj) in keyed and ready.get(obj, False):
-                body_id, obj_id = self.bodies[k]
-                self.relpose[k] = relative_pose(data, body_id, obj_id)
-                self.relpose[k, 0:3] = 0.0  # the weld's point on the body: its centre ...
-                self.anchor[k] = data.xmat[obj_id].reshape(3, 3).T @ (data.xpos[body_id] - data.xpos[obj_id])
-                data.eq_active[eq] = 1  # ... held to the object's point under it (a pin, where torquescale is 0)
+                self.relpose[k] = relative_pose(data, *self.bodies[k])
+                data.eq_active[eq] = 1
         for m in self.models:
-            m.eq_data[self.eq, 0:3] = self.anchor
+            m.eq_data[self.eq, 0:3] = 0.0  # the anchor: the object's origin
             m.eq_data[self.eq, 3:10] = self.relpose
 
     def side_normal(self, model: mujoco.MjModel, data: mujoco.MjData, k: int) -> np.ndarray | None:

@@ -95,8 +95,7 @@ def test_sticky_hands_hold_a_5_kg_box_that_friction_drops():
     for _ in range(100):  # 0.5 s: the unpowered character sags, the box goes with the hand
         mujoco.mj_step(m, d)
         grasper.measure(m, d, m.opt.timestep)
-    # the box goes with the hand (the weld is soft: 5 kg hung 0.19 m from the pin sags 8 mm)
-    assert np.linalg.norm(_box_in_hand(m, d) - start) < 0.01
+    assert np.linalg.norm(_box_in_hand(m, d) - start) < 0.005
     (summary,) = grasper.summary(m)
     assert summary["object_weight_n"] == pytest.approx(5.0 * 9.81, rel=1e-3)
     assert summary["max_force_n"] > 0.8 * summary["object_weight_n"]  # the weld carried the box
@@ -156,12 +155,11 @@ def test_a_grasp_squeezed_hard_enough_is_within_friction_and_one_pulled_apart_is
         assert g["beyond_friction_s"] == pytest.approx(g["held_s"], abs=0.01)
 
 
-def test_the_first_hand_holds_the_box_and_the_second_is_pinned_by_its_centre():
+def test_the_first_hand_holds_the_box_and_the_second_only_where_it_is():
     """Two hands keyed to a box, touching its sides (1 mm in, nearly frictionless here so that only the
-    welds act): the first (fixed in the world) holds it as a parented prop, the second is pinned by its
-    centre. Spun about its centre by a motor, the second hand turns freely and the box does not move;
-    a weld anchored at the box's origin, as before, held the hand's turn, and two orientation welds
-    would lock it."""
+    welds act): the first (fixed in the world) holds it as a parented prop, the second holds only where
+    the box is. Spun by a motor about the line from its centre to the box's, the second hand turns
+    freely and the box does not move; two welds that both held the orientation would lock it."""
     spec = mujoco.MjSpec()
     spec.option.gravity = [0, 0, -9.81]
     world = spec.worldbody
@@ -169,7 +167,7 @@ def test_the_first_hand_holds_the_box_and_the_second_is_pinned_by_its_centre():
     world.add_body(name="hand_a", pos=[0, -side, 1]).add_geom(
         type=mujoco.mjtGeom.mjGEOM_SPHERE, size=[r, 0, 0], mass=0.5)
     hand_b = world.add_body(name="hand_b", pos=[0, side, 1])
-    hand_b.add_joint(name="spin", type=mujoco.mjtJoint.mjJNT_HINGE, axis=[1, 0, 0])
+    hand_b.add_joint(name="spin", type=mujoco.mjtJoint.mjJNT_HINGE, axis=[0, 1, 0])  # towards the box's centre
     hand_b.add_geom(type=mujoco.mjtGeom.mjGEOM_SPHERE, size=[r, 0, 0], mass=0.5, friction=[0.001, 0, 0])
     box = world.add_body(name="box", pos=[0, 0, 1])
     box.add_freejoint()
@@ -191,7 +189,7 @@ def test_the_first_hand_holds_the_box_and_the_second_is_pinned_by_its_centre():
     d.ctrl[0] = 0.05  # N·m on a 0.5 kg ball of 4 cm: about 160 rad/s² unhindered
     for _ in range(int(0.3 / m.opt.timestep)):
         mujoco.mj_step(m, d)
-    assert d.qpos[m.joint("spin").qposadr[0]] > 1.0  # the pinned hand turned (unhindered: 7 rad)
+    assert d.qpos[m.joint("spin").qposadr[0]] > 1.0  # the second hand turned (unhindered: 7 rad)
     assert np.linalg.norm(d.xpos[m.body("box").id] - start) < 0.005  # and the box stayed with the holding hand
 
 
@@ -359,15 +357,14 @@ def test_a_run_holding_the_box_resumes_from_a_checkpoint_bit_for_bit():
 
 
 def test_a_short_real_lift():
-    """The preset's first two keyframes solved by one agent (seed 6, the default settings, no retry:
-    its first attempt lifts at 1.17 s, clear of the platform; seeds 1–3 reach the lift with an edge
-    of the tilted box still on it, benchmarks/RESULTS.md): both hands welded
+    """The preset's first two keyframes solved by one agent (seed 3, the default settings, no retry:
+    its first attempt lifts at 1.11 s): both hands welded
     at their keyed points, then the box up off its platform, touching nothing but the hands."""
     task = load_task(task_path("box_lift_place"))
     prep = CONTACT.prepare(task)
     m = prep.built.model
     with RolloutEngine(prep.plan.model, 1) as engine:
-        agent = Agent(prep.built, prep.plan, prep.keyframes, prep.settings, 6, engine)
+        agent = Agent(prep.built, prep.plan, prep.keyframes, prep.settings, 3, engine)
         box = m.body("box").id
         z0 = float(agent.data.xpos[box, 2])
         while agent.tracker.index < 2 and agent.data.time < 4.0 and not agent.done:
