@@ -89,7 +89,7 @@ class Grasper:
         self.relpose = np.zeros((len(pairs), 7))  # the held pose of each weld (valid while on)
         self.max_force = np.zeros(len(pairs))  # N: the most each weld carried so far
         self.held_s = np.zeros(len(pairs))  # s: how long each was on
-        # the weld's force on the object split at the hand's side of it: the squeeze (pressing in,
+        # the hand's whole force on the object split at the object's side: the squeeze (pressing in,
         # which a contact could give) and the shear (along the side, which only friction could give)
         self.max_squeeze = np.full(len(pairs), np.nan)  # N (negative: the hand only ever pulled); nan: not held
         self.max_shear = np.zeros(len(pairs))  # N
@@ -211,13 +211,14 @@ class Grasper:
 
     def set_state(self, state: dict) -> None:
         for name in self.STATE:
-            if name in state:  # a checkpoint older than a figure leaves it at zero
+            if name in state:  # a checkpoint older than a figure leaves it at its start value
                 getattr(self, name)[:] = state[name]
 
     def summary(self, model: mujoco.MjModel) -> list[dict]:
-        """Per grasp: the most force the weld carried, the most squeeze and shear it was of, for how
-        long the shear was more than friction (the pair's coefficient) allows that squeeze — the time a
-        friction grasp would have let the object slip — how long it held, and the object's weight."""
+        """Per grasp: the most force the weld carried; the most squeeze and the most shear of the hand's
+        whole force on the object; for how long the shear was more than friction (the pair's
+        coefficient) allows that squeeze — the time a friction grasp would have let the object slip;
+        how long it held; and the object's weight."""
         out = []
         for k, (body, obj) in enumerate(self.pairs):
             weight = float(model.body_subtreemass[model.body(obj).id] * np.linalg.norm(model.opt.gravity))
