@@ -44,7 +44,7 @@ def weld_name(body: str, obj: str) -> str:
 def add_grasp_welds(spec: mujoco.MjSpec, pairs: list[tuple[str, str]]) -> None:
     """One inactive weld per (character body, object) pair; its pose is set when it switches on.
 
-    The first body keyed to an object holds it as a prop parented to a hand is held, position and
+    The first body keyed to an object holds it as a hand holds a prop parented to it, position and
     orientation; every other body holds only where the object is in its frame (`torquescale` 0), as
     an animator's second hand follows the prop. Two welds that each held the orientation would close
     the arms and the object into a loop rigid at both wrists, twist the object between the hands
