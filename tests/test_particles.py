@@ -92,6 +92,38 @@ def test_retries_and_backups_are_bounded_and_the_furthest_keyframe_is_reported()
     assert [a["survivors"] for a in log.attempts] == [2, 0, 0, 2, 0, 0]
     # the redone segment is not a replay: the same noise would reach the same state, and fail the same way
     assert log.attempts[3]["best_cost"] != log.attempts[0]["best_cost"]
+    # each particle's try is in the log: the first segment's reached, the unreachable one's ran out of time
+    first, hopeless = log.attempts[0]["particles"], log.attempts[1]["particles"]
+    assert len(first) == len(hopeless) == 2 and all(t["failure"] is None for t in first)
+    for t in hopeless:
+        assert t["failure"] == "time limit" and t["seconds"] == pytest.approx(0.15, abs=0.02)
+        assert 9.0 < t["closest"] < 10.5 and 0.0 <= t["longest_stall_s"] <= t["seconds"] + 1e-9
+
+
+def _report(dist, start=1.0, dt=0.1, keyframe=2, reached=False, failure="time limit"):
+    """attempt_report of a segment from `start` whose distances to keyframe `keyframe` were `dist`,
+    one per `dt`."""
+    from solver.mpc.checkpoint import Checkpoint
+    from solver.mpc.segments import SegmentJob, SegmentOutcome, attempt_report
+    times = start + dt * np.arange(1, len(dist) + 1)
+    before = Checkpoint({}, {"record.times": np.array([0.0, start])})
+    after = Checkpoint({"tracker": {"failure": None if reached else failure}},
+                       {"record.times": np.concatenate([[0.0, start], times]),
+                        "record.dist": np.concatenate([[5.0, 5.0], dist]),
+                        "record.kf_idx": np.array([keyframe - 1, keyframe] + [keyframe] * len(dist))})
+    outcome = SegmentOutcome(after, reached, keyframe + reached, float(times[-1]), None, 0)
+    return attempt_report(SegmentJob(before, keyframe), outcome, tolerance=0.1)
+
+
+def test_a_particles_try_reports_how_long_it_went_without_coming_closer():
+    """Hand-computed: 0.05 m closer each 0.1 s for 1 s, then no closer for 1 s: a 1 s stall at the
+    end of a 2 s try that came within 0.45 m. Creeping 4 mm per 0.1 s (less than a tenth of the
+    0.1 m tolerance each step) is still progress, every third step."""
+    stuck = _report(np.concatenate([0.95 - 0.05 * np.arange(10), np.full(10, 0.5)]))
+    assert stuck == {"seconds": 2.0, "failure": "time limit", "closest": 0.5, "longest_stall_s": 1.0}
+    creeping = _report(1.0 - 0.004 * np.arange(30), reached=True)
+    assert creeping["failure"] is None and creeping["longest_stall_s"] == pytest.approx(0.2)
+    assert creeping["closest"] == pytest.approx(1.0 - 0.004 * 29)
 
 
 def test_a_failed_first_keyframe_starts_over_with_its_backups():

@@ -26,7 +26,7 @@ from ..settings import PlannerSettings
 from ..solution import Progress
 from .agent import Agent, AgentRun
 from .checkpoint import Checkpoint, fingerprint
-from .segments import LocalSegments, SegmentJob, Segments
+from .segments import LocalSegments, SegmentJob, Segments, attempt_report
 
 
 def softmin_weights(costs: np.ndarray) -> np.ndarray:
@@ -54,7 +54,8 @@ def fresh_stream(seed: int, *key: int) -> dict:
 
 @dataclass
 class ParticleLog:
-    """What the particle layer did: per attempt of a segment, how many particles reached its keyframe."""
+    """What the particle layer did: per attempt of a segment, how many particles reached its keyframe,
+    and what each particle did (`segments.attempt_report`)."""
     attempts: list = field(default_factory=list)
     backups: int = 0
     furthest: int = 0  # keyframes reached by the run that got furthest
@@ -111,15 +112,17 @@ def run_particles(built: BuiltModel, plan: BuiltModel, keyframes: list[ContactKe
                 return _segment_progress(progress, k, j, n, nkf,
                                          log.iterations + spent_before - jobs[j].checkpoint.meta["iterations"],
                                          retries, log.backups)
+            tries = []
             for i, outcome in enumerate(segments.run(jobs, report)):
                 log.iterations += outcome.iterations
+                tries.append(attempt_report(jobs[i], outcome, keyframes[k].tolerance))
                 if outcome.reached:
                     survivors.append((i, outcome))
                 elif furthest is None or outcome.further_than(furthest):
                     furthest = outcome
             best = min((o.last_cost for _, o in survivors if o.last_cost is not None), default=None)
             log.attempts.append({"keyframe": k, "attempt": attempt, "survivors": len(survivors),
-                                 "best_cost": None if best is None else round(float(best), 6)})
+                                 "best_cost": None if best is None else round(float(best), 6), "particles": tries})
             if survivors:
                 break
         if not survivors:

@@ -12,6 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Optional, Protocol
 
+import numpy as np
+
 from ..solution import Progress
 from .agent import Agent
 from .checkpoint import Checkpoint
@@ -61,6 +63,32 @@ class SegmentOutcome:
     def further_than(self, other: SegmentOutcome) -> bool:
         """More keyframes reached, then a longer run."""
         return (self.index, self.time) > (other.index, other.time)
+
+
+PROGRESS_STEP = 0.1  # of the keyframe's tolerance: coming closer by less than this is not progress
+
+
+def attempt_report(job: SegmentJob, outcome: SegmentOutcome, tolerance: float) -> dict:
+    """What one particle's segment did, for the solve's log: how long it ran (s of motion), why it
+    stopped short of the keyframe (None: it reached it), how close it came, and the longest time it
+    went without coming `PROGRESS_STEP` × the keyframe's tolerance closer than when it last did (to
+    the segment's end, for one that failed) — what tells a run stuck for seconds from one that fell."""
+    times = np.asarray(outcome.checkpoint.arrays["record.times"])
+    dist = np.asarray(outcome.checkpoint.arrays["record.dist"])
+    kf = np.asarray(outcome.checkpoint.arrays["record.kf_idx"])
+    t0 = float(np.asarray(job.checkpoint.arrays["record.times"])[-1])
+    rows = np.flatnonzero((times > t0 + 1e-12) & (kf == job.keyframe))
+    meta = outcome.checkpoint.meta
+    reason = None if outcome.reached else (meta["tracker"]["failure"] or meta.get("unstable_reason") or "ended")
+    out = {"seconds": round(outcome.time - t0, 4), "failure": reason, "closest": None, "longest_stall_s": None}
+    if len(rows):
+        mark, since, longest = np.inf, t0, 0.0  # mark: the distance at the last progress
+        for t, d in zip(times[rows], dist[rows]):
+            if d < mark - PROGRESS_STEP * tolerance:
+                mark, since = d, t
+            longest = max(longest, t - since)
+        out["closest"], out["longest_stall_s"] = round(float(dist[rows].min()), 4), round(float(longest), 4)
+    return out
 
 
 class Segments(Protocol):
