@@ -118,12 +118,15 @@ def _report(dist, start=1.0, dt=0.1, keyframe=2, reached=False, failure="time li
 def test_a_particles_try_reports_how_long_it_went_without_coming_closer():
     """Hand-computed: 0.05 m closer each 0.1 s for 1 s, then no closer for 1 s: a 1 s stall at the
     end of a 2 s try that came within 0.45 m. Creeping 4 mm per 0.1 s (less than a tenth of the
-    0.1 m tolerance each step) is still progress, every third step."""
+    0.1 m tolerance each step) is still progress, every third step; holding within the tolerance is
+    not a stall."""
     stuck = _report(np.concatenate([0.95 - 0.05 * np.arange(10), np.full(10, 0.5)]))
     assert stuck == {"seconds": 2.0, "failure": "time limit", "closest": 0.5, "longest_stall_s": 1.0}
     creeping = _report(1.0 - 0.004 * np.arange(30), reached=True)
     assert creeping["failure"] is None and creeping["longest_stall_s"] == pytest.approx(0.2)
     assert creeping["closest"] == pytest.approx(1.0 - 0.004 * 29)
+    held = _report(np.concatenate([0.3 - 0.05 * np.arange(5), np.full(10, 0.09)]), reached=True)
+    assert held["longest_stall_s"] == pytest.approx(0.0)  # within the tolerance, sustaining: not stuck
 
 
 def test_a_failed_first_keyframe_starts_over_with_its_backups():

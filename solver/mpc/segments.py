@@ -71,8 +71,9 @@ PROGRESS_STEP = 0.1  # of the keyframe's tolerance: coming closer by less than t
 def attempt_report(job: SegmentJob, outcome: SegmentOutcome, tolerance: float) -> dict:
     """What one particle's segment did, for the solve's log: how long it ran (s of motion), why it
     stopped short of the keyframe (None: it reached it), how close it came, and the longest time it
-    went without coming `PROGRESS_STEP` × the keyframe's tolerance closer than when it last did (to
-    the segment's end, for one that failed) — what tells a run stuck for seconds from one that fell."""
+    went without coming `PROGRESS_STEP` × the keyframe's tolerance closer than when it last did, out
+    of the tolerance (to the segment's end, for one that failed) — what tells a run stuck for seconds
+    from one that fell."""
     times = np.asarray(outcome.checkpoint.arrays["record.times"])
     dist = np.asarray(outcome.checkpoint.arrays["record.dist"])
     kf = np.asarray(outcome.checkpoint.arrays["record.kf_idx"])
@@ -84,7 +85,7 @@ def attempt_report(job: SegmentJob, outcome: SegmentOutcome, tolerance: float) -
     if len(rows):
         mark, since, longest = np.inf, t0, 0.0  # mark: the distance at the last progress
         for t, d in zip(times[rows], dist[rows]):
-            if d < mark - PROGRESS_STEP * tolerance:
+            if d <= tolerance or d < mark - PROGRESS_STEP * tolerance:  # holding the keyframe is no stall
                 mark, since = d, t
             longest = max(longest, t - since)
         out["closest"], out["longest_stall_s"] = round(float(dist[rows].min()), 4), round(float(longest), 4)
