@@ -104,6 +104,9 @@ class PlannerSettings:
     give_up_fallen_s: float = _setting(1.0, "A keyframe fails once the head has been below 0.5 m this long where "
                                             "the keyframe asks the character to stay up, so the retry starts sooner "
                                             "(0: only the time limit)", nonneg=True, max=MAX_MOTION_S)
+    give_up_stalled_s: float = _setting(0.0, "A keyframe fails once its distance has gone this long without coming "
+                                             "a tenth of its tolerance closer, so the retry starts sooner (0: only "
+                                             "the time limit)", nonneg=True, max=MAX_MOTION_S)
     slowdown: Optional[float] = _setting(None, "Γ: plan for control_dt / Γ of wall time per control step instead "
                                                "of a fixed budget (interactive preview)", positive=True,
                                          min=MIN_SLOWDOWN)

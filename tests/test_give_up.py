@@ -76,3 +76,40 @@ def test_a_standing_character_that_falls_gives_up_early(give_up):
         assert run.failure == "fell" and run.times[-1] < 3.0 and head < FALLEN_HEAD_HEIGHT
     else:
         assert run.failure == "time limit" and run.times[-1] == pytest.approx(4.0, abs=0.02)
+
+
+def test_a_keyframe_stalls_after_going_the_give_up_time_without_coming_closer():
+    """Hand-computed on the tracker (tolerance 0.1 m, so progress is 1 cm closer than at the last
+    progress): creeping closer 4 mm per step is progress every third step; no closer for 1 s fails
+    ("stalled"); within the tolerance, sustaining, is never a stall; 0 turns it off."""
+    t = KeyframeTracker(parse_keyframes([{"pairs": [PAIR], "tolerance": 0.1, "sustain": 5.0, "time_limit": 10.0}]))
+    for i in range(30):  # 1.0 m → 0.884 m, 4 mm per 0.1 s
+        t.watch_stall(0.1 * i, 1.0 - 0.004 * i, give_up_s=1.0)
+    assert not t.failed and t.progress_mark == pytest.approx(1.0 - 0.004 * 27)
+    since = t.progress_since
+    for time in (since + 0.5, since + 0.99):
+        t.watch_stall(time, 0.9, give_up_s=1.0)
+        assert not t.failed
+    t.watch_stall(since + 1.0, 0.9, give_up_s=1.0)
+    assert t.failed and t.failure == "stalled" and t.done
+    held = KeyframeTracker(parse_keyframes([{"pairs": [PAIR], "tolerance": 0.1, "sustain": 5.0}]))
+    off = KeyframeTracker(parse_keyframes([{"pairs": [PAIR], "tolerance": 0.1}]))
+    for i in range(40):
+        held.watch_stall(0.1 * i, 0.05, give_up_s=1.0)
+        off.watch_stall(0.1 * i, 0.9, give_up_s=0.0)
+    assert not held.failed and not off.failed
+
+
+def test_a_character_that_cannot_come_closer_gives_up_at_the_stall_time():
+    """A pelvis asked 10 m up cannot come closer: with `give_up_stalled_s` 0.5 its keyframe fails
+    "stalled" half a second in, long before it would fall or run out of time."""
+    doc = json.loads((ROOT / "scenes/tasks/reach_hand_targets.json").read_text())
+    doc["settings"] = {"rollouts": 2, "budget": 1, "exploration": 0.0, "planner": "baseline",
+                       "give_up_stalled_s": 0.5}
+    doc["keyframes"] = doc["keyframes"][:1]
+    doc["keyframes"][0].update(time_limit=4.0, pairs=[dict(PAIR, pos2=[0, 0, 10])])
+    prep = CONTACT.prepare(task_from_dict(doc))
+    with RolloutEngine(prep.plan.model, 1) as engine:
+        run = run_agent(prep.built, prep.plan, prep.keyframes, prep.settings, 0, engine)
+    assert not run.success and run.failed_keyframe == 0 and run.failure == "stalled"
+    assert 0.5 <= run.times[-1] <= 0.5 + 2 * 0.015  # watched once per control step, from the first one's end

@@ -198,6 +198,8 @@ class Agent:
             return
         if self.head is not None:
             tracker.watch_fall(data.time, float(data.xpos[self.head, 2]), settings.give_up_fallen_s)
+        if self.reference is None:  # a track keyframe is met at its time, not approached
+            tracker.watch_stall(data.time, rec["dist"][-1], settings.give_up_stalled_s)
         if np.isfinite(info.best_cost):
             self.last_cost = info.best_cost
         if progress is not None and self.last_cost is not None:
@@ -229,6 +231,7 @@ class Agent:
                 "tracker": {"index": t.index, "start": t.start, "within_since": t.within_since,
                             "reached": t.reached, "failed": t.failed, "failure": t.failure,
                             "fallen_since": t.fallen_since, "head_was_up": t.head_was_up,
+                            "progress_mark": t.progress_mark, "progress_since": t.progress_since,
                             "keyframes": len(t.keyframes)},
                 "effort": self.effort.get_state(), "planned_for": self.planned_for,
                 "horizon_total": self.horizon_total, "iterations": self.iterations, "last_cost": self.last_cost,
@@ -256,6 +259,7 @@ class Agent:
         t, tm = agent.tracker, meta["tracker"]
         t.index, t.start, t.within_since, t.failed = tm["index"], tm["start"], tm["within_since"], tm["failed"]
         t.failure, t.fallen_since, t.head_was_up = tm["failure"], tm["fallen_since"], tm["head_was_up"]
+        t.progress_mark, t.progress_since = tm.get("progress_mark"), tm.get("progress_since")
         t.reached = list(tm["reached"])
         agent.effort.set_state(meta["effort"])
         agent.planned_for, agent.horizon_total = meta["planned_for"], meta["horizon_total"]

@@ -17,6 +17,7 @@ import numpy as np
 from ..solution import Progress
 from .agent import Agent
 from .checkpoint import Checkpoint
+from .tracker import PROGRESS_STEP
 
 # (job index in the batch, iterations the batch spent before it) → the job's per-step progress callback
 StepReport = Callable[[int, int], Optional[Callable[[Progress], None]]]
@@ -63,9 +64,6 @@ class SegmentOutcome:
     def further_than(self, other: SegmentOutcome) -> bool:
         """More keyframes reached, then a longer run."""
         return (self.index, self.time) > (other.index, other.time)
-
-
-PROGRESS_STEP = 0.1  # of the keyframe's tolerance: coming closer by less than this is not progress
 
 
 def attempt_report(job: SegmentJob, outcome: SegmentOutcome, tolerance: float) -> dict:

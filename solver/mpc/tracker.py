@@ -11,6 +11,8 @@ from ..contact_keyframes import ContactKeyframe
 from ..pair_points import pair_offset
 from ..quality import FALLEN_HEAD_HEIGHT, RISEN_HEAD_HEIGHT
 
+PROGRESS_STEP = 0.1  # of a keyframe's tolerance: coming closer by less than this is not progress
+
 
 @dataclass
 class KeyframeTracker:
@@ -24,6 +26,8 @@ class KeyframeTracker:
     failure: str | None = None  # why the current keyframe failed: "time limit" or "fell"
     fallen_since: float | None = None  # first instant of the current stretch fallen (see `watch_fall`)
     head_was_up: bool = False  # the head has risen (RISEN_HEAD_HEIGHT) since the current keyframe became active
+    progress_mark: float | None = None  # the distance at the last progress towards the current keyframe
+    progress_since: float | None = None  # when that was (see `watch_stall`)
 
     def __post_init__(self):
         self.reached = [None] * len(self.keyframes)
@@ -57,6 +61,22 @@ class KeyframeTracker:
         self.index += 1
         self.start, self.within_since = t, None
         self.head_was_up, self.fallen_since = False, None
+        self.progress_mark, self.progress_since = None, None
+
+    def watch_stall(self, t: float, distance: float, give_up_s: float) -> None:
+        """Fail the current keyframe ("stalled") once its distance has gone `give_up_s` without coming
+        `PROGRESS_STEP` × its tolerance closer than at the last progress (`give_up_s` 0: never). Being
+        within the tolerance, sustaining it, is progress. A run stuck short of its keyframe would
+        otherwise spend the rest of the time limit — seconds of motion, each costing planning — before
+        its retry, with fresh noise and more effort, could start."""
+        if self.done or give_up_s <= 0:
+            return
+        kf = self.current
+        mark = self.progress_mark
+        if mark is None or distance <= kf.tolerance or distance < mark - PROGRESS_STEP * kf.tolerance:
+            self.progress_mark, self.progress_since = distance, t
+        elif t - self.progress_since >= give_up_s - 1e-9:
+            self.failed, self.failure = True, "stalled"
 
     def watch_fall(self, t: float, head_height: float, give_up_s: float) -> None:
         """Fail the current keyframe once the head has stayed below `FALLEN_HEAD_HEIGHT` for
@@ -81,6 +101,7 @@ class KeyframeTracker:
         if self.index >= len(self.keyframes):
             self.start, self.within_since = t, None
             self.head_was_up, self.fallen_since = False, None
+            self.progress_mark, self.progress_since = None, None
         self.keyframes.extend(keyframes)
         self.reached.extend([None] * len(keyframes))
 
