@@ -18,6 +18,7 @@ import numpy as np
 from .contact_keyframes import WORLD, ContactKeyframe
 from .pair_points import pair_offset
 from .scene import SceneDesc
+from .touching import touching_bodies
 
 GRASP_PREFIX = "grasp_"
 SHEAR_SLACK_N = 0.5  # N of shear a hand's friction is not asked to justify (the weld's numerical noise)
@@ -106,15 +107,6 @@ class Grasper:
         """The (body, object) names whose weld is on now."""
         return frozenset(pair for pair, eq in zip(self.pairs, self.eq) if data.eq_active[eq])
 
-    def touching(self, model: mujoco.MjModel, data: mujoco.MjData) -> set:
-        """The (body, object) body-id pairs in contact now."""
-        out = set()
-        for c in data.contact[:data.ncon] if data.ncon else []:
-            a, b = int(model.geom_bodyid[c.geom1]), int(model.geom_bodyid[c.geom2])
-            out.add((a, b))
-            out.add((b, a))
-        return out
-
     def update(self, model: mujoco.MjModel, data: mujoco.MjData, kf: ContactKeyframe) -> None:
         """Switch the welds for keyframe `kf` in the state `data` (kinematics and contacts current),
         and write the held poses into every model.
@@ -130,7 +122,7 @@ class Grasper:
         keyed = {}
         for p in kf.pairs:
             keyed[(p.body1, p.body2)] = keyed[(p.body2, p.body1)] = p
-        touching = self.touching(model, data)
+        touching = touching_bodies(model, data)
         gaps: dict[str, list[float]] = {}  # object -> the gap of each body keyed to it
         touch: dict[str, bool] = {}  # object -> every body keyed to it touches it (or already holds it)
         for k, ((body, obj), eq) in enumerate(zip(self.pairs, self.eq)):

@@ -425,3 +425,34 @@ def test_a_solution_reports_its_grasps_and_the_objects_quality():
     assert all(g["object_weight_n"] == pytest.approx(2.0 * 9.81, rel=1e-3) and g["held_s"] >= 0 for g in grasps)
     quality = sol.summary["quality"]
     assert quality["object_penetration_m"] >= 0 and quality["object_unsupported_s"] >= 0
+
+
+def test_a_box_is_put_on_its_platform_only_once_it_rests_there():
+    """The preset's 'place' and 'release' pair the box with the platform it goes on: held 5 cm above
+    its mark — within the keyframes' tolerance — it is not yet put there, and the tracker does not
+    start the keyframe's sustain; set down on it, it is. The lift's box ↔ world pair is a point in the
+    air and needs no support. By hand, against MuJoCo's contacts."""
+    from solver.mpc.tracker import placements
+    task = load_task(task_path("box_lift_place"))
+    prep = CONTACT.prepare(task)
+    m, names = prep.built.model, [kf.name for kf in prep.keyframes]
+    box, platform = m.body("box").id, m.body("to_platform").id
+    place, release, lift = names.index("place"), names.index("release"), names.index("lift")
+    assert placements(prep.built.scene, m, prep.keyframes[place]) == [(box, platform)]
+    assert placements(prep.built.scene, m, prep.keyframes[lift]) == []
+    kf = prep.keyframes[release]
+    half = m.geom_size[m.body_geomadr[box], 2]
+    adr = m.jnt_qposadr[m.body_jntadr[box]]
+    for gap, rests in ((0.05, False), (-0.001, True)):
+        with RolloutEngine(prep.plan.model, 1) as engine:
+            agent = Agent(prep.built, prep.plan, prep.keyframes, prep.settings, 0, engine)
+            d = agent.data
+            top = d.xpos[platform] + [0.0, 0.0, m.geom_size[m.body_geomadr[platform], 2]]
+            d.qpos[adr:adr + 3] = top + [0.0, 0.0, half + gap]
+            d.qpos[adr + 3:adr + 7] = [1, 0, 0, 0]
+            mujoco.mj_forward(m, d)
+            assert pair_distance(m, d, kf) == pytest.approx(abs(gap), abs=1e-6) and abs(gap) < kf.tolerance
+            assert agent.placed(release) is rests and agent.placed(place) is rests and agent.placed(lift)
+            agent.tracker.index, agent.tracker.start = release, 0.0
+            agent.step()  # one control step (the hovering box falls about a millimetre)
+        assert (agent.tracker.within_since is not None) is rests

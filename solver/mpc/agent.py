@@ -37,7 +37,7 @@ from .hold import pose_holder
 from .iteration import Scorer, plan_iteration
 from .objectives import Objective
 from .planner import ControlSpace, make_planner
-from .tracker import KeyframeTracker, pair_distance
+from .tracker import KeyframeTracker, pair_distance, placements, resting_on
 from .tracking import ReferenceTracker, TrackingObjective, pose_columns
 
 INTEGRATION = int(mujoco.mjtState.mjSTATE_INTEGRATION)
@@ -102,6 +102,7 @@ class Agent:
         self.grasper = Grasper(m, [plan.model], built.grasps)
         self.fingerprint = fingerprint(built, settings, keyframes)
         self.planned_for = -1  # the keyframe index the last control step planned for
+        self._placements: dict[int, list] = {}  # keyframe index → its (object, support) body ids
         self.horizon_total = sum(k.time_limit + k.sustain for k in keyframes)
         self.rec = {name: [] for name in RECORDS}
         self.rec["times"].append(0.0)
@@ -121,6 +122,16 @@ class Agent:
             return pair_distance(self.m, self.data, kf, self.grasper.held(self.data) if self.grasper else frozenset())
         q = self.data.qpos[self.pose_columns]
         return kf.distance(q[:3], q[3:7], q[7:])
+
+    def placed(self, index: int) -> bool:
+        """Whether every object keyframe `index` puts on something (box ↔ shelf) rests on it now: a
+        box held 10 cm above its shelf is not yet put there, however near its mark, and letting go of
+        it there drops it wherever it lands."""
+        if self.reference is not None or index >= len(self.tracker.keyframes):
+            return True
+        if index not in self._placements:
+            self._placements[index] = placements(self.built.scene, self.m, self.tracker.keyframes[index])
+        return resting_on(self.m, self.data, self._placements[index])
 
     @property
     def done(self) -> bool:
@@ -182,7 +193,7 @@ class Agent:
             d = self.distance(tracker.current)
             # The last keyframe counts only once the last perturbation has struck (a hit reaction).
             waiting = tracker.index == len(tracker.keyframes) - 1 and self.perturber.pending(data.time)
-            tracker.update(data.time, np.inf if waiting else d)
+            tracker.update(data.time, np.inf if waiting or not self.placed(tracker.index) else d)
             rec["times"].append(data.time)
             rec["qpos"].append(data.qpos.copy())
             rec["ctrls"].append(data.ctrl.copy())

@@ -7,9 +7,11 @@ from dataclasses import dataclass, field
 import mujoco
 import numpy as np
 
-from ..contact_keyframes import ContactKeyframe
+from ..contact_keyframes import WORLD, ContactKeyframe
 from ..pair_points import pair_offset
 from ..quality import FALLEN_HEAD_HEIGHT, RISEN_HEAD_HEIGHT
+from ..scene import SceneDesc
+from ..touching import touching_bodies
 
 PROGRESS_STEP = 0.1  # of a keyframe's tolerance: coming closer by less than this is not progress
 
@@ -121,3 +123,25 @@ def pair_distance(model: mujoco.MjModel, data: mujoco.MjData, kf: ContactKeyfram
             continue
         total += float(np.sum(pair_offset(model, data, p) ** 2))
     return float(np.sqrt(total))
+
+
+def placements(scene: SceneDesc, model: mujoco.MjModel, kf: ContactKeyframe) -> list[tuple[int, int]]:
+    """(object, support) body ids of keyframe `kf`'s pairs that put a free object on a fixed
+    environment body (box ↔ shelf). A pair with `world` is a point in space (a waypoint of a carry),
+    not a support."""
+    free = {b.name for b in scene.environment.bodies if b.kind == "free"}
+    fixed = {b.name for b in scene.environment.bodies if b.kind != "free"} - {WORLD}
+    out = []
+    for p in kf.pairs:
+        for obj, support in ((p.body1, p.body2), (p.body2, p.body1)):
+            if obj in free and support in fixed:
+                out.append((model.body(obj).id, model.body(support).id))
+    return out
+
+
+def resting_on(model: mujoco.MjModel, data: mujoco.MjData, pairs: list[tuple[int, int]]) -> bool:
+    """Whether every (object, support) of `pairs` touches: MuJoCo has a contact between them now."""
+    if not pairs:
+        return True
+    touching = touching_bodies(model, data)
+    return all(pair in touching for pair in pairs)
