@@ -32,6 +32,12 @@ SQUEEZE = 0.02  # m: the hand's target lies this far inside the box's side (the 
 # fall trying to rise with it.
 REACH_DOWN_Z = 0.8
 CARRY_Z, CARRY_IN = 1.0, 0.25  # m: a lift ends with the box at chest height, this far nearer the body
+# m: how near its mark the box's bottom centre rests when put down ('place') and after the hands let
+# go ('release'), the same for both: nothing moves the box once the hands are off, so a box put down
+# further out than 'release' allows could never meet it (a 0.15 m 'place' before a 0.08 m 'release'
+# spent every back-up of a solve that way). Within 0.1 m of a 0.4 m platform's centre, the box's
+# centre of mass is well over the platform.
+PLACED = 0.1
 
 
 def _hands(width: float, up: float = 0.0) -> list[dict]:
@@ -75,9 +81,9 @@ def _place(name: str, about: str, params: dict, *, lift: list, grip_up: float = 
                 _kf("carry", hands + [{"body1": "box", "pos1": [0, 0, 0], "body2": "world", "pos2": above}],
                     0.15, 0.2, 8.0),
                 _kf("place", hands + [{"body1": "box", "pos1": bottom, "body2": "to_platform", "pos2": on_top}],
-                    0.15, 0.3, 8.0),
+                    PLACED, 0.3, 8.0),
                 _kf("release", [{"body1": "box", "pos1": bottom, "body2": "to_platform", "pos2": on_top}],
-                    0.08, 1.0, 6.0),
+                    PLACED, 1.0, 6.0),
             ]}
 
 
