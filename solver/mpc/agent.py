@@ -56,7 +56,7 @@ class AgentRun:
     reached: list
     success: bool
     failed_keyframe: int | None
-    failure: str | None  # why it failed: "time limit" or "fell" (the tracker's), None on success
+    failure: str | None  # why it failed: "time limit", "fell" or "stalled" (the tracker's), None on success
     unstable_at: float | None  # time the diverging step started (= the last recorded time)
     unstable_reason: str | None
     iterations: int

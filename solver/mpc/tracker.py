@@ -25,7 +25,7 @@ class KeyframeTracker:
     within_since: float | None = None  # first instant of the current stretch within tolerance
     reached: list = field(default_factory=list)
     failed: bool = False
-    failure: str | None = None  # why the current keyframe failed: "time limit" or "fell"
+    failure: str | None = None  # why the current keyframe failed: "time limit", "fell" or "stalled"
     fallen_since: float | None = None  # first instant of the current stretch fallen (see `watch_fall`)
     head_was_up: bool = False  # the head has risen (RISEN_HEAD_HEIGHT) since the current keyframe became active
     progress_mark: float | None = None  # the distance at the last progress towards the current keyframe
