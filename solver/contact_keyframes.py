@@ -3,9 +3,9 @@ to bring together within a tolerance, with no timing.
 
 A keyframe succeeds when the norm of its stacked pair displacements stays ≤ `tolerance` for
 `sustain` seconds, with every free object it pairs with a fixed environment body (box ↔ shelf)
-resting on that body (`mpc.tracker.placements`); it fails if `time_limit` passes first. Task files may also list
-`{"include": "TASK_NAME", "reverse": true}` to splice in another task's keyframes (get-up =
-lie-down reversed).
+resting on that body (`mpc.tracker.placements`); it fails if `time_limit` passes first. Task files
+may also list `{"include": "TASK_NAME", "reverse": true}` to splice in another task's keyframes
+(get-up = lie-down reversed).
 """
 from __future__ import annotations
 
