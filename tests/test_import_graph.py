@@ -14,7 +14,7 @@ FLOORS = [
     {"solver.scene", "solver.objective_terms", "solver.settings", "solver.characters", "solver.environments",
      "solver.boneframes", "solver.mjcf_paths", "solver.mjcf", "solver.task", "solver.contact_keyframes",
      "solver.pose_keyframes", "solver.solution", "solver.rest", "solver.proportions", "solver.track_keyframes",
-     "solver.perturbations", "solver.grasp", "solver.pair_points"},
+     "solver.perturbations", "solver.grasp", "solver.pair_points", "solver.touching"},
     # 2 physics and files: the compiled model, rollouts, features, results, the keyframe feed
     {"solver.model", "solver.rollout", "solver.features", "solver.result", "solver.feed", "solver.quality",
      "solver.reference", "solver.diversity"},
