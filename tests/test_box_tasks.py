@@ -59,3 +59,47 @@ def test_a_box_on_a_low_platform_is_reached_down_to_and_lifted_to_the_chest():
 def test_the_box_presets_are_the_tools_output(make):
     task = getattr(_tool(), make)()
     assert json.loads(Path(task_path(task["name"])).read_text()) == task
+
+
+@pytest.mark.parametrize("make", ["lift_place", "floor_pickup", "handover"])
+def test_the_box_is_put_down_nearer_the_character_and_anywhere_within_tolerance_rests_over_the_platform(make):
+    """The 'place' mark lies NEAR towards the character from the target platform's centre, the carry
+    ends above it, and a box whose bottom centre is anywhere within PLACED of the mark (the tracker's
+    tolerance) has its centre of mass over the platform's top, so 'release' leaves it standing there."""
+    tool = _tool()
+    task = getattr(tool, make)()
+    kfs = {kf["name"]: kf for kf in task["keyframes"]}
+    (mark,) = [p for p in kfs["place"]["pairs"] if p["body1"] == "box"]
+    assert mark["body2"] == "to_platform" and kfs["release"]["pairs"] == [mark]
+    built = build_model(build_scene(SceneRef(environment="pick_place", params=task["scene"]["params"])))
+    m, data = built.model, mujoco.MjData(built.model)
+    mujoco.mj_kinematics(m, data)
+    platform = m.body("to_platform").id
+    centre = data.xpos[platform]
+    half = m.geom_size[m.body_geomadr[platform]]
+    on_top = centre + np.asarray(mark["pos2"])
+    assert on_top[2] == pytest.approx(centre[2] + half[2])
+    assert np.linalg.norm(on_top[:2]) == pytest.approx(np.linalg.norm(centre[:2]) - tool.NEAR, abs=1e-4)
+    # the farthest a box's bottom centre may lie from the mark, in each direction
+    for angle in np.linspace(0, 2 * np.pi, 16, endpoint=False):
+        rests = on_top[:2] + tool.PLACED * np.array([np.cos(angle), np.sin(angle)])
+        assert np.all(np.abs(rests - centre[:2]) < half[:2]), (angle, rests)
+    (carry,) = [p for p in kfs["carry"]["pairs"] if p["body1"] == "box"]
+    assert carry["body2"] == "world" and carry["pos2"][:2] == pytest.approx(on_top[:2], abs=1e-4)
+
+
+@pytest.mark.parametrize("make", ["lift_place", "floor_pickup", "handover"])
+def test_the_box_is_grasped_where_it_rests(make):
+    """The grasp asks the box to stay at its resting place (a point in the world, MuJoCo's initial
+    position of the free body) besides the hands on its sides: sticky hands weld at the touch, and
+    dragging the box towards the body would meet the hands' pairs as well."""
+    task = getattr(_tool(), make)()
+    grasp = task["keyframes"][0]
+    assert grasp["name"] == "grasp"
+    (stay,) = [p for p in grasp["pairs"] if p["body1"] == "box"]
+    built = build_model(build_scene(SceneRef(environment="pick_place", params=task["scene"]["params"])))
+    data = mujoco.MjData(built.model)
+    mujoco.mj_kinematics(built.model, data)
+    assert stay["body2"] == "world" and stay["pos1"] == [0, 0, 0]
+    assert stay["pos2"] == pytest.approx(data.xpos[built.model.body("box").id])
+    assert sorted(p["body1"] for p in grasp["pairs"] if p["body2"] == "box") == ["hand_left", "hand_right"]

@@ -19,6 +19,7 @@ from solver.mpc.agent import Agent
 from solver.mpc.objectives import ALPHA, Objective
 from solver.mpc.tracker import pair_distance
 from solver.paths import task_path
+from solver.quality import RISEN_HEAD_HEIGHT
 from solver.rollout import RolloutEngine, get_state
 from solver.scene import GROUPS
 from solver.settings import PlannerSettings
@@ -456,3 +457,33 @@ def test_a_box_is_put_on_its_platform_only_once_it_rests_there():
             agent.tracker.index, agent.tracker.start = release, 0.0
             agent.step()  # one control step (the hovering box falls about a millimetre)
         assert (agent.tracker.within_since is not None) is rests
+
+
+def test_a_clip_does_not_end_with_the_character_on_its_way_down():
+    """The last keyframe ('release': the box rests on its mark) is met with the character standing,
+    and not with it lying on the floor, head 0.2 m up (below RISEN_HEAD_HEIGHT): nothing after the
+    last keyframe would catch a fall begun within its sustain. Earlier keyframes do not ask it."""
+    task = load_task(task_path("box_lift_place"))
+    prep = CONTACT.prepare(task)
+    m, names = prep.built.model, [kf.name for kf in prep.keyframes]
+    box, platform, torso = m.body("box").id, m.body("to_platform").id, m.body("torso").id
+    place, release = names.index("place"), names.index("release")
+    assert release == len(names) - 1 and prep.keyframes[release].upright
+    adr, root = m.jnt_qposadr[m.body_jntadr[box]], m.jnt_qposadr[m.body_jntadr[torso]]
+    for lying in (False, True):
+        with RolloutEngine(prep.plan.model, 1) as engine:
+            agent = Agent(prep.built, prep.plan, prep.keyframes, prep.settings, 0, engine)
+            d = agent.data
+            top = d.xpos[platform] + [0.0, 0.0, m.geom_size[m.body_geomadr[platform], 2]]
+            d.qpos[adr:adr + 3] = top + [0.0, 0.0, m.geom_size[m.body_geomadr[box], 2] - 0.001]
+            d.qpos[adr + 3:adr + 7] = [1, 0, 0, 0]
+            if lying:  # on its back, head towards −x, away from the platforms
+                d.qpos[root:root + 7] = [0.0, 0.0, 0.2, np.sqrt(0.5), 0.0, -np.sqrt(0.5), 0.0]
+            mujoco.mj_forward(m, d)
+            head = d.xpos[m.body("head").id, 2]
+            assert bool(head < RISEN_HEAD_HEIGHT) is lying, head
+            assert pair_distance(m, d, prep.keyframes[release]) < prep.keyframes[release].tolerance
+            assert agent.ends_up(release) is not lying and agent.ends_up(place)
+            agent.tracker.index, agent.tracker.start = release, 0.0
+            agent.step()
+        assert (agent.tracker.within_since is None) is lying

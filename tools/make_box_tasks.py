@@ -16,6 +16,8 @@ import json
 import os
 import sys
 
+import numpy as np
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
@@ -38,6 +40,11 @@ CARRY_Z, CARRY_IN = 1.0, 0.25  # m: a lift ends with the box at chest height, th
 # spent every back-up of a solve that way). Within 0.1 m of a 0.4 m platform's centre, the box's
 # centre of mass is well over the platform.
 PLACED = 0.1
+# m: the box is put down this far from the target platform's centre towards the character (its near
+# corner): the centre of a platform on the left is beyond the arms' reach of the standing character
+# holding a box, and within 0.1 m (PLACED) of a mark this far in, the box's centre stays over a
+# 0.4 m platform.
+NEAR = 0.1
 
 
 def _hands(width: float, up: float = 0.0) -> list[dict]:
@@ -63,9 +70,14 @@ def _place(name: str, about: str, params: dict, *, lift: list, grip_up: float = 
     to = next(b for b in env.bodies if b.name == "to_platform")
     half = box.geoms[0].size
     bottom = [0.0, 0.0, -half[2]]
-    on_top = [0.0, 0.0, to.geoms[0].size[2]]  # the top of the target platform, in its frame
-    above = [to.pos[0], to.pos[1], 2 * to.geoms[0].size[2] + half[2] + 0.1]  # 0.1 m above where it goes
+    toward = -NEAR * np.asarray(to.pos[:2]) / np.linalg.norm(to.pos[:2])  # towards the character
+    on_top = [*toward.round(4).tolist(), to.geoms[0].size[2]]  # the mark on the platform's top, in its frame
+    above = [*(np.asarray(to.pos[:2]) + toward).round(4).tolist(), 2 * to.geoms[0].size[2] + half[2] + 0.1]
     hands = _hands(2 * half[1], grip_up)
+    # the box stays where it rests while the hands close on it: sticky hands weld on at the touch, and
+    # a grasp that asked for the hands alone dragged the box off its platform towards the body (they
+    # reach it as well that way) and left the character a step back from where it carries it
+    stay = {"body1": "box", "pos1": [0, 0, 0], "body2": "world", "pos2": list(box.pos)}
     stages = [[box.pos[0] - inward, box.pos[1], box.pos[2] + up] for up, inward in lift]
     if stages[-1][2] < CARRY_Z - 0.1:  # from low down: stand up with it held at the chest, as one carries a box
         stages.append([box.pos[0] - CARRY_IN, box.pos[1], CARRY_Z])
@@ -76,7 +88,7 @@ def _place(name: str, about: str, params: dict, *, lift: list, grip_up: float = 
             "scene": {"environment": "pick_place", "params": params, "character": "humanoid"},
             "settings": {"grasp": "sticky"},
             "keyframes": [
-                _kf("grasp", hands, 0.08, 0.3, 6.0, box.pos[2] + grip_up),
+                _kf("grasp", hands + [stay], 0.08, 0.3, 6.0, box.pos[2] + grip_up),
                 *lifts,
                 _kf("carry", hands + [{"body1": "box", "pos1": [0, 0, 0], "body2": "world", "pos2": above}],
                     0.15, 0.2, 8.0),

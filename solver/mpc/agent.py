@@ -27,6 +27,7 @@ from ..features import Features
 from ..grasp import Grasper
 from ..model import BuiltModel
 from ..perturbations import Perturber
+from ..quality import RISEN_HEAD_HEIGHT
 from ..reference import Reference
 from ..rollout import RolloutEngine, Trajectories, get_state, step_divergence
 from ..settings import PlannerSettings
@@ -123,6 +124,16 @@ class Agent:
         q = self.data.qpos[self.pose_columns]
         return kf.distance(q[:3], q[3:7], q[7:])
 
+    def ends_up(self, index: int) -> bool:
+        """Whether keyframe `index` may end the clip now: the last keyframe, where it asks the character
+        to stay up, only with the head above RISEN_HEAD_HEIGHT. Nothing after it would catch a fall
+        begun within its sustain: a box put down and let go of ended a clip with the character on
+        its way to the floor (head at 0.5 m and dropping), counted a success."""
+        if (self.reference is not None or self.head is None or index != len(self.tracker.keyframes) - 1
+                or not self.tracker.keyframes[index].upright):
+            return True
+        return float(self.data.xpos[self.head, 2]) >= RISEN_HEAD_HEIGHT
+
     def placed(self, index: int) -> bool:
         """Whether every object keyframe `index` puts on something (box ↔ shelf) rests on it now: a
         box held 10 cm above its shelf is not yet put there, however near its mark, and letting go of
@@ -193,7 +204,10 @@ class Agent:
             d = self.distance(tracker.current)
             # The last keyframe counts only once the last perturbation has struck (a hit reaction).
             waiting = tracker.index == len(tracker.keyframes) - 1 and self.perturber.pending(data.time)
-            tracker.update(data.time, np.inf if waiting or not self.placed(tracker.index) else d)
+            # (whether a box rests on its shelf, or the clip ends up, matters only within tolerance)
+            unmet = waiting or (d <= tracker.current.tolerance
+                                and not (self.placed(tracker.index) and self.ends_up(tracker.index)))
+            tracker.update(data.time, np.inf if unmet else d)
             rec["times"].append(data.time)
             rec["qpos"].append(data.qpos.copy())
             rec["ctrls"].append(data.ctrl.copy())
