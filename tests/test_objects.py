@@ -448,7 +448,7 @@ def test_a_box_is_put_on_its_platform_only_once_it_rests_there():
         with RolloutEngine(prep.plan.model, 1) as engine:
             agent = Agent(prep.built, prep.plan, prep.keyframes, prep.settings, 0, engine)
             d = agent.data
-            top = d.xpos[platform] + [0.0, 0.0, m.geom_size[m.body_geomadr[platform], 2]]
+            top = d.xpos[platform] + prep.keyframes[release].pairs[0].pos2  # the mark on the platform
             d.qpos[adr:adr + 3] = top + [0.0, 0.0, half + gap]
             d.qpos[adr + 3:adr + 7] = [1, 0, 0, 0]
             mujoco.mj_forward(m, d)
@@ -474,7 +474,7 @@ def test_a_clip_does_not_end_with_the_character_on_its_way_down():
         with RolloutEngine(prep.plan.model, 1) as engine:
             agent = Agent(prep.built, prep.plan, prep.keyframes, prep.settings, 0, engine)
             d = agent.data
-            top = d.xpos[platform] + [0.0, 0.0, m.geom_size[m.body_geomadr[platform], 2]]
+            top = d.xpos[platform] + prep.keyframes[release].pairs[0].pos2  # the mark on the platform
             d.qpos[adr:adr + 3] = top + [0.0, 0.0, m.geom_size[m.body_geomadr[box], 2] - 0.001]
             d.qpos[adr + 3:adr + 7] = [1, 0, 0, 0]
             if lying:  # on its back, head towards −x, away from the platforms
