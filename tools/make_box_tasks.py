@@ -1,8 +1,9 @@
 """Author the box presets (`scenes/tasks/box_*.json`) on the `pick_place` environment: a free box on a
 platform, a second platform to put it on (after the box loco-manipulation paper's setting).
 
-- box_lift_place: grasp the box with both hands, lift it off its platform (up and in towards the
-  chest), carry it above the other platform (higher, to the left), put it down, let go and stand.
+- box_lift_place: grasp the box with both hands where it rests, lift it off its platform (up and in
+  towards the chest), carry it above the other platform (higher, to the left), put it down on the
+  platform's near side, let go and stand.
 - box_floor_pickup: the same from a box on the floor (a squat) to a table-height platform.
 - box_handover: from a low platform on the right to a high one on the left.
 
@@ -63,8 +64,9 @@ def _kf(name: str, pairs: list, tolerance: float, sustain: float, time_limit: fl
 
 
 def _place(name: str, about: str, params: dict, *, lift: list, grip_up: float = 0.0) -> dict:
-    """Grasp → lift (through the box positions `lift`, each [up, in] from where it rests) → carry
-    (0.1 m above the target platform) → place (its bottom on the platform's top) → release."""
+    """Grasp (the box kept where it rests) → lift (through the box positions `lift`, each [up, in]
+    from where it rests) → carry (0.1 m above the mark) → place (its bottom on the mark: the target
+    platform's top, NEAR from its centre towards the character) → release."""
     env, _ = pick_place(**params)
     box = next(b for b in env.bodies if b.name == "box")
     to = next(b for b in env.bodies if b.name == "to_platform")
