@@ -428,6 +428,18 @@ def test_a_solution_reports_its_grasps_and_the_objects_quality():
     assert quality["object_penetration_m"] >= 0 and quality["object_unsupported_s"] >= 0
 
 
+def _box_over_its_mark(prep, data, gap: float) -> None:
+    """Put the lift-and-place preset's box level with its bottom `gap` above its 'release' mark on the
+    target platform (negative: pressed into it), and update the kinematics."""
+    m = prep.built.model
+    box, platform = m.body("box").id, m.body("to_platform").id
+    mark = prep.keyframes[-1].pairs[0].pos2  # 'release': the box's bottom on the platform, in its frame
+    adr = m.jnt_qposadr[m.body_jntadr[box]]
+    data.qpos[adr:adr + 3] = data.xpos[platform] + mark + [0.0, 0.0, m.geom_size[m.body_geomadr[box], 2] + gap]
+    data.qpos[adr + 3:adr + 7] = [1, 0, 0, 0]
+    mujoco.mj_forward(m, data)
+
+
 def test_a_box_is_put_on_its_platform_only_once_it_rests_there():
     """The preset's 'place' and 'release' pair the box with the platform it goes on: held 5 cm above
     its mark — within the keyframes' tolerance — it is not yet put there, and the tracker does not
@@ -442,16 +454,11 @@ def test_a_box_is_put_on_its_platform_only_once_it_rests_there():
     assert placements(prep.built.scene, m, prep.keyframes[place]) == [(box, platform)]
     assert placements(prep.built.scene, m, prep.keyframes[lift]) == []
     kf = prep.keyframes[release]
-    half = m.geom_size[m.body_geomadr[box], 2]
-    adr = m.jnt_qposadr[m.body_jntadr[box]]
     for gap, rests in ((0.05, False), (-0.001, True)):
         with RolloutEngine(prep.plan.model, 1) as engine:
             agent = Agent(prep.built, prep.plan, prep.keyframes, prep.settings, 0, engine)
             d = agent.data
-            top = d.xpos[platform] + prep.keyframes[release].pairs[0].pos2  # the mark on the platform
-            d.qpos[adr:adr + 3] = top + [0.0, 0.0, half + gap]
-            d.qpos[adr + 3:adr + 7] = [1, 0, 0, 0]
-            mujoco.mj_forward(m, d)
+            _box_over_its_mark(prep, d, gap)
             assert pair_distance(m, d, kf) == pytest.approx(abs(gap), abs=1e-6) and abs(gap) < kf.tolerance
             assert agent.placed(release) is rests and agent.placed(place) is rests and agent.placed(lift)
             agent.tracker.index, agent.tracker.start = release, 0.0
@@ -466,20 +473,16 @@ def test_a_clip_does_not_end_with_the_character_on_its_way_down():
     task = load_task(task_path("box_lift_place"))
     prep = CONTACT.prepare(task)
     m, names = prep.built.model, [kf.name for kf in prep.keyframes]
-    box, platform, torso = m.body("box").id, m.body("to_platform").id, m.body("torso").id
     place, release = names.index("place"), names.index("release")
     assert release == len(names) - 1 and prep.keyframes[release].upright
-    adr, root = m.jnt_qposadr[m.body_jntadr[box]], m.jnt_qposadr[m.body_jntadr[torso]]
+    root = m.jnt_qposadr[m.body_jntadr[m.body("torso").id]]
     for lying in (False, True):
         with RolloutEngine(prep.plan.model, 1) as engine:
             agent = Agent(prep.built, prep.plan, prep.keyframes, prep.settings, 0, engine)
             d = agent.data
-            top = d.xpos[platform] + prep.keyframes[release].pairs[0].pos2  # the mark on the platform
-            d.qpos[adr:adr + 3] = top + [0.0, 0.0, m.geom_size[m.body_geomadr[box], 2] - 0.001]
-            d.qpos[adr + 3:adr + 7] = [1, 0, 0, 0]
             if lying:  # on its back, head towards −x, away from the platforms
                 d.qpos[root:root + 7] = [0.0, 0.0, 0.2, np.sqrt(0.5), 0.0, -np.sqrt(0.5), 0.0]
-            mujoco.mj_forward(m, d)
+            _box_over_its_mark(prep, d, -0.001)
             head = d.xpos[m.body("head").id, 2]
             assert bool(head < RISEN_HEAD_HEIGHT) is lying, head
             assert pair_distance(m, d, prep.keyframes[release]) < prep.keyframes[release].tolerance
