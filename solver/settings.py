@@ -107,6 +107,9 @@ class PlannerSettings:
     give_up_stalled_s: float = _setting(0.0, "A keyframe fails once its distance has gone this long without coming "
                                              "a tenth of its tolerance closer, so the retry starts sooner (0: only "
                                              "the time limit)", nonneg=True, max=MAX_MOTION_S)
+    overtime: float = _setting(1.0, "A keyframe still closing in at its time limit (a tenth of its tolerance closer "
+                                    "within the last 2 s) runs on, up to this fraction of its time limit longer, "
+                                    "before it fails (0: the time limit is final)", nonneg=True, max=10.0)
     slowdown: Optional[float] = _setting(None, "Γ: plan for control_dt / Γ of wall time per control step instead "
                                                "of a fixed budget (interactive preview)", positive=True,
                                          min=MIN_SLOWDOWN)

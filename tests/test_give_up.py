@@ -6,12 +6,13 @@ import json
 from pathlib import Path
 
 import mujoco
+import numpy as np
 import pytest
 
 from solver.contact_keyframes import parse_keyframes
 from solver.methods.contact import CONTACT
 from solver.mpc.agent import run_agent
-from solver.mpc.tracker import KeyframeTracker
+from solver.mpc.tracker import CLOSING_S, PROGRESS_STEP, KeyframeTracker
 from solver.quality import FALLEN_HEAD_HEIGHT
 from solver.rollout import RolloutEngine
 from solver.task import task_from_dict
@@ -61,7 +62,7 @@ def test_a_standing_character_that_falls_gives_up_early(give_up):
     doc = json.loads((ROOT / "scenes/tasks/reach_hand_targets.json").read_text())
     # Two rollouts, no noise: the planner cannot balance and the character falls within ~1.5 s.
     doc["settings"] = {"rollouts": 2, "budget": 1, "exploration": 0.0, "planner": "baseline",
-                       "give_up_fallen_s": give_up}
+                       "give_up_fallen_s": give_up, "overtime": 0.0}
     doc["keyframes"] = doc["keyframes"][:1]
     doc["keyframes"][0]["time_limit"] = 4.0
     prep = CONTACT.prepare(task_from_dict(doc))
@@ -112,4 +113,60 @@ def test_a_character_that_cannot_come_closer_gives_up_at_the_stall_time():
     with RolloutEngine(prep.plan.model, 1) as engine:
         run = run_agent(prep.built, prep.plan, prep.keyframes, prep.settings, 0, engine)
     assert not run.success and run.failed_keyframe == 0 and run.failure == "stalled"
-    assert 0.5 <= run.times[-1] <= 0.5 + 2 * 0.015  # watched once per control step, from the first one's end
+    assert 0.5 <= run.times[-1] <= 0.5 + 0.015  # watched once per control step, from the keyframe's start
+
+
+def _run_tracker(distance, overtime: float, time_limit: float = 2.0) -> tuple[str, float]:
+    """Control steps of 0.1 s as the agent takes them (the tracker's update, then progress noted) at
+    `distance(i)` until the keyframe is reached or fails: what happened and when."""
+    kf = parse_keyframes([{"pairs": [PAIR], "tolerance": 0.1, "sustain": 0.2, "time_limit": time_limit}])
+    t = KeyframeTracker(kf, overtime=overtime)
+    for i in range(100):
+        time = round(0.1 * i, 10)
+        t.update(time, distance(i))
+        t.watch_stall(time, distance(i), give_up_s=0.0)
+        if t.done:
+            return ("reached", t.reached[0]) if not t.failed else (t.failure, time)
+    return "running", time
+
+
+def test_a_keyframe_still_closing_in_at_its_time_limit_runs_on_within_its_overtime():
+    """Hand-computed (tolerance 0.1 m, so progress is 1 cm closer than at the last progress; time limit
+    2 s; closing in: progress within the last 2 s). 2 cm closer every 0.1 s from 0.8 m is still closing
+    in at 2 s: with `overtime` 1 it runs on, within the tolerance from 3.5 s, reached at 3.7 s (0.2 s
+    sustained); with 0 it fails at its limit. One that came 2 cm closer at once and no closer since
+    fails at its first step past the limit (its last progress 2 s before); one that never comes closer is not closing in
+    for having started (a 1 s limit, inside the 2 s window); one creeping 1 cm every 0.5 s closes in
+    all along and fails at twice its limit, the cap."""
+    closer = lambda i: 0.8 - 0.02 * i  # noqa: E731
+    assert _run_tracker(closer, overtime=1.0) == ("reached", pytest.approx(3.7))
+    assert _run_tracker(closer, overtime=0.0) == ("time limit", pytest.approx(2.1))
+    assert _run_tracker(lambda i: 0.8 - 0.02 * min(i, 1), overtime=1.0) == ("time limit", pytest.approx(2.1))
+    assert _run_tracker(lambda i: 0.8, overtime=1.0, time_limit=1.0) == ("time limit", pytest.approx(1.1))
+    assert _run_tracker(lambda i: 0.8 - 0.002 * i, overtime=1.0) == ("time limit", pytest.approx(4.1))
+    assert _run_tracker(lambda i: 0.8 - 0.002 * i, overtime=0.5) == ("time limit", pytest.approx(3.1))
+
+
+def test_a_real_reach_still_closing_at_its_time_limit_runs_on_the_same_motion():
+    """A hand reaching for its target, 0.47 m off at the start, has closed to about 0.13 m by its
+    0.6 s limit and is still closing in: with `overtime` 0 it fails there; with 1 the same motion
+    (the same seed, step for step to the limit) runs on and fails "time limit" only at twice the
+    limit, the cap — its last progress then within the closing window."""
+    runs = {}
+    for overtime in (0.0, 1.0):
+        doc = json.loads((ROOT / "scenes/tasks/reach_hand_targets.json").read_text())
+        doc["settings"] = {"rollouts": 16, "budget": 1, "overtime": overtime}
+        doc["keyframes"] = doc["keyframes"][:1]
+        doc["keyframes"][0]["time_limit"] = 0.6
+        prep = CONTACT.prepare(task_from_dict(doc))
+        with RolloutEngine(prep.plan.model, 1) as engine:
+            runs[overtime] = run_agent(prep.built, prep.plan, prep.keyframes, prep.settings, 0, engine)
+    final, over = runs[0.0], runs[1.0]
+    assert final.failure == over.failure == "time limit" and not over.success
+    assert final.times[-1] == pytest.approx(0.6, abs=0.01) and over.times[-1] == pytest.approx(1.2, abs=0.01)
+    n = len(final.times)
+    np.testing.assert_array_equal(over.qpos[:n], final.qpos)
+    at_limit = over.distance[n - 1]
+    window = (over.times > over.times[n - 1] - CLOSING_S) & (over.times <= over.times[n - 1])
+    assert over.distance[window].max() - at_limit >= PROGRESS_STEP * prep.keyframes[0].tolerance  # closing
+    assert over.distance.min() < at_limit  # and it came closer in its overtime

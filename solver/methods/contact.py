@@ -19,7 +19,7 @@ from ..grasp import grasp_pairs
 from ..memory import run_record_bytes
 from ..mjcf import model_from_xml
 from ..model import BuiltModel, build_model
-from ..mpc.agent import Agent
+from ..mpc.agent import Agent, longest_motion
 from ..mpc.checkpoint import Checkpoint
 from ..mpc.particles import run_particles
 from ..mpc.planner import COMPOSED, ORIGINS, planner_options
@@ -69,7 +69,7 @@ class ContactPrepared(PlannedPrepared):
         """Particles keep whole runs' records: each particle's agent and its checkpoints at the
         keyframes a back-up may return to (`particles.run_particles`), each up to the whole run."""
         s = self.settings
-        duration = sum(k.time_limit for k in self.keyframes) + 1.0
+        duration = longest_motion(self.keyframes, s) + 1.0
         cap = s.budget if s.budget is not None else 2 * s.max_iterations
         per_run = run_record_bytes(self.built.model, duration, s.planning_timestep, (2 ** s.retries) * cap)
         runs = s.particles * (s.backups + 3)

@@ -84,7 +84,7 @@ class Agent:
         mujoco.mj_forward(m, self.data)
         if reference is None:
             self.objective = Objective(plan, settings.speed_limit, settings.speed_weight)
-            self.tracker = KeyframeTracker(list(keyframes))
+            self.tracker = KeyframeTracker(list(keyframes), overtime=settings.overtime)
         else:
             self.objective = TrackingObjective(plan, reference, list(keyframes), settings)
             self.tracker = ReferenceTracker(list(keyframes))
@@ -104,7 +104,7 @@ class Agent:
         self.fingerprint = fingerprint(built, settings, keyframes)
         self.planned_for = -1  # the keyframe index the last control step planned for
         self._placements: dict[int, list] = {}  # keyframe index → its (object, support) body ids
-        self.horizon_total = sum(k.time_limit + k.sustain for k in keyframes)
+        self.horizon_total = longest_motion(keyframes, settings)
         self.rec = {name: [] for name in RECORDS}
         self.rec["times"].append(0.0)
         self.rec["qpos"].append(self.data.qpos.copy())
@@ -238,7 +238,7 @@ class Agent:
     def extend_keyframes(self, new: list[ContactKeyframe]) -> None:
         """Keyframes appended while running (a finished run resumes with them)."""
         self.tracker.append(list(new), self.data.time)
-        self.horizon_total += sum(k.time_limit + k.sustain for k in new)
+        self.horizon_total += longest_motion(new, self.settings)
 
     def run(self, progress=None, poll_keyframes=None) -> AgentRun:
         """Step until done."""
@@ -308,6 +308,12 @@ class Agent:
                         failure=tracker.failure if tracker.failed else None, unstable_at=self.unstable_at,
                         unstable_reason=self.unstable_reason, iterations=self.iterations,
                         plan_wall_s=self.plan_wall, grasps=self.grasper.summary(self.m) if self.grasper else [])
+
+
+def longest_motion(keyframes: list[ContactKeyframe], settings: PlannerSettings) -> float:
+    """The most seconds of motion a run of `keyframes` can take: every time limit with its overtime,
+    and every sustain."""
+    return sum(k.time_limit * (1.0 + settings.overtime) + k.sustain for k in keyframes)
 
 
 def run_agent(built: BuiltModel, plan: BuiltModel, keyframes: list[ContactKeyframe], settings: PlannerSettings,

@@ -14,6 +14,7 @@ from ..scene import SceneDesc
 from ..touching import touching_bodies
 
 PROGRESS_STEP = 0.1  # of a keyframe's tolerance: coming closer by less than this is not progress
+CLOSING_S = 2.0  # a keyframe that made progress within this long is still closing in (see `overtime`)
 
 
 @dataclass
@@ -29,7 +30,8 @@ class KeyframeTracker:
     fallen_since: float | None = None  # first instant of the current stretch fallen (see `watch_fall`)
     head_was_up: bool = False  # the head has risen (RISEN_HEAD_HEIGHT) since the current keyframe became active
     progress_mark: float | None = None  # the distance at the last progress towards the current keyframe
-    progress_since: float | None = None  # when that was (see `watch_stall`)
+    progress_since: float | None = None  # when that was (see `note_progress`)
+    overtime: float = 0.0  # how far past its time limit a keyframe still closing in may run, × the limit
 
     def __post_init__(self):
         self.reached = [None] * len(self.keyframes)
@@ -49,7 +51,7 @@ class KeyframeTracker:
         kf = self.current
         if distance > kf.tolerance:
             self.within_since = None
-            if t - self.start > kf.time_limit + 1e-9:
+            if t - self.start > kf.time_limit + 1e-9 and not self.in_overtime(t):
                 self.failed, self.failure = True, "time limit"
             return
         if self.within_since is None:
@@ -65,19 +67,41 @@ class KeyframeTracker:
         self.head_was_up, self.fallen_since = False, None
         self.progress_mark, self.progress_since = None, None
 
+    def note_progress(self, t: float, distance: float) -> None:
+        """Mark progress towards the current keyframe: its distance came `PROGRESS_STEP` × its tolerance
+        closer than at the last progress, or is within the tolerance (sustaining it is progress). The
+        first distance of a keyframe sets the mark as of the keyframe's start: no progress of its own."""
+        if self.done:
+            return
+        kf, mark = self.current, self.progress_mark
+        if mark is None:  # the keyframe's first distance: the mark it started from
+            self.progress_mark, self.progress_since = distance, self.start
+        elif distance <= kf.tolerance or distance < mark - PROGRESS_STEP * kf.tolerance:
+            self.progress_mark, self.progress_since = distance, t
+
+    def closing(self, t: float) -> bool:
+        """Whether the current keyframe has made progress since its start, the last time within
+        `CLOSING_S` of t."""
+        since = self.progress_since
+        return since is not None and since > self.start and t - since < CLOSING_S - 1e-9
+
+    def in_overtime(self, t: float) -> bool:
+        """Whether the current keyframe, past its time limit at t, may run on: it is still closing in
+        and within `overtime` × its limit past it. A slow approach that is getting there — a seated
+        shuffle along a tall bench, still 4 cm a second closer when its 10 s ran out — is worth its
+        last seconds; its retry would start the whole approach again."""
+        kf = self.current
+        return self.closing(t) and t - self.start <= kf.time_limit * (1.0 + self.overtime) + 1e-9
+
     def watch_stall(self, t: float, distance: float, give_up_s: float) -> None:
-        """Fail the current keyframe ("stalled") once its distance has gone `give_up_s` without coming
-        `PROGRESS_STEP` × its tolerance closer than at the last progress (`give_up_s` 0: never). Being
-        within the tolerance, sustaining it, is progress. A run stuck short of its keyframe would
-        otherwise spend the rest of the time limit — seconds of motion, each costing planning — before
-        its retry, with fresh noise and more effort, could start."""
+        """Note progress (`note_progress`), and fail the current keyframe ("stalled") once its distance
+        has gone `give_up_s` without progress (`give_up_s` 0: never). A run stuck short of its
+        keyframe would otherwise spend the rest of the time limit — seconds of motion, each costing
+        planning — before its retry, with fresh noise and more effort, could start."""
+        self.note_progress(t, distance)
         if self.done or give_up_s <= 0:
             return
-        kf = self.current
-        mark = self.progress_mark
-        if mark is None or distance <= kf.tolerance or distance < mark - PROGRESS_STEP * kf.tolerance:
-            self.progress_mark, self.progress_since = distance, t
-        elif t - self.progress_since >= give_up_s - 1e-9:
+        if t - self.progress_since >= give_up_s - 1e-9:
             self.failed, self.failure = True, "stalled"
 
     def watch_fall(self, t: float, head_height: float, give_up_s: float) -> None:
