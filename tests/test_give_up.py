@@ -116,15 +116,16 @@ def test_a_character_that_cannot_come_closer_gives_up_at_the_stall_time():
     assert 0.5 <= run.times[-1] <= 0.5 + 0.015  # watched once per control step, from the keyframe's start
 
 
-def _run_tracker(distance, overtime: float, time_limit: float = 2.0) -> tuple[str, float]:
+def _run_tracker(distance, overtime: float, time_limit: float = 2.0, held: bool = True) -> tuple[str, float]:
     """Control steps of 0.1 s as the agent takes them (the tracker's update, then progress noted) at
-    `distance(i)` until the keyframe is reached or fails: what happened and when."""
+    `distance(i)` until the keyframe is reached or fails: what happened and when. `held` False: within
+    the tolerance is not yet met (a box hovering over its shelf), so the update sees no distance."""
     kf = parse_keyframes([{"pairs": [PAIR], "tolerance": 0.1, "sustain": 0.2, "time_limit": time_limit}])
     t = KeyframeTracker(kf, overtime=overtime)
     for i in range(100):
         time = round(0.1 * i, 10)
-        t.update(time, distance(i))
-        t.watch_stall(time, distance(i), give_up_s=0.0)
+        t.update(time, distance(i) if held or distance(i) > 0.1 else np.inf)
+        t.watch_stall(time, distance(i), give_up_s=0.0, held=held)
         if t.done:
             return ("reached", t.reached[0]) if not t.failed else (t.failure, time)
     return "running", time
@@ -145,6 +146,11 @@ def test_a_keyframe_still_closing_in_at_its_time_limit_runs_on_within_its_overti
     assert _run_tracker(lambda i: 0.8, overtime=1.0, time_limit=1.0) == ("time limit", pytest.approx(1.1))
     assert _run_tracker(lambda i: 0.8 - 0.002 * i, overtime=1.0) == ("time limit", pytest.approx(4.1))
     assert _run_tracker(lambda i: 0.8 - 0.002 * i, overtime=0.5) == ("time limit", pytest.approx(3.1))
+    # Within the tolerance but not met (a box hovering over its shelf) from 0.4 s on: no progress since,
+    # so no longer closing in from 2.4 s (counted as progress, it would run on to the cap, 4.1 s).
+    hover = lambda i: max(0.05, 0.8 - 0.2 * i)  # noqa: E731
+    assert _run_tracker(hover, overtime=1.0, held=False) == ("time limit", pytest.approx(2.4))
+    assert _run_tracker(hover, overtime=1.0) == ("reached", pytest.approx(0.6))
 
 
 def test_a_real_reach_still_closing_at_its_time_limit_runs_on_the_same_motion():

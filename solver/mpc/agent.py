@@ -124,6 +124,16 @@ class Agent:
         q = self.data.qpos[self.pose_columns]
         return kf.distance(q[:3], q[3:7], q[7:])
 
+    def met_within(self, d: float) -> bool:
+        """Whether the current keyframe, at distance `d` now, would be met were `d` within its
+        tolerance: its last keyframe only once the last perturbation has struck (a hit reaction), a
+        box only once it rests on its shelf, a clip's end only with the head up (checked only within
+        the tolerance, where they matter)."""
+        tracker = self.tracker
+        if tracker.index == len(tracker.keyframes) - 1 and self.perturber.pending(self.data.time):
+            return False
+        return d > tracker.current.tolerance or (self.placed(tracker.index) and self.ends_up(tracker.index))
+
     def ends_up(self, index: int) -> bool:
         """Whether keyframe `index` may end the clip now: the last keyframe, where it asks the character
         to stay up, only with the head above RISEN_HEAD_HEIGHT. Nothing after it would catch a fall
@@ -202,12 +212,7 @@ class Agent:
                 break
             before = tracker.index
             d = self.distance(tracker.current)
-            # The last keyframe counts only once the last perturbation has struck (a hit reaction).
-            waiting = tracker.index == len(tracker.keyframes) - 1 and self.perturber.pending(data.time)
-            # (whether a box rests on its shelf, or the clip ends up, matters only within tolerance)
-            unmet = waiting or (d <= tracker.current.tolerance
-                                and not (self.placed(tracker.index) and self.ends_up(tracker.index)))
-            tracker.update(data.time, np.inf if unmet else d)
+            tracker.update(data.time, d if self.met_within(d) else np.inf)
             rec["times"].append(data.time)
             rec["qpos"].append(data.qpos.copy())
             rec["ctrls"].append(data.ctrl.copy())
@@ -224,7 +229,8 @@ class Agent:
         if self.head is not None:
             tracker.watch_fall(data.time, float(data.xpos[self.head, 2]), settings.give_up_fallen_s)
         if self.reference is None:  # a track keyframe is met at its time, not approached
-            tracker.watch_stall(data.time, rec["dist"][-1], settings.give_up_stalled_s)
+            d = rec["dist"][-1]
+            tracker.watch_stall(data.time, d, settings.give_up_stalled_s, held=self.met_within(d))
         if np.isfinite(info.best_cost):
             self.last_cost = info.best_cost
         if progress is not None and self.last_cost is not None:

@@ -67,16 +67,18 @@ class KeyframeTracker:
         self.head_was_up, self.fallen_since = False, None
         self.progress_mark, self.progress_since = None, None
 
-    def note_progress(self, t: float, distance: float) -> None:
+    def note_progress(self, t: float, distance: float, held: bool = True) -> None:
         """Mark progress towards the current keyframe: its distance came `PROGRESS_STEP` × its tolerance
-        closer than at the last progress, or is within the tolerance (sustaining it is progress). The
-        first distance of a keyframe sets the mark as of the keyframe's start: no progress of its own."""
+        closer than at the last progress, or it is held within the tolerance (sustaining the keyframe is
+        progress; `held` False: within it but not yet met, as a box hovering over its shelf, which only
+        coming closer advances). The first distance of a keyframe sets the mark as of the keyframe's
+        start: no progress of its own."""
         if self.done:
             return
         kf, mark = self.current, self.progress_mark
         if mark is None:  # the keyframe's first distance: the mark it started from
             self.progress_mark, self.progress_since = distance, self.start
-        elif distance <= kf.tolerance or distance < mark - PROGRESS_STEP * kf.tolerance:
+        elif (held and distance <= kf.tolerance) or distance < mark - PROGRESS_STEP * kf.tolerance:
             self.progress_mark, self.progress_since = distance, t
 
     def closing(self, t: float) -> bool:
@@ -93,12 +95,12 @@ class KeyframeTracker:
         kf = self.current
         return self.closing(t) and t - self.start <= kf.time_limit * (1.0 + self.overtime) + 1e-9
 
-    def watch_stall(self, t: float, distance: float, give_up_s: float) -> None:
-        """Note progress (`note_progress`), and fail the current keyframe ("stalled") once its distance
-        has gone `give_up_s` without progress (`give_up_s` 0: never). A run stuck short of its
-        keyframe would otherwise spend the rest of the time limit — seconds of motion, each costing
+    def watch_stall(self, t: float, distance: float, give_up_s: float, held: bool = True) -> None:
+        """Note progress (`note_progress`, with `held`), and fail the current keyframe ("stalled") once
+        its distance has gone `give_up_s` without progress (`give_up_s` 0: never). A run stuck short of
+        its keyframe would otherwise spend the rest of the time limit — seconds of motion, each costing
         planning — before its retry, with fresh noise and more effort, could start."""
-        self.note_progress(t, distance)
+        self.note_progress(t, distance, held)
         if self.done or give_up_s <= 0:
             return
         if t - self.progress_since >= give_up_s - 1e-9:
