@@ -136,9 +136,9 @@ def test_a_keyframe_still_closing_in_at_its_time_limit_runs_on_within_its_overti
     2 s; closing in: progress within the last 2 s). 2 cm closer every 0.1 s from 0.8 m is still closing
     in at 2 s: with `overtime` 1 it runs on, within the tolerance from 3.5 s, reached at 3.7 s (0.2 s
     sustained); with 0 it fails at its limit. One that came 2 cm closer at once and no closer since
-    fails at its first step past the limit (its last progress 2 s before); one that never comes closer is not closing in
-    for having started (a 1 s limit, inside the 2 s window); one creeping 1 cm every 0.5 s closes in
-    all along and fails at twice its limit, the cap."""
+    fails at its first step past the limit (its last progress 2 s before); one that never comes closer
+    is not closing in for having started (a 1 s limit, inside the 2 s window); one creeping 1 cm every
+    0.5 s closes in all along and fails at twice its limit, the cap."""
     closer = lambda i: 0.8 - 0.02 * i  # noqa: E731
     assert _run_tracker(closer, overtime=1.0) == ("reached", pytest.approx(3.7))
     assert _run_tracker(closer, overtime=0.0) == ("time limit", pytest.approx(2.1))
