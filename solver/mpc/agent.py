@@ -36,7 +36,7 @@ from .checkpoint import Checkpoint, fingerprint
 from .effort import Effort
 from .hold import pose_holder
 from .iteration import Scorer, plan_iteration
-from .objectives import Objective
+from .objectives import Objective, pressed
 from .planner import ControlSpace, make_planner
 from .tracker import KeyframeTracker, pair_distance, placements, resting_on
 from .tracking import ReferenceTracker, TrackingObjective, pose_columns
@@ -98,6 +98,9 @@ class Agent:
         self.substeps = max(1, int(round(settings.planning_timestep / m.opt.timestep)))
         self.control_dt = self.substeps * m.opt.timestep
         self.effort = Effort(settings, self.control_dt)
+        # The contact term's weight × (set by the particle layer for a retry, as the effort's escalation;
+        # not a checkpoint's: a resumed segment gets its own from its job).
+        self.contact_press = 1.0
         self.head = m.body("head").id if "head" in built.character_bodies else None
         self.perturber = Perturber(m, built.perturbations)
         self.grasper = Grasper(m, [plan.model], built.grasps)
@@ -167,6 +170,8 @@ class Agent:
                 self.extend_keyframes(new)
         mujoco.mj_forward(m, data)
         kf = tracker.current
+        if self.contact_press != 1.0 and self.reference is None:
+            kf = pressed(kf, self.contact_press)
         if self.grasper:  # sticky hands: welds on where this keyframe holds what a hand touches
             self.grasper.update(m, data, kf)
             self.scorer.eq_active = data.eq_active.astype(float)

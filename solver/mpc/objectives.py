@@ -9,7 +9,7 @@ humanoid interact task (smooth-abs with p = 0.1, quadratic for velocities, cosh 
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import mujoco
 import numpy as np
@@ -28,6 +28,13 @@ HEAD_HEIGHT, TORSO_HEIGHT = 1.4, 1.3  # MuJoCo MPC's targets (m)
 # The bodies the common terms read (the default humanoid's names; a character lacking one skips the term).
 BODIES = {"torso": "torso", "pelvis": "pelvis", "head": "head", "foot_right": "foot_right", "foot_left": "foot_left",
           "knee_right": "shin_right", "knee_left": "shin_left"}
+
+
+def pressed(kf: ContactKeyframe, factor: float) -> ContactKeyframe:
+    """Keyframe `kf` with its contact term weighed `factor` × its own (a retry's press on the mark)."""
+    if factor == 1.0:
+        return kf
+    return replace(kf, weights=dict(kf.weights, Contact=kf.weight("Contact") * factor))
 
 
 def smooth_abs(x, p=SMOOTH_P):

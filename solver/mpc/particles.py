@@ -104,7 +104,8 @@ def run_particles(built: BuiltModel, plan: BuiltModel, keyframes: list[ContactKe
         for attempt in range(settings.retries + 1):
             fresh = attempt or k == redo  # a retry, or a backed-up segment: not the noise that led here
             jobs = [SegmentJob(cp, k, fresh_stream(seed, k, attempt, log.backups, i + 1) if fresh else None,
-                               2 ** attempt, appended) for i, cp in enumerate(starts[k])]
+                               2 ** attempt, appended, 1.0 + settings.retry_contact * attempt)
+                    for i, cp in enumerate(starts[k])]
 
             retries = sum(a["attempt"] > 0 for a in log.attempts) + (attempt > 0)
 

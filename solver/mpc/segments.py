@@ -32,15 +32,17 @@ class SegmentJob:
     # keyframes appended to the solve's task while it ran (task-file JSON): elsewhere, the task alone
     # would not match the checkpoint
     appended: list = field(default_factory=list)
+    press: float = 1.0  # the contact term's weight × (a retry presses on to the mark: `retry_contact`)
 
     def to_plain(self) -> dict:
         """Plain data (dicts, numbers, arrays), what crosses to another machine."""
         return {"meta": self.checkpoint.meta, "arrays": self.checkpoint.arrays, "keyframe": self.keyframe,
-                "stream": self.stream, "escalation": self.escalation, "appended": self.appended}
+                "stream": self.stream, "escalation": self.escalation, "appended": self.appended, "press": self.press}
 
     @classmethod
     def from_plain(cls, d: dict) -> SegmentJob:
-        return cls(Checkpoint(d["meta"], d["arrays"]), d["keyframe"], d["stream"], d["escalation"], d["appended"])
+        return cls(Checkpoint(d["meta"], d["arrays"]), d["keyframe"], d["stream"], d["escalation"], d["appended"],
+                   d["press"])
 
 
 @dataclass
@@ -101,6 +103,7 @@ def run_segment(job: SegmentJob, resume: Callable[[Checkpoint], Agent], report=N
     if job.stream is not None:
         agent.planner.rng.bit_generator.state = job.stream
         agent.effort.escalation = job.escalation
+    agent.contact_press = job.press
     while not agent.done and agent.tracker.index <= job.keyframe:
         agent.step(report)
     return SegmentOutcome(agent.checkpoint(), agent.tracker.index > job.keyframe, int(agent.tracker.index),
