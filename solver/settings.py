@@ -101,10 +101,11 @@ class PlannerSettings:
                                "twice the effort and fresh noise, before backing up one keyframe", nonneg=True, max=8)
     backups: int = _setting(6, "How often a solve may back up one keyframe and redo the previous segment with fresh "
                                "noise before it gives up (the first segment starts over)", nonneg=True, max=16)
-    retry_contact: float = _setting(1.0, "Each retry of a contact keyframe's segment weighs its contact term this "
-                                         "much more than the keyframe does, per retry (1: ×2, then ×3), so that it "
-                                         "presses on to the mark where the failed try settled short of it (0: the "
-                                         "keyframe's own weight)", nonneg=True, max=10.0)
+    retry_contact: float = _setting(1.0, "From the second retry of a contact keyframe's segment on, each retry "
+                                         "weighs its contact term this much more than the keyframe does, per retry "
+                                         "past the first (1: the second retry ×2, a third ×3), so that it presses on "
+                                         "to the mark where the tries settled short of it (0: the keyframe's own "
+                                         "weight)", nonneg=True, max=10.0)
     give_up_fallen_s: float = _setting(1.0, "A keyframe fails once the head has been below 0.5 m this long where "
                                             "the keyframe asks the character to stay up, so the retry starts sooner "
                                             "(0: only the time limit)", nonneg=True, max=MAX_MOTION_S)

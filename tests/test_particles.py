@@ -101,30 +101,32 @@ def test_retries_and_backups_are_bounded_and_the_furthest_keyframe_is_reported()
 
 
 def test_a_retry_weighs_the_contact_term_more(monkeypatch):
-    """The keyframe that no particle can reach, tried three times (`retries` 2) with `retry_contact`
-    1: the planner weighs its contact term 100 (the keyframe's own), then 200, then 300 (1 + 1 × the
-    retry); after the back-up, the first keyframe's segment is redone with its own weight and the far
-    one is tried at 100, 200, 300 again."""
+    """The keyframe that no particle can reach, tried four times (`retries` 3) with `retry_contact`
+    1: the planner weighs its contact term 100 (the keyframe's own) on the first try and the first
+    retry, then 200, then 300 (1 + 1 × each retry past the first); after the back-up, the first
+    keyframe's segment is redone with its own weight and the far one is tried the same way again."""
     import solver.mpc.agent as agent_module
-    seen = []
+    seen, last_t = [], [np.inf]
     plan = agent_module.plan_iteration
 
     def watched(planner, scorer, state, t, kf):
-        if not seen or seen[-1] != (kf.name, kf.weight("Contact")):  # each change of what is planned for
-            seen.append((kf.name, kf.weight("Contact")))
+        key = (kf.name, kf.weight("Contact"))
+        if not seen or seen[-1] != key or t < last_t[0]:  # each change of what is planned for, each new try
+            seen.append(key)
+        last_t[0] = t
         return plan(planner, scorer, state, t, kf)
 
     monkeypatch.setattr(agent_module, "plan_iteration", watched)
-    doc = _prepared(retries=2, backups=1, retry_contact=1.0)
+    doc = _prepared(retries=3, backups=1, retry_contact=1.0)
     doc["keyframes"] = doc["keyframes"][:2]
     doc["keyframes"][1].update(name="far", time_limit=0.15, weights={"Contact": 100.0},
                                pairs=[{"body1": "pelvis", "pos1": [0, 0, 0], "body2": "world", "pos2": [10, 0, 1]}])
     run, log = _run(doc)
     assert not run.success and [(a["keyframe"], a["attempt"]) for a in log.attempts] == [
-        (0, 0), (1, 0), (1, 1), (1, 2), (0, 0), (1, 0), (1, 1), (1, 2)]
+        (0, 0), (1, 0), (1, 1), (1, 2), (1, 3)] * 2
     first = CONTACT.prepare(task_from_dict(doc)).keyframes[0]
     own = (first.name, first.weight("Contact"))
-    assert seen == [own, ("far", 100.0), ("far", 200.0), ("far", 300.0)] * 2 and own[1] == 100.0
+    assert seen == [own, ("far", 100.0), ("far", 100.0), ("far", 200.0), ("far", 300.0)] * 2 and own[1] == 100.0
 
 
 def _report(dist, start=1.0, dt=0.1, keyframe=2, reached=False, failure="time limit"):

@@ -47,6 +47,15 @@ def systematic_resample(weights: np.ndarray, n: int, rng: np.random.Generator) -
     return np.searchsorted(cum, (rng.random() + np.arange(n)) / n, side="right")
 
 
+def retry_press(retry_contact: float, attempt: int) -> float:
+    """How much more than its keyframe try `attempt` of a segment weighs the contact term: the first
+    try and the first retry (twice the effort, fresh noise) the keyframe's own weight, each later
+    retry `retry_contact` more per retry past the first. A seated shuffle that settles short of its
+    mark gets there only pressed; a climb's first retry reaches its mark three times in four as
+    keyed and half as often pressed (benchmarks/RESULTS.md), so the press comes second."""
+    return 1.0 + retry_contact * max(attempt - 1, 0)
+
+
 def fresh_stream(seed: int, *key: int) -> dict:
     """The state of a noise stream derived from the seed and `key` (segment, attempt, particle…)."""
     return np.random.default_rng([seed, *key]).bit_generator.state
@@ -104,7 +113,7 @@ def run_particles(built: BuiltModel, plan: BuiltModel, keyframes: list[ContactKe
         for attempt in range(settings.retries + 1):
             fresh = attempt or k == redo  # a retry, or a backed-up segment: not the noise that led here
             jobs = [SegmentJob(cp, k, fresh_stream(seed, k, attempt, log.backups, i + 1) if fresh else None,
-                               2 ** attempt, appended, 1.0 + settings.retry_contact * attempt)
+                               2 ** attempt, appended, retry_press(settings.retry_contact, attempt))
                     for i, cp in enumerate(starts[k])]
 
             retries = sum(a["attempt"] > 0 for a in log.attempts) + (attempt > 0)
