@@ -191,6 +191,10 @@ class TrackSettings(PlannerSettings):
     """The contact solve's planner settings (fewer retries and back-ups by default: a tracked motion
     is told where to go, and where physics cannot go more tries rarely help), and what the tracking
     objective weighs."""
+    # A standing body tips over in about √(0.85 m / g) ≈ 0.3 s: a horizon of 0.35 s barely sees a tip it
+    # could still stop (benchmarks/RESULTS.md: the step-up lands on 3 seeds of 3 with 0.6 s and the
+    # support-relative balance point, 1 with 0.35 s).
+    horizon: float = _setting(0.6, "Planning horizon (s)", positive=True)
     retries: int = _setting(1, "Retries of a failed keyframe segment from the last reached keyframe, each with "
                                "twice the effort and fresh noise, before backing up one keyframe", nonneg=True, max=8)
     backups: int = _setting(1, "How often a solve may back up one keyframe and redo the previous segment with fresh "
@@ -207,6 +211,9 @@ class TrackSettings(PlannerSettings):
                                   "the weight where the reference puts it", nonneg=True)
     w_com_vel: float = _setting(0.5, "Tracking: weight of the horizontal centre-of-mass velocity error (½ square, "
                                      "m/s)", nonneg=True)
+    com_on_support: bool = _setting(True, "Tracking: the centre of mass is held where the reference has it relative "
+                                          "to the bodies it plants (a foot set down 2 cm off moves the balance point "
+                                          "with it), not at its place in the world")
     w_joint_vel: float = _setting(0.01, "Tracking: weight of the joint velocity error (½ square, rad/s)",
                                   nonneg=True)
     w_root_vel: float = _setting(0.1, "Tracking: weight of the root velocity error (½ square, m/s)", nonneg=True)

@@ -187,7 +187,8 @@ def test_the_balance_and_contact_terms_match_a_hand_computation(fall):
     from solver.mpc.tracking import COM_P
     times, qpos = fall
     prep = _track(times, qpos, w_joint=0.0, w_body=0.0, w_root_pos=0.0, w_root_rot=0.0, w_joint_vel=0.0,
-                  w_root_vel=0.0, w_control=0.0, w_contact=3.0, w_com=7.0, w_com_vel=0.4, key_boost=0.0)
+                  w_root_vel=0.0, w_control=0.0, w_contact=3.0, w_com=7.0, w_com_vel=0.4, key_boost=0.0,
+                  com_on_support=False)
     plan, ref = prep.plan, prep.reference
     obj = TrackingObjective(plan, ref, prep.keyframes, prep.settings)
     m = plan.model
@@ -209,6 +210,47 @@ def test_the_balance_and_contact_terms_match_a_hand_computation(fall):
     grad = (ref.com[row + 1] - ref.com[row - 1]) / (2 * ref.dt)
     hand = 3.0 * planted * smooth_abs(0.3) + 7.0 * smooth_abs(0.3, COM_P) + 0.4 * 0.5 * float(np.sum(grad[:2] ** 2))
     assert costs.total[0] == pytest.approx(hand, rel=1e-9)
+
+
+def test_the_balance_point_moves_with_the_planted_bodies(fall):
+    """With `com_on_support` (the default) the centre of mass is held at the reference's place relative
+    to the mean of the bodies the reference plants: the whole body 0.3 m off costs nothing there (its
+    feet moved with it); one hip turned 0.4 rad costs w_com × smooth-abs of the distance between its
+    centre of mass and the reference's offset from the planted bodies' mean, both from MuJoCo's
+    forward kinematics of the state."""
+    import mujoco
+
+    from solver.mpc.tracking import COM_P
+    times, qpos = fall
+    prep = _track(times, qpos, w_joint=0.0, w_body=0.0, w_root_pos=0.0, w_root_rot=0.0, w_joint_vel=0.0,
+                  w_root_vel=0.0, w_control=0.0, w_contact=0.0, w_com=7.0, w_com_vel=0.0, key_boost=0.0)
+    plan, ref = prep.plan, prep.reference
+    obj = TrackingObjective(plan, ref, prep.keyframes, prep.settings)
+    m = plan.model
+    data = mujoco.MjData(m)
+    row = 20
+    planted = [b for b, flags in ref.planted.items() if flags[row]]
+    assert len(planted) >= 2
+    offset = ref.com[row] - np.mean([ref.xpos[b][row] for b in planted], axis=0)
+
+    def cost(shift_x=0.0, hip=0.0):
+        data.qpos[:] = ref.qpos[row]
+        data.qpos[0] += shift_x
+        data.qpos[m.jnt_qposadr[m.joint("hip_y_right").id]] += hip
+        data.time = row * ref.dt
+        mujoco.mj_forward(m, data)
+        feat = Features(plan, Trajectories(get_state(m, data)[None, None], data.sensordata.copy()[None, None]),
+                        aligned=True)
+        total = obj.evaluate(feat.as_dict(obj.bodies_for(None)), feat.qvel, np.zeros((1, 1, m.nu)), None).total[0]
+        com = data.subtree_com[m.body(plan.character_bodies[0]).id]
+        support = np.mean([data.xpos[m.body(b).id] for b in planted], axis=0)
+        return total, float(np.linalg.norm((com - support - offset)[:2]))
+
+    total, err = cost(shift_x=0.3)
+    assert err < 1e-9 and total == pytest.approx(0.0, abs=1e-12)
+    total, err = cost(hip=0.4)
+    assert err > 0.01  # the thigh swung forward: the centre of mass with it, the foot further
+    assert total == pytest.approx(7.0 * smooth_abs(err, COM_P), rel=1e-9)
 
 
 def test_a_tracking_run_resumed_from_a_checkpoint_is_the_uninterrupted_run(fall):

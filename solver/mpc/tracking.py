@@ -6,7 +6,8 @@ and each body position (in that joint's or body's group, so the partwise planner
 like the contact objective's terms) — a body's position weighed more while the reference has it at
 rest on the scene (a planted foot stays planted) — the root's position and orientation, the centre
 of mass's horizontal position and velocity where the reference balances (its centre of mass over the
-bodies it has on the scene: there the weight goes where the reference puts it; a reference that
+bodies it has on the scene: there the weight goes where the reference puts it — relative to the
+bodies it plants, so a foot set down a little off moves the balance point with it; a reference that
 falls into a chair or leaps is not held to its centre of mass), joint and root velocity errors, and
 the planner's correction. Near a keyframe's time the pose and position terms are boosted by its
 weight. Norms follow the contact objective (smooth-abs with p = 0.1 for poses, squares for
@@ -56,6 +57,16 @@ class TrackingObjective(Objective):
         self.ref_planted = np.stack([planted.get(b, np.zeros(len(reference.qpos), dtype=bool))
                                      for b in self.tracked_bodies], axis=1).astype(float)  # (n, nbody)
         # The keyframe boost per grid row: 1 + boost × Σ w_k exp(−((t − t_k)/σ)²), σ = half the window.
+        # Where the reference balances on what it plants: per row, the weights of its planted bodies'
+        # mean position (the support's centre) and the centre of mass's place from it.
+        count = self.ref_planted.sum(axis=1, keepdims=True)
+        self.support_weights = np.divide(self.ref_planted, count, out=np.zeros_like(self.ref_planted),
+                                         where=count > 0) if settings.com_on_support else None
+        if self.support_weights is not None and reference.com is not None:
+            support = np.einsum("nb,nbk->nk", self.support_weights, self.ref_body_pos)
+            self.ref_com_target = reference.com - support  # rows with nothing planted: the world place
+        else:
+            self.ref_com_target = reference.com
         t = np.arange(len(reference.qpos)) * reference.dt
         sigma = 0.5 * settings.key_window
         bump = sum(k.weight * np.exp(-((t - k.time) / sigma) ** 2) for k in keyframes) if keyframes else 0.0 * t
@@ -107,7 +118,10 @@ class TrackingObjective(Objective):
         add(s.w_root_vel, root_vel, GROUPS)
         if ref.com is not None:  # balance: the weight where the reference puts it, where it balances
             held = ref.balanced[rows] if ref.balanced is not None else 1.0
-            com_err = smooth_abs(np.linalg.norm(feat["com"][..., :2] - ref.com[rows][..., :2], axis=-1), COM_P)
+            target = self.ref_com_target[rows][..., :2]
+            if self.support_weights is not None:  # the rollout's own support, weighted as the reference's
+                target = target + np.einsum("rsb,rsbk->rsk", self.support_weights[rows], body_pos[..., :2])
+            com_err = smooth_abs(np.linalg.norm(feat["com"][..., :2] - target, axis=-1), COM_P)
             com_vel = 0.5 * np.sum((feat["comvel"][..., :2] - ref.comvel[rows][..., :2]) ** 2, axis=-1)
             add(s.w_com, held * boost * com_err, GROUPS)
             add(s.w_com_vel, held * com_vel, GROUPS)
