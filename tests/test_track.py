@@ -74,7 +74,7 @@ def test_a_reference_that_teleports_is_flagged_and_missed_there(fall):
     assert [v["verdict"] for v in verdicts] == ["reached", "not reached", "not tried"]
     assert verdicts[1]["name"] == "t=1s" and "falls short by" in verdicts[1]["why"]
     short = float(verdicts[1]["why"].split("falls short by ")[1].split(" m")[0])
-    assert 0.7 < short < 1.1  # about the jump
+    assert 0.5 < short < 1.1  # about the jump (the 0.6 s horizon sees it coming: the body leans towards it)
     assert not sol.success and sol.summary["departs"] == verdicts[1]["why"]
 
 
