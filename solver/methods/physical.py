@@ -24,11 +24,8 @@ from .track import TRACK
 # An assisted motion balances on the assist: where its centre of mass goes and which bodies it plants
 # are the invisible hand's doing, so its physical version follows its poses, not its balance or its
 # contacts (measured: with them the armchair sit's physical versions reached 'seated' on 1 seed of 3,
-# without them on 3 of 3; benchmarks/RESULTS.md). The tracker's long horizon is for seeing a tip
-# coming while it balances as the reference does; following poses alone, the contact solve's 0.35 s
-# is what the sit was measured with (3 of 3 within 4.1% of the initial keyframe error; with 0.6 s
-# one seed of three was at 13%).
-ASSISTED_REFERENCE = {"w_com": 0.0, "w_com_vel": 0.0, "w_contact": 0.0, "horizon": 0.35}
+# without them on 3 of 3; benchmarks/RESULTS.md).
+ASSISTED_REFERENCE = {"w_com": 0.0, "w_com_vel": 0.0, "w_contact": 0.0}
 
 
 def timed_keyframes(items: list, times: list[float]) -> list:
