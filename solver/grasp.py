@@ -123,7 +123,6 @@ class Grasper:
         self.max_squeeze = np.full(len(pairs), np.nan)  # N (negative: the hand only ever pulled); nan: not held
         self.max_shear = np.zeros(len(pairs))  # N
         self.max_couple = np.zeros(len(pairs))  # N·m: the hands' torque on the object beyond their forces' moments
-        self.slipping = np.zeros(len(pairs), dtype=bool)  # scratch: this step's cone test per hand
         self.beyond_s = np.zeros(len(pairs))  # s: held with more shear than friction allows the squeeze
         self.geoms = [(np.flatnonzero(model.geom_bodyid == b), np.flatnonzero(model.geom_bodyid == o))
                       for b, o in self.bodies]
@@ -250,19 +249,18 @@ class Grasper:
             origin = data.xanchor[int(model.body_jntadr[obj])]
             forces, couple, unheld = grasp_forces([h[1] for h in hands], [h[2] for h in hands],
                                                   [h[3] - origin for h in hands])
-            squeezes = []
-            for (k, _, _, _, normal, _), f in zip(hands, forces):
+            slipping, twist = [], 0.0
+            for (k, _, _, _, normal, radius), f in zip(hands, forces):
                 squeeze = -float(f @ normal)  # > 0: pressing into the object
                 shear = float(np.linalg.norm(f + squeeze * normal))
-                squeezes.append(squeeze)
                 self.max_squeeze[k] = np.fmax(self.max_squeeze[k], squeeze)
                 self.max_shear[k] = max(self.max_shear[k], shear)
                 self.max_couple[k] = max(self.max_couple[k], couple)
-                self.slipping[k] = shear > self.friction[k] * max(squeeze, 0.0) + SHEAR_SLACK_N
-            twist = sum(PALM_TWIST * self.friction[h[0]] * max(s, 0.0) * h[5] for h, s in zip(hands, squeezes))
+                slipping.append(shear > self.friction[k] * max(squeeze, 0.0) + SHEAR_SLACK_N)
+                twist += PALM_TWIST * self.friction[k] * max(squeeze, 0.0) * radius
             twisting = unheld > twist + TWIST_SLACK_NM
-            for h in hands:
-                if self.slipping[h[0]] or twisting:
+            for h, slips in zip(hands, slipping):
+                if slips or twisting:
                     self.beyond_s[h[0]] += dt
 
     def get_state(self) -> dict:

@@ -192,8 +192,8 @@ class TrackSettings(PlannerSettings):
     is told where to go, and where physics cannot go more tries rarely help), and what the tracking
     objective weighs."""
     # A standing body tips over in about √(0.85 m / g) ≈ 0.3 s: a horizon of 0.35 s barely sees a tip it
-    # could still stop (benchmarks/RESULTS.md: the step-up lands on 3 seeds of 3 with 0.6 s and the
-    # support-relative balance point, 1 with 0.35 s).
+    # could still stop (benchmarks/RESULTS.md: with the support-relative balance point the step-up lands
+    # on 8 seeds of 8; with 0.35 s on 1 of 3).
     horizon: float = _setting(0.6, "Planning horizon (s)", positive=True)
     retries: int = _setting(1, "Retries of a failed keyframe segment from the last reached keyframe, each with "
                                "twice the effort and fresh noise, before backing up one keyframe", nonneg=True, max=8)

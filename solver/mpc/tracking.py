@@ -56,7 +56,6 @@ class TrackingObjective(Objective):
         planted = reference.planted or {}
         self.ref_planted = np.stack([planted.get(b, np.zeros(len(reference.qpos), dtype=bool))
                                      for b in self.tracked_bodies], axis=1).astype(float)  # (n, nbody)
-        # The keyframe boost per grid row: 1 + boost × Σ w_k exp(−((t − t_k)/σ)²), σ = half the window.
         # Where the reference balances on what it plants: per row, the weights of its planted bodies'
         # mean position (the support's centre) and the centre of mass's place from it.
         count = self.ref_planted.sum(axis=1, keepdims=True)
@@ -67,6 +66,7 @@ class TrackingObjective(Objective):
             self.ref_com_target = reference.com - support  # rows with nothing planted: the world place
         else:
             self.ref_com_target = reference.com
+        # The keyframe boost per grid row: 1 + boost × Σ w_k exp(−((t − t_k)/σ)²), σ = half the window.
         t = np.arange(len(reference.qpos)) * reference.dt
         sigma = 0.5 * settings.key_window
         bump = sum(k.weight * np.exp(-((t - k.time) / sigma) ** 2) for k in keyframes) if keyframes else 0.0 * t
