@@ -116,7 +116,7 @@ class TrackingObjective(Objective):
         add(s.w_root_pos, boost * root_pos, GROUPS)  # balance and whereabouts: every group's concern
         add(s.w_root_rot, boost * root_rot, GROUPS)
         add(s.w_root_vel, root_vel, GROUPS)
-        if ref.com is not None:  # balance: the weight where the reference puts it, where it balances
+        if ref.com is not None and (s.w_com or s.w_com_vel):  # balance: the weight where the reference puts it
             held = ref.balanced[rows] if ref.balanced is not None else 1.0
             target = self.ref_com_target[rows][..., :2]
             if self.support_weights is not None:  # the rollout's own support, weighted as the reference's
