@@ -269,6 +269,9 @@ def _draw_quality(layout, item, scene) -> None:
                               "{:.0f} N)").format(g["body"], g["object"], g["held_s"], beyond, g["max_squeeze_n"],
                                                   g["max_shear_n"]), icon="ERROR" if beyond > 0 else "NONE",
                   translate=False)
+        if g.get("max_couple_nm"):  # the welds' torque beyond the hands' forces (results since it is reported)
+            col.label(text=iface_("  turning it with up to {:.0f} N·m").format(
+                g["max_couple_nm"]), translate=False)
     if item.fall >= 0:
         col.label(text=iface_("Fallen {:.2f} s").format(item.fall) if item.fall > 0 else iface_("No fall"),
                   icon="ERROR" if item.fall > 0 else "NONE", translate=False)

@@ -96,7 +96,8 @@ def _solutions(bpy, module):
     deep.penetration_bodies = json.dumps(["shin_left", "armchair"])
     props.solutions[0].grasps_json = json.dumps([{"body": "hand_right", "object": "box", "held_s": 2.5,
                                                   "max_force_n": 31.0, "object_weight_n": 19.6,
-                                                  "max_squeeze_n": 24.0, "max_shear_n": 30.0, "friction": 0.9,
+                                                  "max_squeeze_n": 24.0, "max_shear_n": 30.0, "max_couple_nm": 7.4,
+                                                  "friction": 0.9,
                                                   "beyond_friction_s": 0.4},
                                                  {"body": "hand_left", "object": "box", "held_s": 0.0,
                                                   "max_force_n": 0.0, "object_weight_n": 19.6}])

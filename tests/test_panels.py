@@ -156,6 +156,7 @@ def test_solve_panel_idle_running_and_with_solutions():
     assert "label 'Penetration 3.0 cm: shin_left into armchair at frame 13' [ERROR]" in solutions
     assert ("label 'hand_right holds box 2.5 s: beyond friction 0.4 s (squeeze up to 24 N, shear 30 N)' [ERROR]"
             in solutions)
+    assert "label '  turning it with up to 7 N·m'" in solutions
     assert "label 'hand_left holds box 0.0 s, up to 0 N (it weighs 20 N)'" in solutions  # never held: no split
 
 
