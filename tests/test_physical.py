@@ -62,3 +62,17 @@ def test_the_assisted_solution_is_the_same_with_or_without_its_physical_version(
     (_, out_a), (b, out_b) = runs["with"], runs["without"]
     assert (out_a / "seed_0" / "result.npz").read_bytes() == (out_b / "seed_0" / "result.npz").read_bytes()
     assert "physical" not in b and not (out_b / "seed_0" / "physical.npz").exists()
+
+
+def test_a_physical_version_that_fails_retries_but_does_not_back_up(runs):
+    """Where physics cannot follow the assist (this box jump's take-off), the tracker retries the
+    failed segment with twice the effort, then stops: a back-up would redo the segment before with
+    fresh noise and change no verdict (benchmarks/RESULTS.md)."""
+    physical = runs["with"][0]["physical"]
+    assert not physical["success"]  # the case this is about
+    log = physical["particles"]
+    assert log["backups"] == 0
+    failed = physical["failed_keyframe"]
+    keyframes = [a["keyframe"] for a in log["attempts"]]
+    assert keyframes == sorted(keyframes)  # never back to an earlier segment
+    assert [a["attempt"] for a in log["attempts"] if a["keyframe"] == failed] == [0, 1]  # the retry is kept
