@@ -673,7 +673,7 @@ translations_tuple = (
      (("bpy.types.PHYSKEY_PG_scene.assist_max_wall_s",),
       ()),
      ),
-    (("*", "Also make each solution physical: sampling MPC tracks it with no assist (the track method's defaults) and each keyframe gets a verdict"),
+    (("*", "Also make each solution physical: sampling MPC tracks it with no assist (the track method's settings less its balance and contact terms and back-ups) and each keyframe gets a verdict"),
      (("bpy.types.PHYSKEY_PG_scene.assist_physical",),
       ()),
      ),

@@ -182,7 +182,8 @@ class AssistSettings:
                                              "its first part: assist finds the motion, then is priced out "
                                              "(1 = off)", positive=True, max=1.0)
     physical: bool = _setting(True, "Also make each solution physical: sampling MPC tracks it with no assist "
-                                    "(the track method's defaults) and each keyframe gets a verdict")
+                                    "(the track method's settings less its balance and contact terms and back-ups) "
+                                    "and each keyframe gets a verdict")
 
 
 # -- tracking a reference motion (sampling MPC) -----------------------------------------------------
@@ -199,6 +200,10 @@ class TrackSettings(PlannerSettings):
                                "twice the effort and fresh noise, before backing up one keyframe", nonneg=True, max=8)
     backups: int = _setting(1, "How often a solve may back up one keyframe and redo the previous segment with fresh "
                                "noise before it gives up (the first segment starts over)", nonneg=True, max=16)
+    # A reference already says where to go: planning on while an iteration gains 2-5% buys little
+    # (benchmarks/RESULTS.md: the step-up 8/8, the squat and the sits unchanged, 7-31% less wall time).
+    improvement: float = _setting(0.05, "Adaptive effort: plan again while an iteration improves the plan's cost by "
+                                        "more than this fraction", nonneg=True)
     w_joint: float = _setting(3.0, "Tracking: weight of each hinge angle's error (smooth-abs, rad)", nonneg=True)
     w_body: float = _setting(2.0, "Tracking: weight of each body's position error (smooth-abs, m)", nonneg=True)
     w_root_pos: float = _setting(40.0, "Tracking: weight of the root's position error (smooth-abs, m)", nonneg=True)
