@@ -361,7 +361,9 @@ def bench_track(task_name: str, seeds: int, workers: int | None = None) -> dict:
 
     from . import schema
     from .errors import InvalidInput
+    from .methods.physical import ASSISTED_REFERENCE
     from .pool import run_seeds
+    from .settings import TrackSettings
     from .task import load_task
     task = load_task(_task_path(task_name))
     if task.method not in ("assist", "track"):
@@ -371,6 +373,8 @@ def bench_track(task_name: str, seeds: int, workers: int | None = None) -> dict:
     t = schema.from_dict(type(task), schema.to_dict(task))
     if task.method == "assist":
         t.settings = dict(t.settings, physical=True)
+    step_s = schema.from_dict(TrackSettings, t.settings if task.method == "track" else ASSISTED_REFERENCE,
+                              "settings").planning_timestep
     t.seeds = list(range(seeds))
     entries = []
     start = time.perf_counter()
@@ -394,7 +398,10 @@ def bench_track(task_name: str, seeds: int, workers: int | None = None) -> dict:
                      "departs": next((v["why"] for v in verdicts if v["why"]), None),
                      "tracking": tracked["tracking"], "max_penetration_m": tracked["quality"]["max_penetration_m"],
                      "fall_s": tracked["quality"].get("fall_s"), "duration_s": tracked["duration_s"],
-                     "wall_s_per_s": round(wall / max(tracked["duration_s"], 1e-9), 2)})
+                     "wall_s_per_s": round(wall / max(tracked["duration_s"], 1e-9), 2),
+                     # planning effort: iterations per control step, retries and back-ups included
+                     "iterations_per_step": round(tracked["iterations"] / max(
+                         tracked["duration_s"] / step_s, 1.0), 2) if "iterations" in tracked else None})
     ok = [r for r in runs if "error" not in r]
     return {"benchmark": "track", "task": task.name, "method": task.method, "seeds": seeds, "cpu_count": cores,
             "successes": sum(r["success"] for r in ok), "runs": runs,
