@@ -400,8 +400,8 @@ def bench_track(task_name: str, seeds: int, workers: int | None = None) -> dict:
                      "fall_s": tracked["quality"].get("fall_s"), "duration_s": tracked["duration_s"],
                      "wall_s_per_s": round(wall / max(tracked["duration_s"], 1e-9), 2),
                      # planning effort: iterations per control step, retries and back-ups included
-                     "iterations_per_step": round(tracked["iterations"] / max(
-                         tracked["duration_s"] / step_s, 1.0), 2) if "iterations" in tracked else None})
+                     "iterations_per_step": round(tracked["iterations"] / max(tracked["duration_s"] / step_s, 1.0),
+                                                  2)})
     ok = [r for r in runs if "error" not in r]
     return {"benchmark": "track", "task": task.name, "method": task.method, "seeds": seeds, "cpu_count": cores,
             "successes": sum(r["success"] for r in ok), "runs": runs,
