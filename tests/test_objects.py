@@ -372,7 +372,7 @@ def test_a_solution_reports_its_grasps_and_the_objects_quality():
     hold time and force beside the box's weight, and the object's quality figures."""
     task = load_task(task_path("box_lift_place"))
     task.keyframes = task.keyframes[:1]
-    task.settings = dict(task.settings, rollouts=16, max_iterations=2, retries=0, backups=0)
+    task.settings = dict(task.settings, rollouts=16, max_iterations=2, retries=0, backups=0, particles=1)
     prep = CONTACT.prepare(task)
     with RolloutEngine(prep.plan.model, 1) as engine:
         sol = CONTACT.solve(prep, 3, engine)

@@ -216,7 +216,7 @@ def test_method_settings_fields_are_the_solvers_settings():
 @pytest.mark.parametrize("preset", ["box_lift_place", "box_floor_pickup", "box_handover"])
 def test_the_box_presets_come_back_with_their_free_box_and_sticky_hands(preset):
     """Each box preset through Blender: the box is a free body of its mass, the pairs that move it keep
-    it as their first side, and the sticky grasp setting goes with the solve."""
+    it as their first side, and the sticky grasp and three particles go with the solve."""
     bpy, module = installed_extension()
     bpy.ops.wm.read_homefile(use_empty=True)
     assert bpy.ops.physkey.load_preset(preset=preset) == {"FINISHED"}
@@ -238,3 +238,4 @@ def test_the_box_presets_come_back_with_their_free_box_and_sticky_hands(preset):
     assert [p.body1 for p in kfs[1].pairs] == ["hand_right", "hand_left", "box"]
     prep = CONTACT.prepare(parsed)  # valid as the solver sees it, welds for both hands
     assert prep.settings.grasp == "sticky" and prep.built.grasps == [("hand_right", "box"), ("hand_left", "box")]
+    assert prep.settings.particles == 3  # the preset's, through the panel's Particles field

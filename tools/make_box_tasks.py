@@ -46,6 +46,11 @@ PLACED = 0.1
 # holding a box, and within 0.1 m (PLACED) of a mark this far in, the box's centre stays over a
 # 0.4 m platform.
 NEAR = 0.1
+# Particles: three whole runs attempt each keyframe segment and those that reach it are resampled by
+# cost. One run lifted a 5 kg box from a 0.4 m platform in 1 of 4 seeds (it squats for the grasp and
+# rarely rises with the box); three did in 4 of 4, each seed 8–20 minutes of one core
+# (benchmarks/RESULTS.md, "Table 1: three particles").
+PARTICLES = 3
 
 
 def _hands(width: float, up: float = 0.0) -> list[dict]:
@@ -88,7 +93,7 @@ def _place(name: str, about: str, params: dict, *, lift: list, grip_up: float = 
              for i, at in enumerate(stages)]
     return {"schema_version": 1, "name": name, "method": "contact", "about": about,
             "scene": {"environment": "pick_place", "params": params, "character": "humanoid"},
-            "settings": {"grasp": "sticky"},
+            "settings": {"grasp": "sticky", "particles": PARTICLES},
             "keyframes": [
                 _kf("grasp", hands + [stay], 0.08, 0.3, 6.0, box.pos[2] + grip_up),
                 *lifts,
