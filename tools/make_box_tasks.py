@@ -48,8 +48,8 @@ PLACED = 0.1
 NEAR = 0.1
 # Particles: three whole runs attempt each keyframe segment and those that reach it are resampled by
 # cost. One run lifted a 5 kg box from a 0.4 m platform in 1 of 4 seeds (it squats for the grasp and
-# rarely rises with the box); three did in 4 of 4, each seed 8–20 minutes of one core
-# (benchmarks/RESULTS.md, "Table 1: three particles").
+# rarely rises with the box), and the grid's middle succeeded in 20 of 24; with three, 4 of 4 and
+# 24 of 24, each seed 3–21 minutes of one core (benchmarks/RESULTS.md, "Table 1: three particles").
 PARTICLES = 3
 
 
