@@ -230,8 +230,8 @@ class TrackSettings(PlannerSettings):
                               choices=("position", "motor"))
     target_margin: float = _setting(0.5, "Tracking with PD servos: how far (rad) targets may lie past a joint's "
                                          "limits", nonneg=True)
-    key_boost: float = _setting(10.0, "Tracking: pose and position terms × (1 + this × the keyframe's weight) "
-                                     "near a keyframe's time", nonneg=True)
+    key_boost: float = _setting(10.0, "Tracking: near a keyframe's time, the pose and position terms count again, "
+                                     "× this × its weight, towards the keyframe's own pose", nonneg=True)
     key_window: float = _setting(0.25, "Tracking: a keyframe counts as reached up to this long after its time (s)",
                                  positive=True, max=MAX_MOTION_S)
     key_every: float = _setting(1.0, "Tracking: where the task names no keyframes, one at the reference's pose "

@@ -5,9 +5,11 @@ task names none. The tracker checks them off in order: a keyframe is reached at 
 from its time to `window` after it where the character's pose is within tolerance of it (root
 position, root orientation and the RMS of the hinge angles, each against its own tolerance), and
 missed once the window has passed without that (never earlier than its time: the physical version
-keeps the reference's timing and length). Between keyframes the objective follows the reference; at them
-the keyframe's weight boosts it. Keyframes split a tracking solve into segments, as contact
-keyframes do a contact solve: checkpoints, particles, retries and back-ups work on them.
+keeps the reference's timing and length). Between keyframes the objective follows the reference;
+near them it pulls harder, by the keyframe's weight, and towards the keyframe's own pose where the
+reference only passes beside it. Keyframes split a
+tracking solve into segments, as contact keyframes do a contact solve: checkpoints, particles,
+retries and back-ups work on them.
 """
 from __future__ import annotations
 

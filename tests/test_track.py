@@ -143,6 +143,70 @@ def test_the_objective_matches_a_hand_computation(fall, actuation):
     assert costs.total[0] == pytest.approx(hand, rel=1e-9)
 
 
+def test_near_a_keyframe_the_boost_pulls_towards_the_keyframes_own_pose(fall):
+    """A keyframe that the reference only passes beside (as an assisted motion passes near its
+    sketch's keys): at its time, the reference's pose pays the boost on its distance from the keyframe,
+    and the keyframe's pose pays the plain term on its distance from the reference, the body positions
+    compared by MuJoCo forward kinematics of each pose."""
+    import mujoco
+    times, qpos = fall
+    row = 40
+    hinges = _hinge_names()
+    prep = _track(times, qpos, w_joint=1.0, w_body=0.5, w_root_pos=10.0, w_root_rot=0.0, w_joint_vel=0.0,
+                  w_root_vel=0.0, w_control=0.0, w_contact=0.0, w_com=0.0, w_com_vel=0.0, key_boost=2.0)
+    t_key = row * prep.reference.dt
+    ref_row = prep.reference.qpos[row]
+    key = {"name": "beside", "time": t_key, "root_pos": [float(ref_row[0]), float(ref_row[1]), float(ref_row[2]) + 0.2],
+           "root_quat": [float(v) for v in ref_row[3:7]],
+           "joints": {n: float(v) for n, v in zip(hinges, ref_row[7:7 + len(hinges)])}}
+    key["joints"]["knee_right"] -= 0.3
+    prep = _track(times, qpos, [{"name": "start", "time": 0.0, "root_pos": [float(v) for v in qpos[0, :3]],
+                                 "root_quat": [float(v) for v in qpos[0, 3:7]], "joints": {}}, key],
+                  w_joint=1.0, w_body=0.5, w_root_pos=10.0, w_root_rot=0.0, w_joint_vel=0.0, w_root_vel=0.0,
+                  w_control=0.0, w_contact=0.0, w_com=0.0, w_com_vel=0.0, key_boost=2.0)
+    assert prep.keyframes[0].name == "beside" and prep.keyframes[0].time == pytest.approx(t_key)
+    plan = prep.plan
+    obj = TrackingObjective(plan, prep.reference, prep.keyframes, prep.settings)
+    m = plan.model
+    data = mujoco.MjData(m)
+    bodies = obj.tracked_bodies
+
+    def scored(q):
+        data.qpos[:] = q
+        data.qvel[:] = 0.0
+        data.time = t_key
+        mujoco.mj_forward(m, data)
+        feat = Features(plan, Trajectories(get_state(m, data)[None, None], data.sensordata.copy()[None, None]),
+                        aligned=True)
+        ctrl = np.zeros((1, 1, m.nu))
+        return obj.evaluate(feat.as_dict(obj.bodies_for(None)), np.zeros((1, 1, m.nv)), ctrl, None).total[0]
+
+    def body_positions(q):
+        data.qpos[:] = q
+        mujoco.mj_kinematics(m, data)
+        return np.array([data.xpos[m.body(b).id] for b in bodies])
+
+    on_key = ref_row.copy()  # the keyframe's pose (the fall's few joints past their limits clamped)
+    on_key[:7] = prep.keyframes[0].qpos[:7]
+    adr = np.array([m.jnt_qposadr[m.joint(n).id] for n in hinges])
+    on_key[adr] = prep.keyframes[0].qpos[7:]
+    knee = m.jnt_qposadr[m.joint("knee_right").id]
+    assert on_key[knee] - ref_row[knee] == pytest.approx(-0.3) and on_key[2] - ref_row[2] == pytest.approx(0.2)
+    apart = float(np.sum(smooth_abs(on_key[adr] - ref_row[adr]))) + 10.0 * smooth_abs(0.2) \
+        + 0.5 * float(np.sum(smooth_abs(np.linalg.norm(body_positions(on_key) - body_positions(ref_row), axis=1))))
+    boost = 2.0 * np.exp(0.0)  # key_boost × the keyframe's weight × its bump, at its own time
+    assert scored(ref_row) == pytest.approx(boost * apart, rel=1e-6)
+    assert scored(on_key) == pytest.approx(apart, rel=1e-6)
+    # a keyframe the reference passes through leaves the reference as it is
+    through = dict(key, root_pos=[float(v) for v in ref_row[:3]],
+                   joints={n: float(np.clip(v, *m.jnt_range[m.joint(n).id])) for n, v in zip(hinges, ref_row[adr])})
+    prep = _track(times, qpos, [{"name": "start", "time": 0.0, "root_pos": [float(v) for v in qpos[0, :3]],
+                                 "root_quat": [float(v) for v in qpos[0, 3:7]], "joints": {}}, through],
+                  key_boost=2.0)
+    assert np.array_equal(TrackingObjective(plan, prep.reference, prep.keyframes, prep.settings).key_qpos,
+                          prep.reference.qpos)
+
+
 def test_the_reference_knows_which_bodies_are_planted_on_the_scene(fall):
     """Touching, per body and pose, against MuJoCo's own geom distances to the floor (a separate
     function from the collision pass the reference uses): within 2 cm is touching; planted is

@@ -9,13 +9,17 @@ of mass's horizontal position and velocity where the reference balances (its cen
 bodies it has on the scene: there the weight goes where the reference puts it — relative to the
 bodies it plants, so a foot set down a little off moves the balance point with it; a reference that
 falls into a chair or leaps is not held to its centre of mass), joint and root velocity errors, and
-the planner's correction. Near a keyframe's time the pose and position terms are boosted by its
-weight. Norms follow the contact objective (smooth-abs with p = 0.1 for poses, squares for
+the planner's correction. Near a keyframe's time the pose and position terms count again, × its
+weight × `key_boost`, against the reference moved by how far it passes beside the keyframe: a
+sketch's key that an assisted motion misses (one overshot 'knees_up' by 16 cm where its assist let it)
+is aimed at itself, not at the miss; a reference that passes through its keys is tracked as it is.
+Norms follow the contact objective (smooth-abs with p = 0.1 for poses, squares for
 velocities); the correction is the PD targets' offset from the reference's angles (½ square) or,
 with motors, the torques' cosh norm (MuJoCo MPC's).
 """
 from __future__ import annotations
 
+import mujoco
 import numpy as np
 
 from ..mjcf import ROOT_JOINT
@@ -28,6 +32,10 @@ from .objectives import CONTROL_P, Costs, Objective, smooth_abs
 from .tracker import KeyframeTracker
 
 COM_P = 0.02  # smooth-abs parameter of the centre-of-mass term: balance is a matter of centimetres
+# A reference within this much of a keyframe's tolerances (`TrackKeyframe.distance`) at its time
+# passes through it: its boost pulls towards the reference as it is (a sketch's linear play or a kept
+# action, sampled a few milliseconds off the key).
+THROUGH = 0.1
 
 
 def pose_columns(built: BuiltModel) -> np.ndarray:
@@ -69,8 +77,9 @@ class TrackingObjective(Objective):
         # The keyframe boost per grid row: 1 + boost × Σ w_k exp(−((t − t_k)/σ)²), σ = half the window.
         t = np.arange(len(reference.qpos)) * reference.dt
         sigma = 0.5 * settings.key_window
-        bump = sum(k.weight * np.exp(-((t - k.time) / sigma) ** 2) for k in keyframes) if keyframes else 0.0 * t
-        self.boost = 1.0 + settings.key_boost * bump
+        bumps = np.array([k.weight * np.exp(-((t - k.time) / sigma) ** 2) for k in keyframes]).reshape(-1, len(t))
+        self.boost = 1.0 + settings.key_boost * bumps.sum(axis=0)
+        self.key_qpos, self.key_body_pos = key_targets(built, reference, keyframes, bumps, self.tracked_bodies)
 
     def bodies_for(self, kf) -> list[str]:
         return self.tracked_bodies
@@ -91,30 +100,35 @@ class TrackingObjective(Objective):
                 values.append(weight * np.broadcast_to(value, (nroll, nstep)))
                 owners.append(tuple(where))
 
-        joint_err = smooth_abs(qpos[..., self.joint_qpos] - q_ref[..., self.joint_qpos])
+        # Near a keyframe the boost pulls towards the keyframe's own pose (the sketch's, where the
+        # reference only passes near it, as an assisted motion does), the rest towards the reference.
+        extra = boost - 1.0
+        q_key = self.key_qpos[rows]
+        joint_err = smooth_abs(qpos[..., self.joint_qpos] - q_ref[..., self.joint_qpos]) \
+            + extra[..., None] * smooth_abs(qpos[..., self.joint_qpos] - q_key[..., self.joint_qpos])
         vel_err = 0.5 * (qvel[..., self.dof_idx] - v_ref[..., self.dof_idx]) ** 2
         body_pos = np.stack([feat["pos"][b] for b in self.tracked_bodies], axis=-2)  # (nroll, nstep, nbody, 3)
-        body_err = smooth_abs(np.linalg.norm(body_pos - self.ref_body_pos[rows], axis=-1))
-        contact_err = self.ref_planted[rows] * body_err  # bodies the reference plants on the scene
+        ref_body_err = smooth_abs(np.linalg.norm(body_pos - self.ref_body_pos[rows], axis=-1))
+        body_err = ref_body_err + extra[..., None] * smooth_abs(np.linalg.norm(body_pos - self.key_body_pos[rows],
+                                                                                axis=-1))
+        contact_err = boost[..., None] * self.ref_planted[rows] * ref_body_err  # bodies the reference plants
         if ref.feedforward is None:  # torques: MuJoCo MPC's cosh norm
             control = CONTROL_P ** 2 * (np.cosh(ctrl[..., :self.nu] / CONTROL_P) - 1.0)
         else:  # PD targets: how far the plan moves them off the reference's angles
             control = 0.5 * (ctrl[..., :self.nu] - ref.feedforward[rows]) ** 2
         for g, name in enumerate(GROUPS):  # each group sees its own joints and bodies
-            add(s.w_joint, boost * joint_err[..., self.dof_group == g].sum(axis=-1), (name,))
-            add(s.w_body, boost * body_err[..., self.body_group_index == g].sum(axis=-1), (name,))
-            add(s.w_contact, boost * contact_err[..., self.body_group_index == g].sum(axis=-1), (name,))
+            add(s.w_joint, joint_err[..., self.dof_group == g].sum(axis=-1), (name,))
+            add(s.w_body, body_err[..., self.body_group_index == g].sum(axis=-1), (name,))
+            add(s.w_contact, contact_err[..., self.body_group_index == g].sum(axis=-1), (name,))
             add(s.w_joint_vel, vel_err[..., self.dof_group == g].sum(axis=-1), (name,))
             add(s.w_control, control[..., self.act_group == g].sum(axis=-1), (name,))
         r = self.root_qpos
-        root_pos = smooth_abs(np.linalg.norm(qpos[..., r:r + 3] - q_ref[..., r:r + 3], axis=-1))
-        q, q_root = qpos[..., r + 3:r + 7], q_ref[..., r + 3:r + 7]
-        dot = np.abs(np.sum(q * q_root, axis=-1)) / np.maximum(np.linalg.norm(q, axis=-1), 1e-12)
-        root_rot = smooth_abs(2.0 * np.arccos(np.clip(dot, 0.0, 1.0)))
+        root_pos = root_position_error(qpos, q_ref, r) + extra * root_position_error(qpos, q_key, r)
+        root_rot = root_rotation_error(qpos, q_ref, r) + extra * root_rotation_error(qpos, q_key, r)
         d = self.root_dof
         root_vel = 0.5 * np.sum((qvel[..., d:d + 3] - v_ref[..., d:d + 3]) ** 2, axis=-1)
-        add(s.w_root_pos, boost * root_pos, GROUPS)  # balance and whereabouts: every group's concern
-        add(s.w_root_rot, boost * root_rot, GROUPS)
+        add(s.w_root_pos, root_pos, GROUPS)  # balance and whereabouts: every group's concern
+        add(s.w_root_rot, root_rot, GROUPS)
         add(s.w_root_vel, root_vel, GROUPS)
         if ref.com is not None and (s.w_com or s.w_com_vel):  # balance: the weight where the reference puts it
             held = ref.balanced[rows] if ref.balanced is not None else 1.0
@@ -126,6 +140,59 @@ class TrackingObjective(Objective):
             add(s.w_com, held * boost * com_err, GROUPS)
             add(s.w_com_vel, held * com_vel, GROUPS)
         return Costs.of_terms(values, owners, nroll, nstep)
+
+
+def root_position_error(qpos: np.ndarray, target: np.ndarray, r: int) -> np.ndarray:
+    """Smooth-abs distance of the root (qpos columns r..r+3) from the target's."""
+    return smooth_abs(np.linalg.norm(qpos[..., r:r + 3] - target[..., r:r + 3], axis=-1))
+
+
+def root_rotation_error(qpos: np.ndarray, target: np.ndarray, r: int) -> np.ndarray:
+    """Smooth-abs angle between the root's orientation (quaternion at qpos column r+3) and the target's."""
+    q, q_root = qpos[..., r + 3:r + 7], target[..., r + 3:r + 7]
+    dot = np.abs(np.sum(q * q_root, axis=-1)) / np.maximum(np.linalg.norm(q, axis=-1), 1e-12)
+    return smooth_abs(2.0 * np.arccos(np.clip(dot, 0.0, 1.0)))
+
+
+def key_targets(built: BuiltModel, reference: Reference, keyframes: list[TrackKeyframe], bumps: np.ndarray,
+                bodies: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Per reference grid row, the pose the keyframe boost pulls towards, and its bodies' positions:
+    near a keyframe the reference moved by how far it passes beside the keyframe at the keyframe's
+    time (hinges and root position shifted, the root turned, each body shifted as MuJoCo forward
+    kinematics of the keyframe's pose has it); elsewhere, and where the reference passes within
+    `THROUGH` of the keyframe's tolerances, the reference itself."""
+    m = built.model
+    qpos = reference.qpos.copy()
+    body_pos = np.stack([reference.xpos[b] for b in bodies], axis=1)
+    if not keyframes:
+        return qpos, body_pos
+    cols = pose_columns(built)
+    r = int(cols[0])
+    data = mujoco.MjData(m)
+    body_ids = [m.body(b).id for b in bodies]
+    nearest = np.argmax(bumps, axis=0)
+    near = bumps.max(axis=0) > 1e-6
+    for i, k in enumerate(keyframes):
+        at = int(reference.index(k.time))
+        passing = reference.qpos[at, cols]
+        if k.distance(passing[:3], passing[3:7], passing[7:]) <= THROUGH:
+            continue
+        rows = near & (nearest == i)
+        key = reference.qpos[at].copy()
+        key[cols] = k.qpos
+        shift = key - reference.qpos[at]
+        shift[r + 3:r + 7] = 0.0
+        qpos[rows] += shift
+        turn = np.zeros(4)
+        conj = np.zeros(4)
+        mujoco.mju_negQuat(conj, reference.qpos[at, r + 3:r + 7])
+        mujoco.mju_mulQuat(turn, key[r + 3:r + 7], conj)
+        for row in np.flatnonzero(rows):
+            mujoco.mju_mulQuat(qpos[row, r + 3:r + 7], turn, reference.qpos[row, r + 3:r + 7])
+        data.qpos[:] = key
+        mujoco.mj_kinematics(m, data)
+        body_pos[rows] += data.xpos[body_ids] - np.array([reference.xpos[b][at] for b in bodies])
+    return qpos, body_pos
 
 
 class ReferenceTracker(KeyframeTracker):
