@@ -100,8 +100,8 @@ class TrackingObjective(Objective):
                 values.append(weight * np.broadcast_to(value, (nroll, nstep)))
                 owners.append(tuple(where))
 
-        # Near a keyframe the boost pulls towards the keyframe's own pose (the sketch's, where the
-        # reference only passes near it, as an assisted motion does), the rest towards the reference.
+        # Near a keyframe the boost pulls towards the reference moved onto the keyframe (`key_targets`:
+        # the sketch's pose where the reference only passes beside it, as an assisted motion may).
         extra = boost - 1.0
         q_key = self.key_qpos[rows]
         joint_err = smooth_abs(qpos[..., self.joint_qpos] - q_ref[..., self.joint_qpos]) \
