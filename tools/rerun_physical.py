@@ -42,7 +42,7 @@ def main(argv=None) -> int:
         folder = os.path.join(args.out, f"seed_{seed}")
         with open(os.path.join(folder, "entry.json")) as f:
             entry = json.load(f)
-        with np.load(os.path.join(folder, "result.npz")) as npz:
+        with np.load(os.path.join(folder, "result.npz"), allow_pickle=False) as npz:
             assisted = Solution(times=npz["times"], qpos=npz["qpos"], success=True, cost=0.0)
         tracked = physical.physical_version(prep, assisted, entry["keyframe_times"], np.zeros(0),
                                             prep.built.model.opt.timestep, entry["kf_error_initial"], seed,
