@@ -152,22 +152,23 @@ def test_near_a_keyframe_the_boost_pulls_towards_the_keyframes_own_pose(fall):
     times, qpos = fall
     row = 40
     hinges = _hinge_names()
-    prep = _track(times, qpos, w_joint=1.0, w_body=0.5, w_root_pos=10.0, w_root_rot=0.0, w_joint_vel=0.0,
-                  w_root_vel=0.0, w_control=0.0, w_contact=0.0, w_com=0.0, w_com_vel=0.0, key_boost=2.0)
-    t_key = row * prep.reference.dt
-    ref_row = prep.reference.qpos[row]
+    weights = dict(w_joint=1.0, w_body=0.5, w_root_pos=10.0, w_root_rot=0.0, w_joint_vel=0.0, w_root_vel=0.0,
+                   w_control=0.0, w_contact=0.0, w_com=0.0, w_com_vel=0.0, key_boost=2.0)
+    start = {"name": "start", "time": 0.0, "root_pos": [float(v) for v in qpos[0, :3]],
+             "root_quat": [float(v) for v in qpos[0, 3:7]], "joints": {}}
+    bare = _track(times, qpos, **weights)  # the reference and model do not depend on the keyframes
+    m = bare.plan.model
+    adr = np.array([m.jnt_qposadr[m.joint(n).id] for n in hinges])
+    t_key = row * bare.reference.dt
+    ref_row = bare.reference.qpos[row]
     key = {"name": "beside", "time": t_key, "root_pos": [float(ref_row[0]), float(ref_row[1]), float(ref_row[2]) + 0.2],
            "root_quat": [float(v) for v in ref_row[3:7]],
-           "joints": {n: float(v) for n, v in zip(hinges, ref_row[7:7 + len(hinges)])}}
+           "joints": {n: float(v) for n, v in zip(hinges, ref_row[adr])}}
     key["joints"]["knee_right"] -= 0.3
-    prep = _track(times, qpos, [{"name": "start", "time": 0.0, "root_pos": [float(v) for v in qpos[0, :3]],
-                                 "root_quat": [float(v) for v in qpos[0, 3:7]], "joints": {}}, key],
-                  w_joint=1.0, w_body=0.5, w_root_pos=10.0, w_root_rot=0.0, w_joint_vel=0.0, w_root_vel=0.0,
-                  w_control=0.0, w_contact=0.0, w_com=0.0, w_com_vel=0.0, key_boost=2.0)
+    prep = _track(times, qpos, [start, key], **weights)
     assert prep.keyframes[0].name == "beside" and prep.keyframes[0].time == pytest.approx(t_key)
     plan = prep.plan
     obj = TrackingObjective(plan, prep.reference, prep.keyframes, prep.settings)
-    m = plan.model
     data = mujoco.MjData(m)
     bodies = obj.tracked_bodies
 
@@ -188,7 +189,6 @@ def test_near_a_keyframe_the_boost_pulls_towards_the_keyframes_own_pose(fall):
 
     on_key = ref_row.copy()  # the keyframe's pose (the fall's few joints past their limits clamped)
     on_key[:7] = prep.keyframes[0].qpos[:7]
-    adr = np.array([m.jnt_qposadr[m.joint(n).id] for n in hinges])
     on_key[adr] = prep.keyframes[0].qpos[7:]
     knee = m.jnt_qposadr[m.joint("knee_right").id]
     assert on_key[knee] - ref_row[knee] == pytest.approx(-0.3) and on_key[2] - ref_row[2] == pytest.approx(0.2)
@@ -200,9 +200,7 @@ def test_near_a_keyframe_the_boost_pulls_towards_the_keyframes_own_pose(fall):
     # a keyframe the reference passes through leaves the reference as it is
     through = dict(key, root_pos=[float(v) for v in ref_row[:3]],
                    joints={n: float(np.clip(v, *m.jnt_range[m.joint(n).id])) for n, v in zip(hinges, ref_row[adr])})
-    prep = _track(times, qpos, [{"name": "start", "time": 0.0, "root_pos": [float(v) for v in qpos[0, :3]],
-                                 "root_quat": [float(v) for v in qpos[0, 3:7]], "joints": {}}, through],
-                  key_boost=2.0)
+    prep = _track(times, qpos, [start, through], key_boost=2.0)
     assert np.array_equal(TrackingObjective(plan, prep.reference, prep.keyframes, prep.settings).key_qpos,
                           prep.reference.qpos)
 
