@@ -5,8 +5,10 @@ its solution physical is deterministic. Re-running only the tracking on the solu
 (`python -m solver run TASK --out DIR`, an assist task) compares tracker settings on the same
 assisted motions. Prints one line per seed (physical or not, the keyframe error relative to the
 unoptimized motion's, the verdict letters — p physical, a assist only, n not reached — tracking wall
-time per second of motion, deepest penetration, where it departs) and a summary. Usage:
-  .venv/bin/python tools/rerun_physical.py DIR [--seeds 0,1,2] [--set '{"w_root_pos": 10}']
+time per second of motion, deepest penetration, where it departs) and a summary. `--noise K` tracks
+with the sampling noise of seed + K instead of the seed's own: whether a motion that stops does so
+whatever the noise (its assisted motion's doing) or by chance. Usage:
+  .venv/bin/python tools/rerun_physical.py DIR [--seeds 0,1,2] [--set '{"w_root_pos": 10}'] [--noise 100]
 """
 from __future__ import annotations
 
@@ -31,6 +33,8 @@ def main(argv=None) -> int:
     ap.add_argument("out", help="a run's output folder (task.json, seed_N/entry.json and result.npz)")
     ap.add_argument("--seeds", help="comma-separated seeds (default: every seed_N in the folder)")
     ap.add_argument("--set", default="{}", help="tracking settings over the physical version's, as JSON")
+    ap.add_argument("--noise", type=int, default=0, help="track with the noise of seed + this (default 0: the "
+                                                         "seed's own, as the run did)")
     args = ap.parse_args(argv)
     physical.ASSISTED_REFERENCE.update(json.loads(args.set))
     with open(os.path.join(args.out, "task.json")) as f:
@@ -45,8 +49,8 @@ def main(argv=None) -> int:
         with np.load(os.path.join(folder, "result.npz"), allow_pickle=False) as npz:
             assisted = Solution(times=npz["times"], qpos=npz["qpos"], success=True, cost=0.0)
         tracked = physical.physical_version(prep, assisted, entry["keyframe_times"], np.zeros(0),
-                                            prep.built.model.opt.timestep, entry["kf_error_initial"], seed,
-                                            os.cpu_count() or 1)
+                                            prep.built.model.opt.timestep, entry["kf_error_initial"],
+                                            seed + args.noise, os.cpu_count() or 1)
         s = tracked.summary
         rel = s["kf_error_relative"]
         letters = "".join(v["verdict"][0] for v in s["verdicts"])
