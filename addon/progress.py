@@ -64,8 +64,10 @@ class SolveProgress:
         if self.iterations:
             parts.append(iface_("{} planning iterations").format(sum(self.iterations.values())))
         retries, backups = sum(self.retries.values()), sum(self.backups.values())
-        if retries or backups:
+        if self.backups and (retries or backups):
             parts.append(iface_("{} retries, {} back-ups").format(retries, backups))
+        elif retries:  # an assisted search starts over; it has no back-ups
+            parts.append(iface_("{} retries").format(retries))
         if self.last_cost is not None:
             parts.append(iface_("cost {:.4g}").format(self.last_cost))
         eta = self.eta_s(elapsed_s)

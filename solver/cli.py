@@ -58,8 +58,9 @@ class Events:
             bar = "#" * int(30 * total)
             cost = "-" if event.get("cost") is None else f"{event['cost']:.4g}"
             where = f"  keyframe {event['reached']}/{event['keyframes']}" if "reached" in event else ""
-            if event.get("retries") or event.get("backups"):
-                where += f"  retries {event['retries']}, back-ups {event['backups']}"
+            if event.get("retries") or event.get("backups"):  # an assisted search retries, never backs up
+                where += "  " + ", ".join(f"{label} {event[key]}" for key, label in
+                                          (("retries", "retries"), ("backups", "back-ups")) if key in event)
             sys.stderr.write(f"\r[{bar:<30}] {100 * total:5.1f}%  cost {cost}{where}  ")
             sys.stderr.flush()
         elif kind == "solution":

@@ -165,3 +165,17 @@ def test_bench_mpc_reports_success_effort_quality_and_diversity_of_a_variant(tmp
     fresh = tmp_path / "fresh"
     rc, _, err = run_cli("bench", "mpc", "--task", tmp_path / "missing.json", "--keep", fresh)
     assert rc == 2 and err.strip().startswith("error: ") and not fresh.exists(), err
+
+
+def test_the_progress_bar_shows_an_assisted_search_started_over(capsys):
+    """An assisted seed whose search starts over reports `retries` alone (it has no back-ups); the bar
+    names it and does not fail on the missing back-ups."""
+    from solver.cli import Events
+    events = Events(jsonl=False)
+    events.seeds = [0]
+    events({"event": "progress", "seed": 0, "fraction": 0.4, "cost": 0.5, "retries": 1})
+    events({"event": "progress", "seed": 0, "fraction": 0.5, "cost": 0.4, "reached": 2, "keyframes": 4,
+            "retries": 0, "backups": 1})
+    assisted, contact = capsys.readouterr().err.split("\r")[1:]
+    assert "retries 1" in assisted and "back-ups" not in assisted
+    assert "keyframe 2/4  retries 0, back-ups 1" in contact

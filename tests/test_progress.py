@@ -38,6 +38,14 @@ def test_retries_and_back_ups_are_summed_over_seeds_and_shown_once_there_are_any
     assert "4 retries, 2 back-ups" in p.text(10.0)
 
 
+def test_an_assisted_search_started_over_shows_its_retries_alone():
+    """An assisted search reports `retries` (searches started over) and never back-ups."""
+    p = SolveProgress(num_seeds=2)
+    p.update(_event(0, 0.3))
+    p.update({**_event(1, 0.2), "retries": 1})
+    assert "1 retries" in p.text(10.0) and "back-ups" not in p.text(10.0)
+
+
 def test_no_estimate_before_there_is_anything_to_go_on():
     p = SolveProgress(num_seeds=2)
     assert p.eta_s(5.0) is None and p.text(5.0) == "0%"

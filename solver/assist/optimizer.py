@@ -35,6 +35,7 @@ EARLIER_STD = 0.3  # std multiplier of parameters settled by earlier curriculum 
 VARIANCE_DROP = 0.25  # advance the curriculum when the mean variance falls below this fraction
 STAGE_SHARE = 0.1  # at most this fraction of the sample budget per early curriculum stage
 ANNEAL_SHARE = 0.6  # share of the final stage over which λ_β rises to its value (lambda_beta_start < 1)
+ATTEMPT_STRIDE = 1_000_003  # a search started over draws CMA-ES noise this far from the seed's first (prime)
 
 
 @dataclass
@@ -96,8 +97,9 @@ class AssistOptimizer:
             "popsize": s.population, "seed": seed, "verbose": -9, "CMA_stds": list(stds),
             "CMA_diagonal": bool(s.cma_diagonal), "tolfun": 1e-9, "tolx": 1e-9})
 
-    def run(self, seed: int, on_generation=None, on_stage=None):
-        """Optimize; returns (best x, its fitness, History, samples evaluated)."""
+    def run(self, seed: int, on_generation=None, on_stage=None, attempt: int = 0):
+        """Optimize; returns (best x, its fitness, History, samples evaluated). `attempt` > 0 starts
+        the search over with noise of its own (a seed's first search is attempt 0)."""
         s, p = self.p.s, self.p
         K = len(p.kfs.qpos)
         stages = list(range(1, K)) if s.curriculum else [K - 1]
@@ -112,7 +114,7 @@ class AssistOptimizer:
             stds = np.ones(p.ndim)
             if si > 0:
                 stds[param_time < prev_end] = EARLIER_STD
-            es = self.strategy(x_best, stds, int(seed) * 1009 + si + 1)
+            es = self.strategy(x_best, stds, int(seed) * 1009 + si + 1 + attempt * ATTEMPT_STRIDE)
             var0 = float(np.mean(es.stds ** 2))
             # Early stages are short and only set the final stage up: each may take at most
             # STAGE_SHARE of the budget; the full-horizon stage gets the rest.
