@@ -398,7 +398,8 @@ def bench_track(task_name: str, seeds: int, workers: int | None = None) -> dict:
                      "departs": next((v["why"] for v in verdicts if v["why"]), None),
                      "tracking": tracked["tracking"], "max_penetration_m": tracked["quality"]["max_penetration_m"],
                      "fall_s": tracked["quality"].get("fall_s"), "duration_s": tracked["duration_s"],
-                     "wall_s_per_s": round(wall / max(tracked["duration_s"], 1e-9), 2),
+                     "wall_s_per_s": round(wall / max(tracked["duration_s"], 1e-9), 2),  # every try's
+                     "tries": len(tracked.get("tries", [None])),  # trackings from the start (physical versions)
                      # planning effort: iterations per control step, retries and back-ups included
                      "iterations_per_step": round(tracked["iterations"] / max(tracked["duration_s"] / step_s, 1.0),
                                                   2)})

@@ -188,6 +188,10 @@ class AssistSettings:
     physical: bool = _setting(True, "Also make each solution physical: sampling MPC tracks it with no assist "
                                     "(the track method's settings less its balance and contact terms and back-ups) "
                                     "and each keyframe gets a verdict")
+    physical_retries: int = _setting(1, "Physical versions that stop short of a keyframe or end further than 10% of "
+                                        "the unoptimized keyframe error from the sketch are tracked again from the "
+                                        "start with fresh noise, at most this many times; the best is kept",
+                                     nonneg=True, max=4)
 
 
 # -- tracking a reference motion (sampling MPC) -----------------------------------------------------

@@ -76,3 +76,45 @@ def test_a_physical_version_that_fails_retries_but_does_not_back_up(runs):
     keyframes = [a["keyframe"] for a in log["attempts"]]
     assert keyframes == sorted(keyframes)  # never back to an earlier segment
     assert [a["attempt"] for a in log["attempts"] if a["keyframe"] == failed] == [0, 1]  # the retry is kept
+
+
+def test_a_physical_version_that_stops_short_is_tracked_again_with_fresh_noise_and_the_best_kept(runs, monkeypatch):
+    """`physical_retries` (default 1): this box jump's physical version stops short, so it is tracked
+    again from the start with the noise of seed + TRY_STRIDE and the keyframes pulled harder (RETRY);
+    `tries` lists both, and the kept one is the better. The second try is what tracking with that
+    noise and those settings alone gives."""
+    from solver.methods import physical as physical_module
+    from solver.methods.assist import ASSIST
+    from solver.settings import AssistSettings, TrackSettings
+    from solver.solution import Solution
+    from solver.task import task_from_dict
+    entry, out = runs["with"]
+    tries = entry["physical"]["tries"]
+    assert AssistSettings().physical_retries == 1 and len(tries) == 2
+    assert [t["seed"] for t in tries] == [0, physical_module.TRY_STRIDE]
+    kept = min(tries, key=lambda t: (not t["success"], -t["keyframes_reached"], t["kf_error_relative"]))
+    assert entry["physical"]["kf_error_relative"] == pytest.approx(kept["kf_error_relative"], rel=1e-12)
+    prep = ASSIST.prepare(task_from_dict(json.loads((out / "task.json").read_text())))
+    with np.load(out / "seed_0" / "result.npz") as z:
+        assisted = Solution(times=z["times"], qpos=z["qpos"], success=True, cost=0.0)
+    assert physical_module.RETRY["key_boost"] > TrackSettings().key_boost
+    for key, value in physical_module.RETRY.items():
+        monkeypatch.setitem(physical_module.ASSISTED_REFERENCE, key, value)
+    alone = physical_module.physical_version(prep, assisted, entry["keyframe_times"], np.zeros(0),
+                                             prep.built.model.opt.timestep, entry["kf_error_initial"],
+                                             physical_module.TRY_STRIDE, 2)
+    assert alone.summary["kf_error_relative"] == pytest.approx(tries[1]["kf_error_relative"], rel=1e-12)
+    assert alone.success == tries[1]["success"]
+
+
+def test_which_physical_try_is_kept_and_when_another_is_needed():
+    from solver.methods.physical import CLOSE_RATIO, better, close_enough
+
+    def t(success, reached, rel):
+        return {"success": success, "keyframes_reached": reached, "kf_error_relative": rel}
+    assert better(t(True, 4, 0.5), t(False, 3, 0.05))  # whole beats stopped, however close
+    assert better(t(False, 3, 0.9), t(False, 2, 0.1))  # then the further it got
+    assert better(t(True, 4, 0.07), t(True, 4, 0.08)) and not better(t(True, 4, 0.08), t(True, 4, 0.07))
+    assert better(t(False, 1, 2.0), t(False, 1, None))  # a blow-up's error is the worst
+    assert close_enough(t(True, 4, CLOSE_RATIO)) and not close_enough(t(True, 4, CLOSE_RATIO + 1e-9))
+    assert not close_enough(t(False, 3, 0.01)) and not close_enough(t(True, 4, None))

@@ -8,7 +8,7 @@ unoptimized motion's, the verdict letters — p physical, a assist only, n not r
 time per second of motion, deepest penetration, where it departs) and a summary. `--noise K` tracks
 with the sampling noise of seed + K instead of the seed's own: whether a motion that stops does so
 whatever the noise (its assisted motion's doing) or by chance. Usage:
-  .venv/bin/python tools/rerun_physical.py DIR [--seeds 0,1,2] [--set '{"w_root_pos": 10}'] [--noise 100]
+  .venv/bin/python tools/rerun_physical.py DIR [--seeds 0,1,2] [--set '{"w_root_pos": 10}'] [--noise 100] [--retries 0]
 """
 from __future__ import annotations
 
@@ -24,6 +24,7 @@ sys.path.insert(0, os.path.dirname(HERE))
 
 from solver.methods import physical  # noqa: E402
 from solver.methods.assist import ASSIST  # noqa: E402
+from solver.settings import AssistSettings  # noqa: E402
 from solver.solution import Solution  # noqa: E402
 from solver.task import task_from_dict  # noqa: E402
 
@@ -33,6 +34,9 @@ def main(argv=None) -> int:
     ap.add_argument("out", help="a run's output folder (task.json, seed_N/entry.json and result.npz)")
     ap.add_argument("--seeds", help="comma-separated seeds (default: every seed_N in the folder)")
     ap.add_argument("--set", default="{}", help="tracking settings over the physical version's, as JSON")
+    ap.add_argument("--retries", type=int, default=AssistSettings().physical_retries,
+                    help="trackings again from the start with fresh noise where one stops short or ends past 10%% "
+                         "(default: the assist method's physical_retries)")
     ap.add_argument("--noise", type=int, default=0, help="track with the noise of seed + this (default 0: the "
                                                          "seed's own, as the run did)")
     args = ap.parse_args(argv)
@@ -50,13 +54,14 @@ def main(argv=None) -> int:
             assisted = Solution(times=npz["times"], qpos=npz["qpos"], success=True, cost=0.0)
         tracked = physical.physical_version(prep, assisted, entry["keyframe_times"], np.zeros(0),
                                             prep.built.model.opt.timestep, entry["kf_error_initial"],
-                                            seed + args.noise, os.cpu_count() or 1)
+                                            seed + args.noise, os.cpu_count() or 1, retries=args.retries)
         s = tracked.summary
         rel = s["kf_error_relative"]
         letters = "".join(v["verdict"][0] for v in s["verdicts"])
         print(f"seed {seed}: physical {tracked.success} rel {rel:.3f} verdicts {letters} "
               f"s/s {s['physical_wall_s'] / max(float(tracked.times[-1]), 1e-9):.1f} "
-              f"penetration {s['quality']['max_penetration_m']:.4f} m | {s['departs'] or '-'}", flush=True)
+              f"penetration {s['quality']['max_penetration_m']:.4f} m tries {len(s['tries'])} | "
+              f"{s['departs'] or '-'}", flush=True)
         if tracked.success:
             whole.append(rel)
     print(f"physical {len(whole)}/{len(seeds)}, within 10%: {sum(r <= 0.1 for r in whole)}; "

@@ -205,7 +205,7 @@ def _solve(prep: AssistPrepared, seed: int, engine: RolloutEngine, progress) -> 
             lambda p: progress(Progress(share + (1.0 - share) * p.fraction, p.cost)))
         solution.variants["physical"] = physical_version(
             prep, solution, summary["keyframe_times"], force, problem.dt_sim, kf_initial, seed, engine.nthread,
-            report)
+            report, prep.settings.physical_retries)
     return solution
 
 

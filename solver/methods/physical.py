@@ -28,6 +28,15 @@ from .track import TRACK
 # the assist, redoing the segment before changed no verdict and cost half the tracking's time
 # (measured on the same assisted solutions with and without; benchmarks/RESULTS.md). It still retries.
 ASSISTED_REFERENCE = {"w_com": 0.0, "w_com_vel": 0.0, "w_contact": 0.0, "backups": 0}
+# A physical version that stops short or lands further than CLOSE_RATIO from the sketch is tracked
+# again from the start with fresh noise, its keyframes pulled three times as hard (`key_boost` 30
+# against 10): where an assisted motion only passes near the sketch's poses, the second try aims at
+# them. Pulled that hard from the start, the get-ups come closer (14 of them, tracked with two noises:
+# within 10% 18 times of 28 against 14) but the armchair sit stops short of 'seated' on 1 seed of 3
+# and lands 3-10% off instead of 1-2% (benchmarks/RESULTS.md), so only a try that needs it pulls so.
+CLOSE_RATIO = 0.1  # of the unoptimized motion's keyframe error: the physical version's target
+RETRY = {"key_boost": 30.0}  # a second tracking's settings over ASSISTED_REFERENCE
+TRY_STRIDE = 1_000_003  # a tracking done again draws its noise this far from the first (prime)
 
 
 def timed_keyframes(items: list, times: list[float]) -> list:
@@ -44,31 +53,46 @@ def timed_keyframes(items: list, times: list[float]) -> list:
 
 
 def physical_version(prep, assisted: Solution, keyframe_times: list[float], assist_force: np.ndarray,
-                     dt_sim: float, kf_error_initial: float, seed: int, nthread: int, progress=None) -> Solution:
+                     dt_sim: float, kf_error_initial: float, seed: int, nthread: int, progress=None,
+                     retries: int = 0) -> Solution:
     """Track `assisted` (a solution of the assist method's `prep`) with no assist. `assist_force` is
     the summed assist force per simulation step after t = 0 (N). Its summary says how close it came
     (`kf_error`, relative to the unoptimized motion's), the tracking errors, where it departs, and a
-    verdict per keyframe."""
+    verdict per keyframe. A tracking that stops short of a keyframe or ends further than CLOSE_RATIO
+    from the sketch is done again from the start with fresh noise and the keyframes pulled harder
+    (RETRY), up to `retries` times (`tries` lists each); the best is kept (`better`)."""
     start = time.perf_counter()
     doc = {"schema_version": 1, "name": f"{prep.task.name} physical", "method": "track",
            "scene": {"desc": schema.to_dict(prep.built.scene)},
            "keyframes": timed_keyframes(prep.task.keyframes, keyframe_times),
-           "reference": {"times": assisted.times.tolist(), "qpos": assisted.qpos.tolist()},
-           "settings": dict(ASSISTED_REFERENCE)}
-    track_prep = TRACK.prepare(task_from_dict(doc))
-    report = None if progress is None else (lambda p: progress(Progress(p.fraction, p.cost)))
-    with RolloutEngine(track_prep.engine_model(), nthread) as engine:
-        tracked = TRACK.solve(track_prep, seed, engine, report)
-    cols = pose_columns(track_prep.built)
+           "reference": {"times": assisted.times.tolist(), "qpos": assisted.qpos.tolist()}}
+    first = TRACK.prepare(task_from_dict(dict(doc, settings=dict(ASSISTED_REFERENCE))))
+    cols = pose_columns(first.built)
     kfs = prep.keyframes
-    err = 0.0
+    tries, kept = [], None
+    with RolloutEngine(first.engine_model(), nthread) as engine:
+        for attempt in range(retries + 1):
+            track_prep = first if attempt == 0 else TRACK.prepare(task_from_dict(
+                dict(doc, settings=dict(ASSISTED_REFERENCE, **RETRY))))
+            report = None if progress is None else (
+                lambda p, a=attempt: progress(Progress(p.fraction, p.cost, retries=a or None)))
+            tracked = TRACK.solve(track_prep, seed + attempt * TRY_STRIDE, engine, report)
+            err = sum(float(kfs.weights[k] * pose_error(_at(tracked, keyframe_times[k])[cols], kfs.qpos[k]))
+                      for k in range(1, len(kfs.qpos)))
+            rel = err / kf_error_initial if kf_error_initial > 0 and np.isfinite(err) else None
+            reached = sum(v["verdict"] == "reached" for v in tracked.summary["keyframes"])
+            tries.append({"seed": seed + attempt * TRY_STRIDE, "success": bool(tracked.success),
+                          "keyframes_reached": int(reached), "kf_error_relative": rel})
+            if kept is None or better(tries[-1], kept[2]):
+                kept = (tracked, err, tries[-1])
+            if close_enough(tries[-1]):
+                break
+    tracked, err, _ = kept
     verdicts = []
     for k in range(1, len(kfs.qpos)):
         t = float(keyframe_times[k])
-        mine = tracked.qpos[int(np.argmin(np.abs(tracked.times - t)))][cols]
-        err += float(kfs.weights[k] * pose_error(mine, kfs.qpos[k]))
-        theirs = assisted.qpos[int(np.argmin(np.abs(assisted.times - t)))][cols]
-        key = track_prep.keyframes[k - 1]
+        theirs = _at(assisted, t)[cols]
+        key = first.keyframes[k - 1]
         with_assist = key.distance(theirs[:3], theirs[3:7], theirs[7:]) <= key.tolerance
         steps = (np.arange(len(assist_force)) + 1) * dt_sim
         segment = (steps > float(keyframe_times[k - 1]) + 1e-12) & (steps <= t + 1e-12)
@@ -84,5 +108,25 @@ def physical_version(prep, assisted: Solution, keyframe_times: list[float], assi
                          "assist_impulse_ns": round(impulse, 3)})
     tracked.summary.update(
         kf_error=err, kf_error_relative=err / kf_error_initial if kf_error_initial > 0 else None,
-        verdicts=verdicts, physical_wall_s=round(time.perf_counter() - start, 3))
+        verdicts=verdicts, tries=tries, physical_wall_s=round(time.perf_counter() - start, 3))
     return tracked
+
+
+def _at(solution: Solution, t: float) -> np.ndarray:
+    """The solution's qpos at the sample nearest time t."""
+    return solution.qpos[int(np.argmin(np.abs(solution.times - float(t))))]
+
+
+def close_enough(track: dict) -> bool:
+    """Whether a tracking (an entry of `tries`) needs no other try: whole, and within CLOSE_RATIO."""
+    rel = track["kf_error_relative"]
+    return track["success"] and rel is not None and rel <= CLOSE_RATIO
+
+
+def better(a: dict, b: dict) -> bool:
+    """Whether tracking `a` beats `b` (entries of `tries`): whole before stopped, then the more
+    keyframes reached, then the smaller keyframe error."""
+    def rank(t):
+        rel = t["kf_error_relative"]
+        return (not t["success"], -t["keyframes_reached"], float("inf") if rel is None else rel)
+    return rank(a) < rank(b)
