@@ -190,7 +190,8 @@ class AssistSettings:
                                     "and each keyframe gets a verdict")
     physical_retries: int = _setting(1, "Physical versions that stop short of a keyframe or end further than 10% of "
                                         "the unoptimized keyframe error from the sketch are tracked again from the "
-                                        "start with fresh noise, at most this many times; the best is kept",
+                                        "start with fresh noise and the keyframes pulled three times as hard, at "
+                                        "most this many times; the best is kept",
                                      nonneg=True, max=4)
 
 
