@@ -165,7 +165,8 @@ class AssistSettings:
                             soft_min=48)
     max_wall_s: float = _setting(60.0, "Time budget per alternative (s)", positive=True, soft_min=1.0)
     # A search that settles on a wrong motion (an arm caught between thigh and chest) stays there; a
-    # fresh start rarely does (benchmarks/RESULTS.md: the get-up from supine missed on 2 seeds of 22).
+    # fresh start rarely does (benchmarks/RESULTS.md: the get-up from supine missed on seeds 5 and 7 of
+    # 0–13 in every run, 13–14%; started over, 2.7% and 2.3%).
     retries: int = _setting(1, "Searches started over with fresh noise when one misses 5% of the unoptimized "
                                "keyframe error, each with the full budget; the closest is kept", nonneg=True, max=4)
     # Separable CMA-ES: over ~220 parameters in ~200 generations a full covariance barely adapts
