@@ -69,11 +69,12 @@ def physical_version(prep, assisted: Solution, keyframe_times: list[float], assi
     first = TRACK.prepare(task_from_dict(dict(doc, settings=dict(ASSISTED_REFERENCE))))
     cols = pose_columns(first.built)
     kfs = prep.keyframes
-    tries, kept = [], None
+    tries, kept, harder = [], None, None
     with RolloutEngine(first.engine_model(), nthread) as engine:
         for attempt in range(retries + 1):
-            track_prep = first if attempt == 0 else TRACK.prepare(task_from_dict(
-                dict(doc, settings=dict(ASSISTED_REFERENCE, **RETRY))))
+            if attempt == 1:  # every try after the first pulls the keys harder
+                harder = TRACK.prepare(task_from_dict(dict(doc, settings=dict(ASSISTED_REFERENCE, **RETRY))))
+            track_prep = first if attempt == 0 else harder
             report = None if progress is None else (
                 lambda p, a=attempt: progress(Progress(p.fraction, p.cost, retries=a or None)))
             tracked = TRACK.solve(track_prep, seed + attempt * TRY_STRIDE, engine, report)
