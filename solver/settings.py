@@ -194,6 +194,12 @@ class AssistSettings:
                                         "start with fresh noise and the keyframes pulled three times as hard, at "
                                         "most this many times; the best is kept",
                                      nonneg=True, max=4)
+    # Whether physics can follow an assisted motion is the motion's doing more than the tracker's: the
+    # same get-up tracked with other settings or noise mostly lands the same, another search's get-up
+    # often does not (benchmarks/RESULTS.md).
+    replans: int = _setting(1, "Assisted searches done anew (with fresh noise) where a physical version still "
+                               "stops short or ends further than 10% from the sketch after its retries; the plan "
+                               "with the better physical version is kept", nonneg=True, max=4)
 
 
 # -- tracking a reference motion (sampling MPC) -----------------------------------------------------

@@ -118,3 +118,70 @@ def test_which_physical_try_is_kept_and_when_another_is_needed():
     assert better(t(False, 1, 2.0), t(False, 1, None))  # a blow-up's error is the worst
     assert close_enough(t(True, 4, CLOSE_RATIO)) and not close_enough(t(True, 4, CLOSE_RATIO + 1e-9))
     assert not close_enough(t(False, 3, 0.01)) and not close_enough(t(True, 4, None))
+
+
+def test_a_plan_whose_physical_version_misses_is_searched_anew_and_the_better_plan_kept(monkeypatch):
+    """`replans` (default 1): this box jump's physical versions stop short, so the assisted search is
+    done anew (its searches drawing the noise of the attempts after the first plan's: each plan
+    searches `retries` + 1 times) and its motion tracked; `plans` lists both plans, and the solution
+    kept is the better plan's, its physical version with it. Each plan's searches are what the
+    optimizer gives alone for those attempts. A first plan close enough, or `replans` 0, plans once."""
+    from solver.assist.optimizer import AssistOptimizer
+    from solver.assist.problem import Problem
+    from solver.methods import assist as assist_module
+    from solver.methods.assist import ASSIST, initial_state
+    from solver.methods.physical import close_enough
+    from solver.rollout import RolloutEngine
+    from solver.settings import AssistSettings
+    from solver.task import task_from_dict
+    doc = json.loads(TASK.read_text())
+    doc["settings"] = dict(doc["settings"], retries=1, replans=1, physical_retries=0)
+    prep = ASSIST.prepare(task_from_dict(doc))
+    K = len(prep.keyframes.qpos)
+    with RolloutEngine(prep.engine_model(), 2) as engine:
+        sol = ASSIST.solve(prep, 0, engine)
+        opt = AssistOptimizer(Problem(prep.built, prep.keyframes, prep.settings), engine, initial_state(prep.built))
+        alone = [float(opt.evaluate(opt.run(0, attempt=a)[0][None], K - 1).kf_error[0]) for a in range(4)]
+        once = ASSIST.solve(ASSIST.prepare(task_from_dict(dict(doc, settings=dict(doc["settings"], replans=0)))),
+                            0, engine)
+        monkeypatch.setattr(assist_module, "close_enough", lambda outcome: True)
+        close = ASSIST.solve(prep, 0, engine)
+    plans = sol.summary["plans"]
+    assert AssistSettings().replans == 1 and len(plans) == 2
+    assert not close_enough(plans[0]["physical"])  # the case this is about
+    assert [p["kf_error"] for p in plans] == pytest.approx([min(alone[:2]), min(alone[2:])], rel=1e-12)
+    kept = min((0, 1), key=lambda i: (not close_enough(plans[i]["physical"]), not plans[i]["success"],
+                                      not plans[i]["physical"]["success"],
+                                      -plans[i]["physical"]["keyframes_reached"],
+                                      plans[i]["physical"]["kf_error_relative"], plans[i]["kf_error"]))
+    assert sol.summary["kf_error"] == pytest.approx(plans[kept]["kf_error"], rel=1e-12)
+    assert [s["kf_error"] for s in sol.summary["searches"]] == pytest.approx(alone[2 * kept:2 * kept + 2], rel=1e-12)
+    physical = sol.variants["physical"].summary
+    assert physical["kf_error_relative"] == pytest.approx(plans[kept]["physical"]["kf_error_relative"], rel=1e-12)
+    assert sol.variants["physical"].success is plans[kept]["physical"]["success"]
+    assert len(once.summary["plans"]) == 1 and once.summary["kf_error"] == pytest.approx(plans[0]["kf_error"])
+    assert len(close.summary["plans"]) == 1
+
+
+def test_which_plan_is_kept():
+    """A plan (an assisted solution and its physical version) beats another by: a physical version
+    close to the sketch, then an assisted search within its 5%, then the better physical version,
+    then the closer assisted motion."""
+    from solver.methods.assist import _better_plan
+    from solver.methods.physical import CLOSE_RATIO
+    from solver.solution import Solution
+
+    def plan(success, kf_error, whole, reached, rel):
+        keyframes = [{"verdict": "reached" if k < reached else "not reached"} for k in range(3)]
+        physical = Solution(np.zeros(1), np.zeros((1, 1)), whole, 0.0,
+                            summary={"keyframes": keyframes, "kf_error_relative": rel})
+        return Solution(np.zeros(1), np.zeros((1, 1)), success, 0.0, summary={"kf_error": kf_error},
+                        variants={"physical": physical})
+    close, far = CLOSE_RATIO, CLOSE_RATIO * 1.5
+    assert _better_plan(plan(False, 9.0, True, 3, close), plan(True, 0.1, True, 3, far))  # close physics first
+    assert _better_plan(plan(True, 0.5, False, 1, None), plan(False, 0.1, True, 3, far))  # then the 5% search
+    assert _better_plan(plan(True, 0.5, True, 3, 0.9), plan(True, 0.1, False, 2, 0.2))  # then whole physics
+    assert _better_plan(plan(True, 0.5, False, 2, 0.9), plan(True, 0.1, False, 1, 0.2))  # then the further
+    assert _better_plan(plan(True, 0.5, True, 3, far), plan(True, 0.1, True, 3, far * 1.01))  # then closer
+    assert _better_plan(plan(True, 0.1, True, 3, far), plan(True, 0.5, True, 3, far))  # then the closer search
+    assert not _better_plan(plan(True, 0.1, True, 3, far), plan(True, 0.1, True, 3, far))

@@ -25,6 +25,7 @@ from ..settings import AssistSettings
 from ..solution import Progress, Solution
 from ..task import Task, build_scene
 from .base import Batch, Capabilities, Method, Prepared
+from .physical import close_enough, outcome, physical_rank, physical_version
 
 SUCCESS_RATIO = 0.05  # kf_error ≤ 5% of the unoptimized motion's
 PHYSICAL_SHARE = 0.7  # of a solve's progress, the assisted search's when the physical version follows
@@ -131,7 +132,9 @@ def _solution(opt: AssistOptimizer, problem: Problem, x: np.ndarray, upto: int, 
 
 
 def _solve(prep: AssistPrepared, seed: int, engine: RolloutEngine, progress) -> Solution:
-    start = time.perf_counter()
+    """Search (started over where it misses, `retries`), package the motion and make it physical; a
+    plan whose physical version stops short or ends past 10% is searched anew (`replans`) and the
+    plan with the better physical version kept. `plans` in the kept solution's summary lists each."""
     problem = Problem(prep.built, prep.keyframes, prep.settings)
     opt = AssistOptimizer(problem, engine, initial_state(prep.built))
     K = len(prep.keyframes.qpos)
@@ -140,7 +143,7 @@ def _solve(prep: AssistPrepared, seed: int, engine: RolloutEngine, progress) -> 
 
     share = PHYSICAL_SHARE if prep.settings.physical else 1.0  # of the progress bar: the rest is tracking's
 
-    attempt = 0
+    attempt = 0  # searches started so far, over every plan: each draws CMA-ES noise of its own
 
     def on_generation(samples, best, stage):
         if progress:
@@ -151,18 +154,60 @@ def _solve(prep: AssistPrepared, seed: int, engine: RolloutEngine, progress) -> 
             progress(Progress(share * min(1.0, stage / (K - 1)), f, stage=stage,
                               partial=_solution(opt, problem, x, stage, False, f)))
 
-    # A search that misses starts over with fresh noise (`retries`); the closest to the keyframes is kept.
-    kept, attempts = None, []
-    for attempt in range(prep.settings.retries + 1):
-        found = opt.run(seed, on_generation, on_stage, attempt)
-        found_error = float(opt.evaluate(found[0][None], K - 1).kf_error[0])
-        attempts.append({"kf_error": _finite(found_error), "samples": int(found[3]),
-                         "wall_s": round(found[2].wall_s[-1], 3) if found[2].wall_s else 0.0})
-        if kept is None or found_error < kept[0]:
-            kept = (found_error, found)
-        if np.isfinite(found_error) and found_error <= SUCCESS_RATIO * kf_initial:
+    def on_tracking(p):
+        if progress:
+            progress(Progress(share + (1.0 - share) * p.fraction, p.cost, retries=(attempt + (p.retries or 0)) or None))
+
+    kept, plans = None, []
+    for plan in range(prep.settings.replans + 1):
+        plan_start = time.perf_counter()
+        # A search that misses starts over with fresh noise (`retries`); the closest to the keyframes is kept.
+        found, searches = None, []
+        for retry in range(prep.settings.retries + 1):
+            attempt = plan * (prep.settings.retries + 1) + retry
+            result = opt.run(seed, on_generation, on_stage, attempt)
+            error = float(opt.evaluate(result[0][None], K - 1).kf_error[0])
+            searches.append({"kf_error": _finite(error), "samples": int(result[3]),
+                             "wall_s": round(result[2].wall_s[-1], 3) if result[2].wall_s else 0.0})
+            if found is None or error < found[0]:
+                found = (error, result)
+            if np.isfinite(error) and error <= SUCCESS_RATIO * kf_initial:
+                break
+        solution = _package(prep, opt, problem, kf_initial, found, searches, seed, engine.nthread, on_tracking)
+        physical = solution.variants.get("physical")
+        plans.append({"kf_error": solution.summary["kf_error"], "success": solution.success,
+                      "physical": None if physical is None else outcome(physical),
+                      "wall_s": round(time.perf_counter() - plan_start, 3)})
+        if kept is None or _better_plan(solution, kept):
+            kept = solution
+        if physical is None or close_enough(plans[-1]["physical"]):
             break
-    kf_error, (x, f, hist, samples) = kept
+    kept.summary["plans"] = plans  # each plan's assisted keyframe error and physical outcome; the kept one's above
+    return kept
+
+
+def _better_plan(a: Solution, b: Solution) -> bool:
+    """Whether plan `a` (an assisted solution with or without its physical version) beats `b`: a
+    physical version close to the sketch first, then an assisted search within its 5%, then the better
+    physical version (`physical_rank`), then the closer assisted motion."""
+    def rank(s: Solution):
+        phys = s.variants.get("physical")
+        out = None if phys is None else outcome(phys)
+        err = s.summary["kf_error"]
+        return (not (out is not None and close_enough(out)), not s.success,
+                physical_rank(out) if out is not None else (True, 0, float("inf")),
+                float("inf") if err is None else err)
+    return rank(a) < rank(b)
+
+
+def _package(prep: AssistPrepared, opt: AssistOptimizer, problem: Problem, kf_initial: float, found: tuple,
+             searches: list[dict], seed: int, nthread: int, on_tracking) -> Solution:
+    """The assisted solution of a search (`found`: its keyframe error and `AssistOptimizer.run`'s
+    result): its motion, what it took (assist force, timing), what its replay without assist
+    touches, and, with `physical`, its physical version."""
+    start = time.perf_counter()
+    K = len(prep.keyframes.qpos)
+    kf_error, (x, f, hist, samples) = found
     best = opt.evaluate(x[None], K - 1)
     d, traj, beta = opt.simulate(x[None], beta_off=True, keep=True)
     kf_no_assist = float(problem.keyframe_error(d, traj.state, K - 1, traj.diverged_at)[0])
@@ -191,21 +236,18 @@ def _solve(prep: AssistPrepared, seed: int, engine: RolloutEngine, progress) -> 
                "assist_mean_force_bw": float(force.mean() / (mass * 9.81)),
                "keyframe_times": [round(float(t), 6) for t in best.decoded.keyframe_times[0]],
                "samples": int(samples), "generations": len(hist.best), "beta_mode": prep.settings.beta_mode,
-               "searches": attempts,  # each search's keyframe error, samples and wall time; the kept one's below
+               "searches": searches,  # each search's keyframe error, samples and wall time; the kept one's below
                "samples_to_1.1x": hist.samples[reach] if reach is not None else None,
                "wall_s_to_1.1x": round(hist.wall_s[reach], 3) if reach is not None else None,
-               "optimizer_wall_s": round(time.perf_counter() - start, 3)}
+               "optimizer_wall_s": round(sum(s["wall_s"] for s in searches) + time.perf_counter() - start, 3)}
     success = bool(np.isfinite(kf_error) and np.isfinite(kf_initial) and kf_error <= SUCCESS_RATIO * kf_initial)
     solution = _solution(opt, problem, x, K - 1, success, float(f), summary)
     solution.summary["quality"] = motion_quality(prep.built.model, prep.built.character_bodies, solution.times,
                                                  solution.qpos)
     if prep.settings.physical and solution.unstable_time is None:
-        from .physical import physical_version
-        report = None if progress is None else (
-            lambda p: progress(Progress(share + (1.0 - share) * p.fraction, p.cost)))
         solution.variants["physical"] = physical_version(
-            prep, solution, summary["keyframe_times"], force, problem.dt_sim, kf_initial, seed, engine.nthread,
-            report, prep.settings.physical_retries)
+            prep, solution, summary["keyframe_times"], force, problem.dt_sim, kf_initial, seed, nthread,
+            on_tracking, prep.settings.physical_retries)
     return solution
 
 

@@ -80,10 +80,9 @@ def physical_version(prep, assisted: Solution, keyframe_times: list[float], assi
             tracked = TRACK.solve(track_prep, seed + attempt * TRY_STRIDE, engine, report)
             err = sum(float(kfs.weights[k] * pose_error(_at(tracked, keyframe_times[k])[cols], kfs.qpos[k]))
                       for k in range(1, len(kfs.qpos)))
-            rel = err / kf_error_initial if kf_error_initial > 0 and np.isfinite(err) else None
-            reached = sum(v["verdict"] == "reached" for v in tracked.summary["keyframes"])
-            tries.append({"seed": seed + attempt * TRY_STRIDE, "success": bool(tracked.success),
-                          "keyframes_reached": int(reached), "kf_error_relative": rel})
+            tracked.summary["kf_error_relative"] = (err / kf_error_initial if kf_error_initial > 0 and np.isfinite(err)
+                                                    else None)
+            tries.append({"seed": seed + attempt * TRY_STRIDE, **outcome(tracked)})
             if kept is None or better(tries[-1], kept[2]):
                 kept = (tracked, err, tries[-1])
             if close_enough(tries[-1]):
@@ -108,7 +107,7 @@ def physical_version(prep, assisted: Solution, keyframe_times: list[float], assi
         verdicts.append({"name": kfs.names[k], "time": round(t, 6), "verdict": verdict, "why": why,
                          "assist_impulse_ns": round(impulse, 3)})
     tracked.summary.update(
-        kf_error=err, kf_error_relative=err / kf_error_initial if kf_error_initial > 0 else None,
+        kf_error=err,
         verdicts=verdicts, tries=tries, physical_wall_s=round(time.perf_counter() - start, 3))
     return tracked
 
@@ -118,16 +117,27 @@ def _at(solution: Solution, t: float) -> np.ndarray:
     return solution.qpos[int(np.argmin(np.abs(solution.times - float(t))))]
 
 
+def outcome(tracked: Solution) -> dict:
+    """How far a physical version got: whole (`success`), `keyframes_reached` and `kf_error_relative`."""
+    return {"success": bool(tracked.success),
+            "keyframes_reached": int(sum(v["verdict"] == "reached" for v in tracked.summary["keyframes"])),
+            "kf_error_relative": tracked.summary["kf_error_relative"]}
+
+
 def close_enough(track: dict) -> bool:
-    """Whether a tracking (an entry of `tries`) needs no other try: whole, and within CLOSE_RATIO."""
+    """Whether a tracking (an `outcome`, e.g. an entry of `tries`) needs no other try: whole, and
+    within CLOSE_RATIO."""
     rel = track["kf_error_relative"]
     return track["success"] and rel is not None and rel <= CLOSE_RATIO
 
 
-def better(a: dict, b: dict) -> bool:
-    """Whether tracking `a` beats `b` (entries of `tries`): whole before stopped, then the more
+def physical_rank(track: dict) -> tuple:
+    """A tracking's (an `outcome`) place, smaller first: whole before stopped, then the more
     keyframes reached, then the smaller keyframe error."""
-    def rank(t):
-        rel = t["kf_error_relative"]
-        return (not t["success"], -t["keyframes_reached"], float("inf") if rel is None else rel)
-    return rank(a) < rank(b)
+    rel = track["kf_error_relative"]
+    return (not track["success"], -track["keyframes_reached"], float("inf") if rel is None else rel)
+
+
+def better(a: dict, b: dict) -> bool:
+    """Whether tracking `a` beats `b` (entries of `tries`, `physical_rank`)."""
+    return physical_rank(a) < physical_rank(b)
