@@ -403,7 +403,7 @@ def bench_track(task_name: str, seeds: int, workers: int | None = None) -> dict:
                      # assisted searches planned anew for a closer physical version, and each plan's outcome
                      "plans": [{"assisted": p["kf_error"] / e["kf_error_initial"] if p["kf_error"] is not None
                                 and e.get("kf_error_initial") else None,
-                                "physical": p["physical"]} for p in e.get("plans", [])],
+                                "physical": p["physical"], "wall_s": p["wall_s"]} for p in e.get("plans", [])],
                      "solve_wall_s": e["wall_s"],  # the whole seed's: searches, trackings, every plan
                      # planning effort: iterations per control step, retries and back-ups included
                      "iterations_per_step": round(tracked["iterations"] / max(tracked["duration_s"] / step_s, 1.0),
