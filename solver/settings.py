@@ -197,9 +197,9 @@ class AssistSettings:
     # Whether physics can follow an assisted motion is the motion's doing more than the tracker's: the
     # same get-up tracked with other settings or noise mostly lands the same, another search's get-up
     # often does not (benchmarks/RESULTS.md).
-    replans: int = _setting(1, "Assisted searches done anew (with fresh noise) where a physical version still "
-                               "stops short or ends further than 10% from the sketch after its retries; the plan "
-                               "with the better physical version is kept", nonneg=True, max=4)
+    replans: int = _setting(1, "Assisted searches done anew (with fresh noise) where the search reached the sketch "
+                               "but its physical version still stops short or ends further than 10% from it after "
+                               "its retries; the plan with the better physical version is kept", nonneg=True, max=4)
 
 
 # -- tracking a reference motion (sampling MPC) -----------------------------------------------------

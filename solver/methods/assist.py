@@ -133,8 +133,9 @@ def _solution(opt: AssistOptimizer, problem: Problem, x: np.ndarray, upto: int, 
 
 def _solve(prep: AssistPrepared, seed: int, engine: RolloutEngine, progress) -> Solution:
     """Search (started over where it misses, `retries`), package the motion and make it physical; a
-    plan whose physical version stops short or ends past 10% is searched anew (`replans`) and the
-    plan with the better physical version kept. `plans` in the kept solution's summary lists each."""
+    plan whose search reached the sketch but whose physical version stops short or ends past 10% is
+    searched anew (`replans`) and the plan with the better physical version kept. `plans` in the kept
+    solution's summary lists each."""
     problem = Problem(prep.built, prep.keyframes, prep.settings)
     opt = AssistOptimizer(problem, engine, initial_state(prep.built))
     K = len(prep.keyframes.qpos)
@@ -180,7 +181,9 @@ def _solve(prep: AssistPrepared, seed: int, engine: RolloutEngine, progress) -> 
                       "wall_s": round(time.perf_counter() - plan_start, 3)})
         if kept is None or _better_plan(solution, kept):
             kept = solution
-        if physical is None or close_enough(plans[-1]["physical"]):
+        # Plans anew only where the search reached the sketch and physics could not follow it: a search
+        # that missed has had its own fresh starts (`retries`), and its motion is off the sketch with assist.
+        if physical is None or not solution.success or close_enough(plans[-1]["physical"]):
             break
     kept.summary["plans"] = plans  # each plan's assisted keyframe error and physical outcome; the kept one's above
     return kept
