@@ -124,10 +124,10 @@ def test_a_plan_whose_physical_version_misses_is_searched_anew_and_the_better_pl
     """`replans` (default 1): where the search reached the sketch (here every search counts as within
     its 5%) and this box jump's physical version stops short, the assisted search is done anew — its
     searches draw the noise of the attempts after the first plan's, each plan searching up to `retries`
-    + 1 times — and its motion tracked; `plans` lists both, and the solution kept is the better plan's,
-    its physical version with it. Each plan's search is what the optimizer gives alone for its attempt.
-    A search that missed its 5% (it had its own fresh starts), a first plan close enough, or
-    `replans` 0 plans once."""
+    + 1 times — and its motion tracked (the progress counts the search started over as a retry); `plans`
+    lists both, and the solution kept is the better plan's, its physical version with it. Each plan's
+    search is what the optimizer gives alone for its attempt. A search that missed its 5% (it had its
+    own fresh starts), a first plan close enough, or `replans` 0 plans once."""
     from solver.assist.optimizer import AssistOptimizer
     from solver.assist.problem import Problem
     from solver.methods import assist as assist_module
@@ -143,7 +143,8 @@ def test_a_plan_whose_physical_version_misses_is_searched_anew_and_the_better_pl
     with RolloutEngine(prep.engine_model(), 2) as engine:
         missed = ASSIST.solve(prep, 0, engine)  # a 160-rollout search misses its 5%
         monkeypatch.setattr(assist_module, "SUCCESS_RATIO", 1e9)  # every search counts as within
-        sol = ASSIST.solve(prep, 0, engine)
+        events = []
+        sol = ASSIST.solve(prep, 0, engine, events.append)
         opt = AssistOptimizer(Problem(prep.built, prep.keyframes, prep.settings), engine, initial_state(prep.built))
         alone = [float(opt.evaluate(opt.run(0, attempt=a)[0][None], K - 1).kf_error[0]) for a in (0, 2)]
         once = ASSIST.solve(ASSIST.prepare(task_from_dict(dict(doc, settings=dict(doc["settings"], replans=0)))),
@@ -156,6 +157,8 @@ def test_a_plan_whose_physical_version_misses_is_searched_anew_and_the_better_pl
     assert AssistSettings().replans == 1 and len(plans) == 2
     assert not close_enough(plans[0]["physical"])  # the case this is about
     assert [p["kf_error"] for p in plans] == pytest.approx(alone, rel=1e-12)
+    assert [p["searches"] for p in plans] == [1, 1]
+    assert {e.retries for e in events} == {None, 1}  # the progress counts the search started over, once
     assert alone[0] != pytest.approx(alone[1], rel=1e-6)  # another plan, another motion
     kept = min((0, 1), key=lambda i: (not close_enough(plans[i]["physical"]), not plans[i]["success"],
                                       not plans[i]["physical"]["success"],

@@ -144,11 +144,12 @@ def _solve(prep: AssistPrepared, seed: int, engine: RolloutEngine, progress) -> 
 
     share = PHYSICAL_SHARE if prep.settings.physical else 1.0  # of the progress bar: the rest is tracking's
 
-    attempt = 0  # searches started so far, over every plan: each draws CMA-ES noise of its own
+    attempt = 0  # the search under way: plan · (retries + 1) + retry, each drawing CMA-ES noise of its own
+    again = 0  # searches started over so far, over every plan: the progress's retries
 
     def on_generation(samples, best, stage):
         if progress:
-            progress(Progress(share * min(samples / prep.settings.samples, 1.0), best, retries=attempt or None))
+            progress(Progress(share * min(samples / prep.settings.samples, 1.0), best, retries=again or None))
 
     def on_stage(stage, x, f):  # the first search's stages only: a search started over does not replace them
         if progress and stage < K - 1 and attempt == 0:
@@ -157,7 +158,7 @@ def _solve(prep: AssistPrepared, seed: int, engine: RolloutEngine, progress) -> 
 
     def on_tracking(p):
         if progress:
-            progress(Progress(share + (1.0 - share) * p.fraction, p.cost, retries=(attempt + (p.retries or 0)) or None))
+            progress(Progress(share + (1.0 - share) * p.fraction, p.cost, retries=(again + (p.retries or 0)) or None))
 
     kept, plans = None, []
     for plan in range(prep.settings.replans + 1):
@@ -166,6 +167,7 @@ def _solve(prep: AssistPrepared, seed: int, engine: RolloutEngine, progress) -> 
         found, searches = None, []
         for retry in range(prep.settings.retries + 1):
             attempt = plan * (prep.settings.retries + 1) + retry
+            again = len(searches) + sum(p["searches"] for p in plans)
             result = opt.run(seed, on_generation, on_stage, attempt)
             error = float(opt.evaluate(result[0][None], K - 1).kf_error[0])
             searches.append({"kf_error": _finite(error), "samples": int(result[3]),
@@ -176,7 +178,7 @@ def _solve(prep: AssistPrepared, seed: int, engine: RolloutEngine, progress) -> 
                 break
         solution = _package(prep, opt, problem, kf_initial, found, searches, seed, engine.nthread, on_tracking)
         physical = solution.variants.get("physical")
-        plans.append({"kf_error": solution.summary["kf_error"], "success": solution.success,
+        plans.append({"kf_error": solution.summary["kf_error"], "success": solution.success, "searches": len(searches),
                       "physical": None if physical is None else outcome(physical),
                       "wall_s": round(time.perf_counter() - plan_start, 3)})
         if kept is None or _better_plan(solution, kept):
