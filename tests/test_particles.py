@@ -54,10 +54,10 @@ def _prepared(**settings):
     return doc
 
 
-def _run(doc, seed=0, progress=None):
+def _run(doc, seed=0, progress=None, **options):
     prep = CONTACT.prepare(task_from_dict(doc))
     with RolloutEngine(prep.plan.model, 2) as engine:
-        return run_particles(prep.built, prep.plan, prep.keyframes, prep.settings, seed, engine, progress)
+        return run_particles(prep.built, prep.plan, prep.keyframes, prep.settings, seed, engine, progress, **options)
 
 
 def test_particles_are_deterministic_per_seed_and_reach_every_keyframe():
@@ -98,6 +98,19 @@ def test_retries_and_backups_are_bounded_and_the_furthest_keyframe_is_reported()
     for t in hopeless:
         assert t["failure"] == "time limit" and t["seconds"] == pytest.approx(0.15, abs=0.02)
         assert 9.0 < t["closest"] < 10.5 and 0.0 <= t["longest_stall_s"] <= t["seconds"] + 1e-9
+
+
+def test_a_keyframe_retried_elsewhere_gets_no_retry():
+    """`retried`: the segment of that keyframe is tried once each time the solve gets there (another
+    run retried it in vain); the others keep their retries and the back-ups are as before."""
+    doc = _prepared(particles=2, retries=1, backups=1)
+    doc["keyframes"][1]["pairs"] = [{"body1": "pelvis", "pos1": [0, 0, 0], "body2": "world", "pos2": [10, 0, 1]}]
+    doc["keyframes"][1]["time_limit"] = 0.15  # no particle can
+    run, log = _run(doc, retried=1)
+    assert not run.success and log.stopped_at == 1 and log.backups == 1
+    assert [(a["keyframe"], a["attempt"]) for a in log.attempts] == [(0, 0), (1, 0), (0, 0), (1, 0)]
+    whole, log = _run(_prepared(particles=1, retries=1, backups=1))
+    assert whole.success and log.stopped_at is None
 
 
 def test_a_retry_weighs_the_contact_term_more(monkeypatch):

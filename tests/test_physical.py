@@ -10,6 +10,9 @@ import mujoco
 import numpy as np
 import pytest
 
+from solver.methods.track import Track
+from solver.solution import Solution
+
 ROOT = Path(__file__).resolve().parents[1]
 TASK = ROOT / "tests" / "data" / "golden" / "assist.json"  # a box jump with a tiny budget
 
@@ -105,6 +108,45 @@ def test_a_physical_version_that_stops_short_is_tracked_again_with_fresh_noise_a
                                              physical_module.TRY_STRIDE, 2)
     assert alone.summary["kf_error_relative"] == pytest.approx(tries[1]["kf_error_relative"], rel=1e-12)
     assert alone.success == tries[1]["success"]
+
+
+def test_the_second_tracking_does_not_retry_where_the_first_stopped(runs, monkeypatch):
+    """The first tracking of this box jump stops at a keyframe after retrying its segment (twice the
+    effort, fresh noise); the second tries that segment once. Its motion is what the track method
+    gives with the second try's settings, seed and `retried` alone; without `retried` the same
+    tracking would have retried that segment."""
+    from solver.methods import physical as physical_module
+    from solver.methods.assist import ASSIST
+    from solver.rollout import RolloutEngine
+    from solver.task import task_from_dict
+    entry, out = runs["with"]
+    prep = ASSIST.prepare(task_from_dict(json.loads((out / "task.json").read_text())))
+    with np.load(out / "seed_0" / "result.npz") as z:
+        assisted = Solution(times=z["times"], qpos=z["qpos"], success=True, cost=0.0)
+    track, calls = physical_module.TRACK, []
+
+    def spy(prep_, seed, engine, progress=None, retried=None):
+        solved = Track.solve(track, prep_, seed, engine, progress, retried=retried)
+        calls.append((seed, retried, solved))
+        return solved
+    monkeypatch.setattr(track, "solve", spy)
+    physical_module.physical_version(prep, assisted, entry["keyframe_times"], np.zeros(0),
+                                     prep.built.model.opt.timestep, entry["kf_error_initial"], 0, 2, retries=1)
+    monkeypatch.undo()
+    (_, none, first), (seed, retried, second) = calls
+    stop = first.summary["particles"]["stopped_at"]
+    assert none is None and stop is not None and retried == stop and seed == physical_module.TRY_STRIDE
+
+    def attempts(solved):
+        return [a["attempt"] for a in solved.summary["particles"]["attempts"] if a["keyframe"] == stop]
+    assert attempts(first) == [0, 1] and attempts(second) in ([0], [])
+    harder = Track().prepare(physical_module.tracking_task(prep, assisted, entry["keyframe_times"],
+                                                           **physical_module.RETRY))
+    with RolloutEngine(harder.engine_model(), 2) as engine:
+        alone = Track().solve(harder, seed, engine, retried=stop)
+        with_retry = Track().solve(harder, seed, engine)
+    assert alone.qpos.tobytes() == second.qpos.tobytes()
+    assert attempts(with_retry) == ([0, 1] if attempts(second) else [])  # what the second try saves
 
 
 def test_which_physical_try_is_kept_and_when_another_is_needed():

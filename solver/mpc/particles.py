@@ -69,6 +69,7 @@ class ParticleLog:
     backups: int = 0
     furthest: int = 0  # keyframes reached by the run that got furthest
     lineages: int = 0  # distinct first-segment ancestors among the final particles
+    stopped_at: int | None = None  # the keyframe a run that stopped short failed for, its retries and back-ups spent
     iterations: int = 0  # planning iterations spent by every particle, failed attempts included
     # the cheapest run of each other lineage that reached the last keyframe, cheapest first: the
     # seed's alternative solutions (motions that differ from the first segment on)
@@ -76,18 +77,20 @@ class ParticleLog:
 
     def summary(self) -> dict:
         return {"attempts": self.attempts, "backups": self.backups, "furthest_keyframe": self.furthest,
-                "lineages": self.lineages, "iterations": self.iterations}
+                "lineages": self.lineages, "iterations": self.iterations, "stopped_at": self.stopped_at}
 
 
 def run_particles(built: BuiltModel, plan: BuiltModel, keyframes: list[ContactKeyframe], settings: PlannerSettings,
                   seed: int, engine: RolloutEngine, progress=None, poll_keyframes=None,
-                  reference: Reference | None = None, segments: Segments | None = None) -> tuple[AgentRun, ParticleLog]:
+                  reference: Reference | None = None, segments: Segments | None = None,
+                  retried: int | None = None) -> tuple[AgentRun, ParticleLog]:
     """One seed's solve with `settings.particles` particles; the best final particle's run (or the
     run that got furthest) and what the particles did. With one particle and no failure this is
     the single run, byte for byte. `poll_keyframes` returns keyframes appended while solving; they
     are taken between segments (where the single run would reach them too: after the current). With
     a `reference`, the keyframes are a tracking solve's (`agent.Agent`). `segments` runs each batch
-    of segments (default: here, one after another); the result does not depend on where."""
+    of segments (default: here, one after another); the result does not depend on where. The
+    segment of keyframe `retried` gets no retries (another run already retried it in vain)."""
     n = settings.particles
     keyframes = list(keyframes)
     given = len(keyframes)
@@ -110,7 +113,7 @@ def run_particles(built: BuiltModel, plan: BuiltModel, keyframes: list[ContactKe
         nkf = len(keyframes)
         appended = [schema.to_dict(kf) for kf in keyframes[given:]]
         survivors = []  # (index among this segment's particles, its outcome)
-        for attempt in range(settings.retries + 1):
+        for attempt in range((0 if k == retried else settings.retries) + 1):
             fresh = attempt or k == redo  # a retry, or a backed-up segment: not the noise that led here
             jobs = [SegmentJob(cp, k, fresh_stream(seed, k, attempt, log.backups, i + 1) if fresh else None,
                                2 ** attempt, appended, retry_press(settings.retry_contact, attempt))
@@ -170,7 +173,7 @@ def run_particles(built: BuiltModel, plan: BuiltModel, keyframes: list[ContactKe
         log.furthest, log.lineages = len(keyframes), len(set(ancestry[k]))
         log.alternatives = [runs[i] for i in list(firsts.values())[1:]]
         return runs[order[0]], log
-    log.furthest = furthest.index
+    log.furthest, log.stopped_at = furthest.index, k
     return resume(furthest.checkpoint).result(), log
 
 
