@@ -197,9 +197,13 @@ class AssistSettings:
     # Whether physics can follow an assisted motion is the motion's doing more than the tracker's: the
     # same get-up tracked with other settings or noise mostly lands the same, another search's get-up
     # often does not (benchmarks/RESULTS.md).
-    replans: int = _setting(1, "Assisted searches done anew (with fresh noise) where the search reached the sketch "
+    # Two plans whose physical versions stop at the same keyframe say it is beyond the character: no
+    # more plans there (the jumps plan twice, as with 1); a get-up whose two plans both land past 10%
+    # gets a third (benchmarks/RESULTS.md).
+    replans: int = _setting(2, "Assisted searches done anew (with fresh noise) where the search reached the sketch "
                                "but its physical version still stops short or ends further than 10% from it after "
-                               "its retries; the plan with the better physical version is kept", nonneg=True, max=4)
+                               "its retries, unless two plans' physical versions stopped at the same keyframe; the "
+                               "plan with the better physical version is kept", nonneg=True, max=4)
 
 
 # -- tracking a reference motion (sampling MPC) -----------------------------------------------------

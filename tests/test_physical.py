@@ -163,13 +163,14 @@ def test_which_physical_try_is_kept_and_when_another_is_needed():
 
 
 def test_a_plan_whose_physical_version_misses_is_searched_anew_and_the_better_plan_kept(monkeypatch):
-    """`replans` (default 1): where the search reached the sketch (here every search counts as within
+    """`replans` (default 2): where the search reached the sketch (here every search counts as within
     its 5%) and this box jump's physical version stops short, the assisted search is done anew — its
     searches draw the noise of the attempts after the first plan's, each plan searching up to `retries`
     + 1 times — and its motion tracked (the progress counts the search started over as a retry); `plans`
     lists both, and the solution kept is the better plan's, its physical version with it. Each plan's
-    search is what the optimizer gives alone for its attempt. A search that missed its 5% (it had its
-    own fresh starts), a first plan close enough, or `replans` 0 plans once."""
+    search is what the optimizer gives alone for its attempt. Both plans' physical versions stop at the
+    same keyframe (the take-off): no third plan. A search that missed its 5% (it had its own fresh
+    starts), a first plan close enough, or `replans` 0 plans once."""
     from solver.assist.optimizer import AssistOptimizer
     from solver.assist.problem import Problem
     from solver.methods import assist as assist_module
@@ -179,7 +180,7 @@ def test_a_plan_whose_physical_version_misses_is_searched_anew_and_the_better_pl
     from solver.settings import AssistSettings
     from solver.task import task_from_dict
     doc = json.loads(TASK.read_text())
-    doc["settings"] = dict(doc["settings"], retries=1, replans=1, physical_retries=0)
+    doc["settings"] = dict(doc["settings"], retries=1, replans=2, physical_retries=0)
     prep = ASSIST.prepare(task_from_dict(doc))
     K = len(prep.keyframes.qpos)
     with RolloutEngine(prep.engine_model(), 2) as engine:
@@ -196,8 +197,10 @@ def test_a_plan_whose_physical_version_misses_is_searched_anew_and_the_better_pl
     assert not missed.success and len(missed.summary["plans"]) == 1 and len(missed.summary["searches"]) == 2
     assert not close_enough(missed.summary["plans"][0]["physical"])  # it would have planned anew
     plans = sol.summary["plans"]
-    assert AssistSettings().replans == 1 and len(plans) == 2
+    assert AssistSettings().replans == 2 and len(plans) == 2
     assert not close_enough(plans[0]["physical"])  # the case this is about
+    assert not plans[0]["physical"]["success"] and not plans[1]["physical"]["success"]  # and what ends it:
+    assert plans[0]["physical"]["keyframes_reached"] == plans[1]["physical"]["keyframes_reached"]
     assert [p["kf_error"] for p in plans] == pytest.approx(alone, rel=1e-12)
     assert [p["searches"] for p in plans] == [1, 1]
     assert {e.retries for e in events} == {None, 1}  # the progress counts the search started over, once
@@ -214,6 +217,27 @@ def test_a_plan_whose_physical_version_misses_is_searched_anew_and_the_better_pl
     assert physical.success is plans[kept]["physical"]["success"]
     assert len(once.summary["plans"]) == 1 and once.summary["kf_error"] == pytest.approx(alone[0], rel=1e-12)
     assert len(close.summary["plans"]) == 1
+
+
+def test_when_to_plan_again():
+    """After a plan whose search reached the sketch and whose physical version missed, plan anew —
+    unless two plans' physical versions stopped at the same keyframe."""
+    from solver.methods.assist import _plan_again
+    from solver.methods.physical import CLOSE_RATIO
+
+    def plan(success, whole, reached, rel):
+        return {"success": success, "physical": {"success": whole, "keyframes_reached": reached,
+                                                 "kf_error_relative": rel}}
+    far = 1.5 * CLOSE_RATIO
+    assert _plan_again([plan(True, True, 4, far)]) and _plan_again([plan(True, False, 2, 3.0)])
+    assert not _plan_again([plan(True, True, 4, CLOSE_RATIO)])  # close enough
+    assert not _plan_again([plan(False, True, 4, far)])  # the search missed the sketch
+    assert not _plan_again([{"success": True, "physical": None}])  # no physical version
+    assert _plan_again([plan(True, True, 4, far), plan(True, True, 4, far)])  # whole twice, far twice
+    assert _plan_again([plan(True, False, 2, 3.0), plan(True, True, 4, far)])
+    assert _plan_again([plan(True, False, 2, 3.0), plan(True, False, 3, 2.0)])  # stopped, elsewhere
+    assert not _plan_again([plan(True, False, 2, 3.0), plan(True, False, 2, 2.0)])  # the same keyframe twice
+    assert not _plan_again([plan(True, False, 2, 3.0), plan(False, True, 4, far), plan(True, False, 2, 1.0)])
 
 
 def test_which_plan_is_kept():

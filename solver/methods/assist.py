@@ -134,8 +134,8 @@ def _solution(opt: AssistOptimizer, problem: Problem, x: np.ndarray, upto: int, 
 def _solve(prep: AssistPrepared, seed: int, engine: RolloutEngine, progress) -> Solution:
     """Search (started over where it misses, `retries`), package the motion and make it physical; a
     plan whose search reached the sketch but whose physical version stops short or ends past 10% is
-    searched anew (`replans`) and the plan with the better physical version kept. `plans` in the kept
-    solution's summary lists each."""
+    searched anew (`replans`, `_plan_again`) and the plan with the better physical version kept.
+    `plans` in the kept solution's summary lists each."""
     problem = Problem(prep.built, prep.keyframes, prep.settings)
     opt = AssistOptimizer(problem, engine, initial_state(prep.built))
     K = len(prep.keyframes.qpos)
@@ -183,12 +183,24 @@ def _solve(prep: AssistPrepared, seed: int, engine: RolloutEngine, progress) -> 
                       "wall_s": round(time.perf_counter() - plan_start, 3)})
         if kept is None or _better_plan(solution, kept):
             kept = solution
-        # Plans anew only where the search reached the sketch and physics could not follow it: a search
-        # that missed has had its own fresh starts (`retries`), and its motion is off the sketch with assist.
-        if physical is None or not solution.success or close_enough(plans[-1]["physical"]):
+        if not _plan_again(plans):
             break
     kept.summary["plans"] = plans  # each plan's assisted keyframe error and physical outcome; the kept one's above
     return kept
+
+
+def _plan_again(plans: list[dict]) -> bool:
+    """Whether to search anew after `plans` (the entries of a solution's `plans`, the last just made):
+    only where the last search reached the sketch (a search that missed has had its own fresh starts,
+    `retries`, and its motion is off the sketch even with assist) and physics could not follow it
+    closely — and not where two plans' physical versions stopped at the same keyframe: that keyframe
+    is beyond the character, not beyond a plan (the jumps' take-off, every plan)."""
+    last = plans[-1]
+    if last["physical"] is None or not last["success"] or close_enough(last["physical"]):
+        return False
+    stops = [p["physical"]["keyframes_reached"] for p in plans
+             if p["physical"] is not None and not p["physical"]["success"]]
+    return len(stops) == len(set(stops))
 
 
 def _better_plan(a: Solution, b: Solution) -> bool:

@@ -35,9 +35,9 @@ ASSISTED_REFERENCE = {"w_com": 0.0, "w_com_vel": 0.0, "w_contact": 0.0, "backups
 # within 10% 18 times of 28 against 14) but the armchair sit stops short of 'seated' on 1 seed of 3
 # and lands 3-10% off instead of 1-2% (benchmarks/RESULTS.md), so only a try that needs it pulls so.
 # The keyframe the first tracking stopped at gets no segment retry in the tries after it: the first
-# spent its retry there (twice the effort, fresh noise) in vain. Measured on the six stopped
-# trackings at hand (three jumps, three get-ups; benchmarks/RESULTS.md): the same verdicts and
-# keyframe errors, and 8.6-9.7 s of tracking per second of motion instead of 10.5-11.4.
+# spent its retry there (twice the effort, fresh noise) in vain. Measured (benchmarks/RESULTS.md): on
+# the six stopped trackings at hand (three jumps, three get-ups) the same verdicts and keyframe
+# errors; end to end the jumps track at 8.5-9.2 s per second of motion instead of 10.1-10.9.
 CLOSE_RATIO = 0.1  # of the unoptimized motion's keyframe error: the physical version's target
 RETRY = {"key_boost": 30.0}  # a second tracking's settings over ASSISTED_REFERENCE
 TRY_STRIDE = 1_000_003  # a tracking done again draws its noise this far from the first (prime)
