@@ -397,6 +397,7 @@ def bench_track(task_name: str, seeds: int, workers: int | None = None) -> dict:
                      "verdicts": [(v["name"], v["verdict"]) for v in verdicts],
                      "departs": next((v["why"] for v in verdicts if v["why"]), None),
                      "tracking": tracked["tracking"], "max_penetration_m": tracked["quality"]["max_penetration_m"],
+                     "max_penetration_at": tracked["quality"].get("max_penetration_at"),
                      "fall_s": tracked["quality"].get("fall_s"), "duration_s": tracked["duration_s"],
                      "wall_s_per_s": round(wall / max(tracked["duration_s"], 1e-9), 2),  # every try's
                      "tries": len(tracked.get("tries", [None])),  # trackings from the start (physical versions)
