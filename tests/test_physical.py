@@ -110,6 +110,32 @@ def test_a_physical_version_that_stops_short_is_tracked_again_with_fresh_noise_a
     assert alone.success == tries[1]["success"]
 
 
+def test_bench_track_reports_what_the_solve_wrote(runs):
+    """`bench track` on this task, seed 0: per seed what the solve's result.json says of the physical
+    version (its error, verdicts, tries, plans, penetration and where), the tracking's wall time per
+    second of its motion; a task of another method is refused naming it."""
+    entry, _ = runs["with"]
+    physical = entry["physical"]
+    done = subprocess.run([sys.executable, "-m", "solver", "bench", "track", "--task", str(TASK), "--seeds", "1",
+                           "--workers", "1", "--json"], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    report = json.loads(done.stdout)
+    (run,) = report["runs"]
+    assert report["successes"] == int(run["success"]) and run["success"] == physical["success"]
+    assert run["kf_error_relative"] == pytest.approx(physical["kf_error_relative"], rel=1e-12)
+    assert run["assisted_kf_error_relative"] == pytest.approx(entry["kf_error"] / entry["kf_error_initial"], rel=1e-12)
+    assert run["verdicts"] == [[v["name"], v["verdict"]] for v in physical["verdicts"]]
+    assert run["tries"] == len(physical["tries"]) and len(run["plans"]) == len(entry["plans"])
+    assert run["max_penetration_m"] == physical["quality"]["max_penetration_m"]
+    at = run["max_penetration_at"]
+    assert at == physical["quality"]["max_penetration_at"] and 0.0 <= at["time_s"] <= run["duration_s"]
+    assert run["duration_s"] == physical["duration_s"] and run["wall_s_per_s"] > 0
+    contact = ROOT / "tests" / "data" / "golden" / "contact_partwise.json"
+    refused = subprocess.run([sys.executable, "-m", "solver", "bench", "track", "--task", str(contact)], cwd=ROOT,
+                             capture_output=True, text=True, timeout=120)
+    assert refused.returncode == 2 and "bench track needs an assist or a track task" in refused.stderr
+
+
 def test_the_second_tracking_does_not_retry_where_the_first_stopped(runs, monkeypatch):
     """The first tracking of this box jump stops at a keyframe after retrying its segment (twice the
     effort, fresh noise); the second tries that segment once. Its motion is what the track method
