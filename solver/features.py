@@ -51,10 +51,17 @@ class Features:
         return self.sensor(f"{body}_quat")
 
     def as_dict(self, bodies) -> dict:
-        """What the MPC objectives' `evaluate` reads: body positions and quaternions, COM, and the
-        state's time and qpos (the tracking objective compares them with its reference)."""
+        """What the MPC objectives' `evaluate` reads: body positions and quaternions, COM, the
+        state's time and qpos (the tracking objective compares them with its reference) and, where
+        the model has them, the bodies' deepest contacts."""
         return {"pos": {b: self.body_pos(b) for b in bodies}, "quat": {b: self.body_quat(b) for b in bodies},
-                "com": self.com, "comvel": self.com_vel, "time": self.time, "qpos": self.qpos}
+                "com": self.com, "comvel": self.com_vel, "time": self.time, "qpos": self.qpos,
+                "contact": {b: self.contact_depth(b) for b in bodies if f"{b}_contact" in self.built.sensor_slices}}
+
+    def contact_depth(self, body: str) -> np.ndarray:
+        """The distance of the body's deepest contact (negative: sunk in), where the model has the
+        sensor (`build_model(contact_depths=True)`): (nroll, nstep)."""
+        return self.sensor(f"{body}_contact")[..., 0]
 
     @property
     def com(self) -> np.ndarray:

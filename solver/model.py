@@ -19,6 +19,7 @@ from .perturbations import Perturbations, add_balls
 from .scene import SceneDesc
 
 ASSIST_PREFIX = "assist_"
+CONTACT_DIST, CONTACT_MINDIST = 8, 1  # a contact sensor's data="dist" bit and reduce="mindist"
 
 
 @dataclass
@@ -65,6 +66,18 @@ def _add_sensors(spec: mujoco.MjSpec, bodies: list[str], env_bodies: list[str]) 
         s.objname = bodies[0]
 
 
+def _add_contact_depths(spec: mujoco.MjSpec, bodies: list[str]) -> None:
+    """Per character body, the distance of its deepest contact with anything (`{body}_contact`,
+    negative where it sinks in; 0 without contact): MuJoCo's contact sensor, reduced to the deepest."""
+    for name in bodies:
+        s = spec.add_sensor()
+        s.name = f"{name}_contact"
+        s.type = mujoco.mjtSensor.mjSENS_CONTACT
+        s.objtype = mujoco.mjtObj.mjOBJ_BODY
+        s.objname = name
+        s.intprm = [CONTACT_DIST, CONTACT_MINDIST, 1]  # data="dist", reduce="mindist", num=1
+
+
 def _add_assist(spec: mujoco.MjSpec, model: mujoco.MjModel, bodies: list[str], kp_per_kg: float,
                 kv_per_kg: float) -> None:
     for name in bodies:
@@ -106,15 +119,18 @@ def _add_assist(spec: mujoco.MjSpec, model: mujoco.MjModel, bodies: list[str], k
 def build_model(scene: SceneDesc, actuation: str = "motor", assist_bodies: list[str] | None = None,
                 assist_kp_per_kg: float = 400.0, assist_kv_per_kg: float = 40.0,
                 target_margin: float = 0.0, perturbations: Perturbations | None = None,
-                grasps: list[tuple[str, str]] | None = None) -> BuiltModel:
+                grasps: list[tuple[str, str]] | None = None, contact_depths: bool = False) -> BuiltModel:
     """Compile `scene` for solving. `assist_bodies` (character body names) get assist channels;
     `target_margin` widens position servos' target range past the joint limits (`scene_to_spec`);
     `perturbations`' balls become free bodies waiting on their rack; `grasps` (character body,
-    free object) get inactive welds (sticky hands, `grasp.py`)."""
+    free object) get inactive welds (sticky hands, `grasp.py`); `contact_depths` adds each
+    character body's deepest contact as a sensor (`_add_contact_depths`)."""
     spec = scene_to_spec(scene, actuation, target_margin)
     bodies = [b.name for b in scene.character.bodies]
     with mujoco_errors():  # the scene's own names may clash with the sensors', assist channels' and balls'
         _add_sensors(spec, bodies, [b.name for b in scene.environment.bodies])
+        if contact_depths:
+            _add_contact_depths(spec, bodies)
         add_balls(spec, perturbations.balls if perturbations else [])
         add_grasp_welds(spec, list(grasps or []))
     model = compile_spec(spec)

@@ -46,6 +46,7 @@ class Reference:
     xquat: dict[str, np.ndarray]  # character body → (n, 4) world orientation
     feedforward: np.ndarray | None = None  # (n, nu_character) controls plans correct (servo targets)
     planted: dict[str, np.ndarray] | None = None  # character body → (n,) bool: at rest on the scene
+    touching: dict[str, np.ndarray] | None = None  # character body → (n,) bool: within CONTACT_GAP of the scene
     com: np.ndarray | None = None  # (n, 3) the character's centre of mass
     balanced: np.ndarray | None = None  # (n,) bool: the centre of mass over the support of what touches
     comvel: np.ndarray | None = None  # (n, 3) its velocity
@@ -127,7 +128,7 @@ def build_reference(model: mujoco.MjModel, bodies: list[str], times: np.ndarray,
             speed[:n_motion] = np.linalg.norm(np.gradient(xpos[b][:n_motion], dt, axis=0), axis=1)
         planted[b] = touching[b] & (speed < PLANTED_SPEED)
     return Reference(dt=dt, duration=duration, qpos=q, qvel=v, xpos=xpos, xquat=xquat, planted=planted,
-                     com=com, comvel=comvel, balanced=balanced)
+                     touching=touching, com=com, comvel=comvel, balanced=balanced)
 
 
 def support_points(model: mujoco.MjModel, data: mujoco.MjData, bodies: list[str]) -> np.ndarray:

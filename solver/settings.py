@@ -242,6 +242,10 @@ class TrackSettings(PlannerSettings):
     w_joint_vel: float = _setting(0.01, "Tracking: weight of the joint velocity error (½ square, rad/s)",
                                   nonneg=True)
     w_root_vel: float = _setting(0.1, "Tracking: weight of the root velocity error (½ square, m/s)", nonneg=True)
+    w_penetration: float = _setting(0.0, "Tracking: weight of each body's sinking into anything past 1 cm (square, "
+                                         "cm) while the reference keeps it off the scene: a foot set down, not "
+                                         "slammed. 30 in an assisted motion's physical version; 0 by default, as it "
+                                         "is measured there only", nonneg=True)
     w_control: float = _setting(1.0, "Tracking: weight of the planner's correction — of the PD targets' offsets "
                                      "from the reference (½ square, rad), or of the torques (MuJoCo MPC's cosh norm)",
                                 nonneg=True)

@@ -176,16 +176,42 @@ def test_the_second_tracking_does_not_retry_where_the_first_stopped(runs, monkey
 
 
 def test_which_physical_try_is_kept_and_when_another_is_needed():
-    from solver.methods.physical import CLOSE_RATIO, better, close_enough
+    """Whole before stopped, then further, then near the sketch and shallow, then closer; one near
+    the sketch but deeper than MAX_PENETRATION needs another try."""
+    from solver.methods.physical import CLOSE_RATIO, MAX_PENETRATION, better, close_enough
 
-    def t(success, reached, rel):
-        return {"success": success, "keyframes_reached": reached, "kf_error_relative": rel}
+    def t(success, reached, rel, depth=0.01):
+        return {"success": success, "keyframes_reached": reached, "kf_error_relative": rel, "max_penetration_m": depth}
     assert better(t(True, 4, 0.5), t(False, 3, 0.05))  # whole beats stopped, however close
     assert better(t(False, 3, 0.9), t(False, 2, 0.1))  # then the further it got
     assert better(t(True, 4, 0.07), t(True, 4, 0.08)) and not better(t(True, 4, 0.08), t(True, 4, 0.07))
     assert better(t(False, 1, 2.0), t(False, 1, None))  # a blow-up's error is the worst
     assert close_enough(t(True, 4, CLOSE_RATIO)) and not close_enough(t(True, 4, CLOSE_RATIO + 1e-9))
     assert not close_enough(t(False, 3, 0.01)) and not close_enough(t(True, 4, None))
+    deep = t(True, 4, 0.03, MAX_PENETRATION + 1e-6)
+    assert close_enough(t(True, 4, 0.03, MAX_PENETRATION)) and not close_enough(deep)
+    assert close_enough({k: v for k, v in deep.items() if k != "max_penetration_m"})  # a result from before depth
+    assert better(t(True, 4, 0.09), deep) and better(deep, t(True, 4, 0.11))  # shallow first, then the closer
+
+
+def test_a_physical_version_counts_its_bodies_sinking_in(runs):
+    """An assisted motion's physical version is tracked with each body's sinking past 1 cm counted
+    (`w_penetration` in ASSISTED_REFERENCE): its planning model carries a contact sensor per body,
+    and the track method's own default leaves both out."""
+    from solver.methods import physical as physical_module
+    from solver.methods.assist import ASSIST
+    from solver.settings import TrackSettings
+    from solver.task import task_from_dict
+    entry, out = runs["with"]
+    prep = ASSIST.prepare(task_from_dict(json.loads((out / "task.json").read_text())))
+    with np.load(out / "seed_0" / "result.npz") as z:
+        assisted = Solution(times=z["times"], qpos=z["qpos"], success=True, cost=0.0)
+    track_prep = Track().prepare(physical_module.tracking_task(prep, assisted, entry["keyframe_times"]))
+    assert track_prep.settings.w_penetration == physical_module.ASSISTED_REFERENCE["w_penetration"] > 0
+    assert TrackSettings().w_penetration == 0.0
+    sensors = [name for name in track_prep.plan.sensor_slices if name.endswith("_contact")]
+    assert sensors == [f"{b}_contact" for b in track_prep.plan.character_bodies]
+    assert all(t["max_penetration_m"] >= 0 for t in entry["physical"]["tries"])
 
 
 def test_a_plan_whose_physical_version_misses_is_searched_anew_and_the_better_plan_kept(monkeypatch):
@@ -271,17 +297,20 @@ def test_which_plan_is_kept():
     close to the sketch, then an assisted search within its 5%, then the better physical version,
     then the closer assisted motion."""
     from solver.methods.assist import _better_plan
-    from solver.methods.physical import CLOSE_RATIO
+    from solver.methods.physical import CLOSE_RATIO, MAX_PENETRATION
     from solver.solution import Solution
 
-    def plan(success, kf_error, whole, reached, rel):
+    def plan(success, kf_error, whole, reached, rel, depth=0.01):
         keyframes = [{"verdict": "reached" if k < reached else "not reached"} for k in range(3)]
         physical = Solution(np.zeros(1), np.zeros((1, 1)), whole, 0.0,
-                            summary={"keyframes": keyframes, "kf_error_relative": rel})
+                            summary={"keyframes": keyframes, "kf_error_relative": rel,
+                                     "quality": {"max_penetration_m": depth}})
         return Solution(np.zeros(1), np.zeros((1, 1)), success, 0.0, summary={"kf_error": kf_error},
                         variants={"physical": physical})
     close, far = CLOSE_RATIO, CLOSE_RATIO * 1.5
     assert _better_plan(plan(False, 9.0, True, 3, close), plan(True, 0.1, True, 3, far))  # close physics first
+    deep = MAX_PENETRATION * 1.5  # close to the sketch but too deep is not close enough
+    assert _better_plan(plan(False, 9.0, True, 3, close), plan(True, 0.1, True, 3, close / 2, deep))
     assert _better_plan(plan(True, 0.5, False, 1, None), plan(False, 0.1, True, 3, far))  # then the 5% search
     assert _better_plan(plan(True, 0.5, True, 3, 0.9), plan(True, 0.1, False, 2, 0.2))  # then whole physics
     assert _better_plan(plan(True, 0.5, False, 2, 0.9), plan(True, 0.1, False, 1, 0.2))  # then the further

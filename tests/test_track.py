@@ -274,6 +274,58 @@ def test_the_balance_and_contact_terms_match_a_hand_computation(fall):
     assert costs.total[0] == pytest.approx(hand, rel=1e-9)
 
 
+def test_the_penetration_term_matches_a_hand_computation(fall):
+    """A standing pose lowered 4 cm into the floor, against a reference that holds it 0.5 m up (touching
+    nothing): each body's term is w_penetration × ((depth − 1 cm) / 1 cm)² of its deepest
+    contact, read here from MuJoCo's contact list (the objective reads a contact sensor). Against the
+    reference on the floor, which has its feet there, the feet's sinking does not count. Without the
+    term the model carries no such sensor."""
+    import mujoco
+
+    from solver.mpc.tracking import PENETRATION_ALLOWANCE, PENETRATION_UNIT
+    times, qpos = fall
+    zero = dict(w_joint=0.0, w_body=0.0, w_root_pos=0.0, w_root_rot=0.0, w_joint_vel=0.0, w_root_vel=0.0,
+                w_control=0.0, w_contact=0.0, w_com=0.0, w_com_vel=0.0, key_boost=0.0)
+    plain = _track(times, qpos, **zero)
+    assert not any(name.endswith("_contact") for name in plain.plan.sensor_slices)
+    row = 20
+    pose = plain.reference.qpos[row].copy()
+    pose[2] -= 0.04
+    lifted = qpos.copy()
+    lifted[:, 2] += 0.5
+
+    def term(reference_qpos):
+        prep = _track(times, reference_qpos, w_penetration=30.0, **zero)
+        plan, ref = prep.plan, prep.reference
+        obj = TrackingObjective(plan, ref, prep.keyframes, prep.settings)
+        m = plan.model
+        data = mujoco.MjData(m)
+        data.qpos[:] = pose
+        data.time = row * ref.dt
+        mujoco.mj_forward(m, data)
+        feat = Features(plan, Trajectories(get_state(m, data)[None, None], data.sensordata.copy()[None, None]),
+                        aligned=True)
+        costs = obj.evaluate(feat.as_dict(obj.bodies_for(None)), feat.qvel, np.zeros((1, 1, m.nu)), None)
+        deepest = {}
+        for i in range(data.ncon):
+            c = data.contact[i]
+            for g in (c.geom1, c.geom2):
+                body = m.body(m.geom_bodyid[g]).name
+                deepest[body] = min(deepest.get(body, 0.0), float(c.dist))
+        sunk = {b: -d for b, d in deepest.items() if b in plan.character_bodies and -d > PENETRATION_ALLOWANCE}
+        rests = {b for b in sunk if ref.touching[b][row]}
+        return costs.total[0], sunk, rests
+
+    total, sunk, rests = term(lifted)
+    assert not rests and len(sunk) >= 2 and max(sunk.values()) > 0.03  # both feet, deep, where the reference is clear
+    hand = 30.0 * sum(((d - PENETRATION_ALLOWANCE) / PENETRATION_UNIT) ** 2 for d in sunk.values())
+    assert total == pytest.approx(hand, rel=1e-9)
+    total, sunk, rests = term(qpos)
+    assert {"foot_left", "foot_right"} <= rests  # the reference stands on them
+    hand = 30.0 * sum(((d - PENETRATION_ALLOWANCE) / PENETRATION_UNIT) ** 2 for b, d in sunk.items() if b not in rests)
+    assert total == pytest.approx(hand, rel=1e-9, abs=1e-12)
+
+
 def test_the_balance_point_moves_with_the_planted_bodies(fall):
     """With `com_on_support` (the default) the centre of mass is held at the reference's place relative
     to the mean of the bodies the reference plants: the whole body 0.3 m off costs nothing there (its

@@ -61,7 +61,8 @@ def main(argv=None) -> int:
         shown = "-" if rel is None else f"{rel:.3f}"  # None: no error to compare (a blow-up, or nothing to reach)
         print(f"seed {seed}: physical {tracked.success} rel {shown} verdicts {letters} "
               f"s/s {s['physical_wall_s'] / max(float(tracked.times[-1]), 1e-9):.1f} "
-              f"penetration {s['quality']['max_penetration_m']:.4f} m tries {len(s['tries'])} | "
+              f"penetration {s['quality']['max_penetration_m']:.4f} m tries {len(s['tries'])} "
+              f"{[_brief(t) for t in s['tries']]} | "
               f"{s['departs'] or '-'}", flush=True)
         if tracked.success:
             whole.append(rel)
@@ -69,6 +70,13 @@ def main(argv=None) -> int:
     print(f"physical {len(whole)}/{len(seeds)}, within 10%: {sum(r <= 0.1 for r in known)}; "
           f"rel of the physical ones: {sorted(round(100 * r, 1) for r in known)}%")
     return 0
+
+
+def _brief(track: dict) -> str:
+    """One try of `tries` in a few characters: whole or stopped at keyframes reached, error, depth."""
+    rel = track["kf_error_relative"]
+    return (f"{'whole' if track['success'] else 'stop@' + str(track['keyframes_reached'])} "
+            f"{'-' if rel is None else f'{rel:.3f}'} {100 * track['max_penetration_m']:.1f}cm")
 
 
 if __name__ == "__main__":

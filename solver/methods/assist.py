@@ -212,7 +212,7 @@ def _better_plan(a: Solution, b: Solution) -> bool:
         out = None if phys is None else outcome(phys)
         err = s.summary["kf_error"]
         return (not (out is not None and close_enough(out)), not s.success,
-                physical_rank(out) if out is not None else (True, 0, float("inf")),
+                physical_rank(out) if out is not None else (True, 0, True, float("inf")),
                 float("inf") if err is None else err)
     return rank(a) < rank(b)
 

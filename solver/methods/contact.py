@@ -79,13 +79,14 @@ class ContactPrepared(PlannedPrepared):
 
 def planning_models(scene: SceneDesc, settings: PlannerSettings, actuation: str = "motor",
                     target_margin: float = 0.0, perturbations: Perturbations | None = None,
-                    grasps: list[tuple[str, str]] | None = None) -> tuple[BuiltModel, BuiltModel]:
+                    grasps: list[tuple[str, str]] | None = None,
+                    contact_depths: bool = False) -> tuple[BuiltModel, BuiltModel]:
     """The scene's model with motors (or PD servos: `actuation`), what the solution plays on, and the
     same model at the planning timestep (what the planner's rollouts run); both hold the balls of
-    `perturbations` and the welds of sticky `grasps`, and the first the perturbations themselves (the
-    agent applies them)."""
+    `perturbations`, the welds of sticky `grasps` and, with `contact_depths`, the bodies' deepest
+    contacts as sensors, and the first the perturbations themselves (the agent applies them)."""
     built = build_model(scene, actuation=actuation, target_margin=target_margin, perturbations=perturbations,
-                        grasps=grasps)
+                        grasps=grasps, contact_depths=contact_depths)
     plan_model = model_from_xml(built.xml)
     plan_model.opt.timestep = settings.planning_timestep
     plan = BuiltModel(xml=built.xml, model=plan_model, scene=built.scene, actuation=built.actuation,

@@ -27,7 +27,11 @@ from .track import TRACK
 # without them on 3 of 3; benchmarks/RESULTS.md). Nor does it back up: where physics cannot follow
 # the assist, redoing the segment before changed no verdict and cost half the tracking's time
 # (measured on the same assisted solutions with and without; benchmarks/RESULTS.md). It still retries.
-ASSISTED_REFERENCE = {"w_com": 0.0, "w_com_vel": 0.0, "w_contact": 0.0, "backups": 0}
+# Its bodies' sinking into the scene past 1 cm counts (`w_penetration` 30): without it, a get-up's
+# legs dropping out of the V-sit slam a foot 2.0-2.4 cm into the floor on about one seed in five;
+# with it, on 8 fresh get-ups (seeds 16-23), 7 whole (6 before), 6 within 10% (2), the whole ones
+# 0.6-1.3 cm deep (0.7-2.3) (benchmarks/RESULTS.md).
+ASSISTED_REFERENCE = {"w_com": 0.0, "w_com_vel": 0.0, "w_contact": 0.0, "backups": 0, "w_penetration": 30.0}
 # A physical version that stops short or lands further than CLOSE_RATIO from the sketch is tracked
 # again from the start with fresh noise, its keyframes pulled three times as hard (`key_boost` 30
 # against 10): where an assisted motion only passes near the sketch's poses, the second try aims at
@@ -38,7 +42,9 @@ ASSISTED_REFERENCE = {"w_com": 0.0, "w_com_vel": 0.0, "w_contact": 0.0, "backups
 # spent its retry there (twice the effort, fresh noise) in vain. Measured (benchmarks/RESULTS.md): on
 # the six stopped trackings at hand (three jumps, three get-ups) the same verdicts and keyframe
 # errors; end to end the jumps track at 8.5-9.2 s per second of motion instead of 10.1-10.9.
+# One deeper than MAX_PENETRATION into anything is tracked again as well.
 CLOSE_RATIO = 0.1  # of the unoptimized motion's keyframe error: the physical version's target
+MAX_PENETRATION = 0.02  # m: the deepest a physical version may sink into anything and still be clean
 RETRY = {"key_boost": 30.0}  # a second tracking's settings over ASSISTED_REFERENCE
 TRY_STRIDE = 1_000_003  # a tracking done again draws its noise this far from the first (prime)
 
@@ -72,10 +78,10 @@ def physical_version(prep, assisted: Solution, keyframe_times: list[float], assi
     """Track `assisted` (a solution of the assist method's `prep`) with no assist. `assist_force` is
     the summed assist force per simulation step after t = 0 (N). Its summary says how close it came
     (`kf_error`, relative to the unoptimized motion's), the tracking errors, where it departs, and a
-    verdict per keyframe. A tracking that stops short of a keyframe or ends further than CLOSE_RATIO
-    from the sketch is done again from the start with fresh noise and the keyframes pulled harder
-    (RETRY), up to `retries` times (`tries` lists each) — where the first stopped, without its
-    segment retry; the best is kept (`better`)."""
+    verdict per keyframe. A tracking that stops short of a keyframe, ends further than CLOSE_RATIO
+    from the sketch or sinks deeper than MAX_PENETRATION into anything is done again from the start
+    with fresh noise and the keyframes pulled harder (RETRY), up to `retries` times (`tries` lists
+    each) — where the first stopped, without its segment retry; the best is kept (`better`)."""
     start = time.perf_counter()
     first = TRACK.prepare(tracking_task(prep, assisted, keyframe_times))
     cols = pose_columns(first.built)
@@ -131,24 +137,30 @@ def _at(solution: Solution, t: float) -> np.ndarray:
 
 
 def outcome(tracked: Solution) -> dict:
-    """How far a physical version got: whole (`success`), `keyframes_reached` and `kf_error_relative`."""
+    """How far a physical version got: whole (`success`), `keyframes_reached`, `kf_error_relative`
+    and how deep it sank into anything (`max_penetration_m`)."""
     return {"success": bool(tracked.success),
             "keyframes_reached": int(sum(v["verdict"] == "reached" for v in tracked.summary["keyframes"])),
-            "kf_error_relative": tracked.summary["kf_error_relative"]}
+            "kf_error_relative": tracked.summary["kf_error_relative"],
+            "max_penetration_m": tracked.summary["quality"]["max_penetration_m"]}
 
 
 def close_enough(track: dict) -> bool:
-    """Whether a tracking (an `outcome`, e.g. an entry of `tries`) needs no other try: whole, and
-    within CLOSE_RATIO."""
+    """Whether a tracking (an `outcome`, e.g. an entry of `tries`) needs no other try: whole, within
+    CLOSE_RATIO, and no deeper into anything than MAX_PENETRATION (an outcome without the depth, as
+    a result written before it was, counts as shallow)."""
     rel = track["kf_error_relative"]
-    return track["success"] and rel is not None and rel <= CLOSE_RATIO
+    return (track["success"] and rel is not None and rel <= CLOSE_RATIO
+            and track.get("max_penetration_m", 0.0) <= MAX_PENETRATION)
 
 
 def physical_rank(track: dict) -> tuple:
     """A tracking's (an `outcome`) place, smaller first: whole before stopped, then the more
-    keyframes reached, then the smaller keyframe error."""
+    keyframes reached, then one close enough (`close_enough`: near the sketch and shallow), then
+    the smaller keyframe error."""
     rel = track["kf_error_relative"]
-    return (not track["success"], -track["keyframes_reached"], float("inf") if rel is None else rel)
+    return (not track["success"], -track["keyframes_reached"], not close_enough(track),
+            float("inf") if rel is None else rel)
 
 
 def better(a: dict, b: dict) -> bool:

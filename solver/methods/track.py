@@ -68,7 +68,8 @@ class Track(Method):
         else:
             times, qpos = read_reference(task.reference, probe.model.nq)
         scene = scene_at_reference_start(scene, probe, times, qpos)
-        built, plan = planning_models(scene, settings, settings.actuation, settings.target_margin)
+        built, plan = planning_models(scene, settings, settings.actuation, settings.target_margin,
+                                      contact_depths=settings.w_penetration > 0)
         pad = settings.horizon + settings.key_window + 1.0
         reference = build_reference(plan.model, built.character_bodies, times, qpos, settings.planning_timestep, pad)
         if settings.actuation == "position":  # plans are corrections to the reference's own joint angles

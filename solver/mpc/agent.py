@@ -350,9 +350,7 @@ def _agent_costs(plan, objective, keyframes, states, sensors, ctrls, kf_index) -
     for k in np.unique(idx):
         kf = keyframes[min(int(k), len(keyframes) - 1)]
         sel = idx == k
-        sub = {"pos": {b: v[:, sel] for b, v in fd["pos"].items()},
-               "quat": {b: v[:, sel] for b, v in fd["quat"].items()},
-               "com": fd["com"][:, sel], "comvel": fd["comvel"][:, sel], "time": fd["time"][:, sel],
-               "qpos": fd["qpos"][:, sel]}
+        sub = {key: {b: v[:, sel] for b, v in val.items()} if isinstance(val, dict) else val[:, sel]
+               for key, val in fd.items()}
         out[sel] = objective.evaluate(sub, feat.qvel[:, sel], u[:, sel], kf).per_step[0]
     return out

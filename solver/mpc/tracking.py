@@ -13,9 +13,12 @@ the planner's correction. Near a keyframe's time the pose and position terms cou
 weight × `key_boost`, against the reference moved by how far it passes beside the keyframe: a
 sketch's key that an assisted motion misses (one overshot 'knees_up' by 16 cm where its assist let it)
 is aimed at itself, not at the miss; a reference that passes through its keys is tracked as it is.
-Norms follow the contact objective (smooth-abs with p = 0.1 for poses, squares for
-velocities); the correction is the PD targets' offset from the reference's angles (½ square) or,
-with motors, the torques' cosh norm (MuJoCo MPC's).
+With `w_penetration`, each body sinking into the scene past a centimetre counts too (MuJoCo's contact
+sensor) while the reference keeps it off the scene: a foot is set down rather than slammed 2 cm into
+the floor, and one pushing off or a seat taking the weight is left alone. Norms follow the contact
+objective (smooth-abs with p = 0.1 for poses, squares for velocities); the correction is the PD
+targets' offset from the reference's angles (½ square) or, with motors, the torques' cosh norm
+(MuJoCo MPC's).
 """
 from __future__ import annotations
 
@@ -36,6 +39,10 @@ COM_P = 0.02  # smooth-abs parameter of the centre-of-mass term: balance is a ma
 # passes through it: its boost pulls towards the reference as it is (a sketch's linear play or a kept
 # action, sampled a few milliseconds off the key).
 THROUGH = 0.1
+# m: how deep a body may sink into the scene before the penetration term counts it (MuJoCo's soft
+# contacts let a foot pushing off the floor sink 1-1.6 cm; a foot slammed down sinks past 2 cm).
+PENETRATION_ALLOWANCE = 0.01
+PENETRATION_UNIT = 0.01  # m: the penetration term counts the sinking past the allowance in centimetres
 
 
 def pose_columns(built: BuiltModel) -> np.ndarray:
@@ -62,6 +69,9 @@ class TrackingObjective(Objective):
         self.body_group_index = np.array([self.group_index[self.body_group[b]] for b in self.tracked_bodies])
         self.ref_body_pos = np.stack([reference.xpos[b] for b in self.tracked_bodies], axis=1)  # (n, nbody, 3)
         planted = reference.planted or {}
+        touching = reference.touching or {}
+        self.ref_clear = 1.0 - np.stack([touching.get(b, np.zeros(len(reference.qpos), dtype=bool))
+                                         for b in self.tracked_bodies], axis=1).astype(float)  # (n, nbody)
         self.ref_planted = np.stack([planted.get(b, np.zeros(len(reference.qpos), dtype=bool))
                                      for b in self.tracked_bodies], axis=1).astype(float)  # (n, nbody)
         # Where the reference balances on what it plants: per row, the weights of its planted bodies'
@@ -112,6 +122,9 @@ class TrackingObjective(Objective):
         body_err = ref_body_err + extra[..., None] * smooth_abs(np.linalg.norm(body_pos - self.key_body_pos[rows],
                                                                                 axis=-1))
         contact_err = boost[..., None] * self.ref_planted[rows] * ref_body_err  # bodies the reference plants
+        # Sinking in counts where the reference keeps the body off the scene: a foot slammed down, not
+        # one pushing off the floor or a seat taking the weight (1-1.6 cm, MuJoCo's soft contacts).
+        sunk = self._penetration(feat) * self.ref_clear[rows] if s.w_penetration else None
         if ref.feedforward is None:  # torques: MuJoCo MPC's cosh norm
             control = CONTROL_P ** 2 * (np.cosh(ctrl[..., :self.nu] / CONTROL_P) - 1.0)
         else:  # PD targets: how far the plan moves them off the reference's angles
@@ -121,6 +134,8 @@ class TrackingObjective(Objective):
             add(s.w_body, body_err[..., self.body_group_index == g].sum(axis=-1), (name,))
             add(s.w_contact, contact_err[..., self.body_group_index == g].sum(axis=-1), (name,))
             add(s.w_joint_vel, vel_err[..., self.dof_group == g].sum(axis=-1), (name,))
+            if sunk is not None:
+                add(s.w_penetration, sunk[..., self.body_group_index == g].sum(axis=-1), (name,))
             add(s.w_control, control[..., self.act_group == g].sum(axis=-1), (name,))
         r = self.root_qpos
         root_pos = root_position_error(qpos, q_ref, r) + extra * root_position_error(qpos, q_key, r)
@@ -140,6 +155,12 @@ class TrackingObjective(Objective):
             add(s.w_com, held * boost * com_err, GROUPS)
             add(s.w_com_vel, held * com_vel, GROUPS)
         return Costs.of_terms(values, owners, nroll, nstep)
+
+    def _penetration(self, feat: dict) -> np.ndarray:
+        """Per rollout step and body (nroll, nstep, nbody): the square of how far past
+        PENETRATION_ALLOWANCE the body's deepest contact sinks in, in PENETRATION_UNITs."""
+        depth = -np.stack([feat["contact"][b] for b in self.tracked_bodies], axis=-1)
+        return (np.maximum(depth - PENETRATION_ALLOWANCE, 0.0) / PENETRATION_UNIT) ** 2
 
 
 def root_position_error(qpos: np.ndarray, target: np.ndarray, r: int) -> np.ndarray:
