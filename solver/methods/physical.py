@@ -27,10 +27,11 @@ from .track import TRACK
 # without them on 3 of 3; benchmarks/RESULTS.md). Nor does it back up: where physics cannot follow
 # the assist, redoing the segment before changed no verdict and cost half the tracking's time
 # (measured on the same assisted solutions with and without; benchmarks/RESULTS.md). It still retries.
-# Its bodies' sinking into the scene past 1 cm counts (`w_penetration` 30): without it, a get-up's
-# legs dropping out of the V-sit slam a foot 2.0-2.4 cm into the floor on about one seed in five;
-# with it, on 8 fresh get-ups (seeds 16-23), 7 whole (6 before), 6 within 10% (2), the whole ones
-# 0.6-1.3 cm deep (0.7-2.3) (benchmarks/RESULTS.md).
+# Its bodies' sinking into the scene past 1 cm counts where the reference keeps them off it
+# (`w_penetration` 30): without it, a get-up's legs dropping out of the V-sit slam a foot 2.0-2.4 cm
+# into the floor on about one seed in five; with it, end to end on the get-up's seeds 0-7, all 8
+# within 10% (7 before) and none deeper than 1.8 cm (2.2), the sit 2.9-3.3% off (1.1-1.5)
+# (benchmarks/RESULTS.md).
 ASSISTED_REFERENCE = {"w_com": 0.0, "w_com_vel": 0.0, "w_contact": 0.0, "backups": 0, "w_penetration": 30.0}
 # A physical version that stops short or lands further than CLOSE_RATIO from the sketch is tracked
 # again from the start with fresh noise, its keyframes pulled three times as hard (`key_boost` 30
