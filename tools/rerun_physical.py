@@ -5,7 +5,8 @@ its solution physical is deterministic. Re-running only the tracking on the solu
 (`python -m solver run TASK --out DIR`, an assist task) compares tracker settings on the same
 assisted motions. Prints one line per seed (physical or not, the keyframe error relative to the
 unoptimized motion's, the verdict letters — p physical, a assist only, n not reached — tracking wall
-time per second of motion, deepest penetration, where it departs) and a summary. `--noise K` tracks
+time per second of motion, deepest penetration, each try — whole or stopped after k keyframes, its
+error and depth —, where it departs) and a summary. `--noise K` tracks
 with the sampling noise of seed + K instead of the seed's own: whether a motion that stops does so
 whatever the noise (its assisted motion's doing) or by chance. Usage:
   .venv/bin/python tools/rerun_physical.py DIR [--seeds 0,1,2] [--set '{"w_root_pos": 10}'] [--noise 100] [--retries 0]
