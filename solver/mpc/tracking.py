@@ -68,12 +68,12 @@ class TrackingObjective(Objective):
         self.tracked_bodies = list(built.character_bodies)
         self.body_group_index = np.array([self.group_index[self.body_group[b]] for b in self.tracked_bodies])
         self.ref_body_pos = np.stack([reference.xpos[b] for b in self.tracked_bodies], axis=1)  # (n, nbody, 3)
-        planted = reference.planted or {}
-        touching = reference.touching or {}
-        self.ref_clear = 1.0 - np.stack([touching.get(b, np.zeros(len(reference.qpos), dtype=bool))
-                                         for b in self.tracked_bodies], axis=1).astype(float)  # (n, nbody)
-        self.ref_planted = np.stack([planted.get(b, np.zeros(len(reference.qpos), dtype=bool))
-                                     for b in self.tracked_bodies], axis=1).astype(float)  # (n, nbody)
+        def per_body(flags: dict | None) -> np.ndarray:  # (n, nbody) 0/1 of a per-body flag, 0 where unknown
+            flags = flags or {}
+            return np.stack([flags.get(b, np.zeros(len(reference.qpos), dtype=bool))
+                             for b in self.tracked_bodies], axis=1).astype(float)
+        self.ref_planted = per_body(reference.planted)
+        self.ref_clear = 1.0 - per_body(reference.touching)
         # Where the reference balances on what it plants: per row, the weights of its planted bodies'
         # mean position (the support's centre) and the centre of mass's place from it.
         count = self.ref_planted.sum(axis=1, keepdims=True)
