@@ -147,7 +147,6 @@ def pose_error(q: np.ndarray, target: np.ndarray) -> np.ndarray:
     quaternion, hinges): the root's squared distance, its squared rotation angle and the hinges'
     squared differences."""
     dpos = np.sum((q[..., :3] - target[:3]) ** 2, axis=-1)
-    dot = np.clip(np.abs(q[..., 3:7] @ target[3:7]) / np.linalg.norm(q[..., 3:7], axis=-1), 0.0, 1.0)
-    dang = (2.0 * np.arccos(dot)) ** 2
+    dang = rotations.angle_between(q[..., 3:7], target[3:7]) ** 2
     djoint = np.sum((q[..., 7:] - target[7:]) ** 2, axis=-1)
     return dpos + dang + djoint

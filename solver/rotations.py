@@ -69,6 +69,14 @@ def from_euler_xyz_deg(angles) -> np.ndarray:
     return mul(qz, mul(qy, qx))
 
 
+def angle_between(q, target) -> np.ndarray:
+    """The rotation angle (rad, 0..π) between orientations q (…, 4, any length: normalized here) and
+    unit quaternions `target` (…, 4), broadcasting; q and −q are the same orientation."""
+    q = np.asarray(q, float)
+    dot = np.abs(np.sum(q * np.asarray(target, float), axis=-1)) / np.maximum(np.linalg.norm(q, axis=-1), 1e-12)
+    return 2.0 * np.arccos(np.clip(dot, 0.0, 1.0))
+
+
 def quat_mul(a, b) -> np.ndarray:
     """Quaternion products of whole arrays (…, 4) × (…, 4), broadcasting."""
     w1, x1, y1, z1 = np.moveaxis(np.asarray(a, float), -1, 0)

@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .rotations import angle_between
+
 
 @dataclass
 class TrackKeyframe:
@@ -42,8 +44,7 @@ class TrackKeyframe:
         """(root position error m, root rotation angle rad, RMS hinge error rad) of a pose."""
         q = np.asarray(self.qpos)
         pos = float(np.linalg.norm(root_pos - q[:3]))
-        dot = min(1.0, abs(float(np.dot(root_quat, q[3:7]))) / max(float(np.linalg.norm(root_quat)), 1e-12))
-        angle = 2.0 * float(np.arccos(dot))
+        angle = float(angle_between(root_quat, q[3:7]))
         rms = float(np.sqrt(np.mean((hinges - q[7:]) ** 2))) if len(hinges) else 0.0
         return pos, angle, rms
 

@@ -28,6 +28,7 @@ import numpy as np
 from ..mjcf import ROOT_JOINT
 from ..model import BuiltModel
 from ..reference import Reference
+from ..rotations import angle_between
 from ..scene import GROUPS
 from ..settings import TrackSettings
 from ..track_keyframes import TrackKeyframe
@@ -170,9 +171,7 @@ def root_position_error(qpos: np.ndarray, target: np.ndarray, r: int) -> np.ndar
 
 def root_rotation_error(qpos: np.ndarray, target: np.ndarray, r: int) -> np.ndarray:
     """Smooth-abs angle between the root's orientation (quaternion at qpos column r+3) and the target's."""
-    q, q_root = qpos[..., r + 3:r + 7], target[..., r + 3:r + 7]
-    dot = np.abs(np.sum(q * q_root, axis=-1)) / np.maximum(np.linalg.norm(q, axis=-1), 1e-12)
-    return smooth_abs(2.0 * np.arccos(np.clip(dot, 0.0, 1.0)))
+    return smooth_abs(angle_between(qpos[..., r + 3:r + 7], target[..., r + 3:r + 7]))
 
 
 def key_targets(built: BuiltModel, reference: Reference, keyframes: list[TrackKeyframe], bumps: np.ndarray,
