@@ -176,8 +176,8 @@ def test_the_second_tracking_does_not_retry_where_the_first_stopped(runs, monkey
 
 
 def test_which_physical_try_is_kept_and_when_another_is_needed():
-    """Whole before stopped, then further, then near the sketch and shallow, then closer; one near
-    the sketch but deeper than MAX_PENETRATION needs another try."""
+    """Whole before stopped, then further, then near the sketch, shallow and upright, then closer;
+    one near the sketch but deeper than MAX_PENETRATION, or fallen, needs another try."""
     from solver.methods.physical import CLOSE_RATIO, MAX_PENETRATION, better, close_enough
 
     def t(success, reached, rel, depth=0.01):
@@ -192,6 +192,9 @@ def test_which_physical_try_is_kept_and_when_another_is_needed():
     assert close_enough(t(True, 4, 0.03, MAX_PENETRATION)) and not close_enough(deep)
     assert close_enough({k: v for k, v in deep.items() if k != "max_penetration_m"})  # a result from before depth
     assert better(t(True, 4, 0.09), deep) and better(deep, t(True, 4, 0.11))  # shallow first, then the closer
+    fell = dict(t(True, 4, 0.03), fall_s=0.4)  # its head down where the assisted motion's is up
+    assert not close_enough(fell) and close_enough(dict(fell, fall_s=0.0)) and close_enough(dict(fell, fall_s=None))
+    assert better(t(True, 4, 0.09), fell) and better(fell, t(True, 4, 0.11))
 
 
 def test_a_physical_version_counts_its_bodies_sinking_in(runs):
@@ -304,7 +307,7 @@ def test_which_plan_is_kept():
         keyframes = [{"verdict": "reached" if k < reached else "not reached"} for k in range(3)]
         physical = Solution(np.zeros(1), np.zeros((1, 1)), whole, 0.0,
                             summary={"keyframes": keyframes, "kf_error_relative": rel,
-                                     "quality": {"max_penetration_m": depth}})
+                                     "quality": {"max_penetration_m": depth, "fall_s": 0.0}})
         return Solution(np.zeros(1), np.zeros((1, 1)), success, 0.0, summary={"kf_error": kf_error},
                         variants={"physical": physical})
     close, far = CLOSE_RATIO, CLOSE_RATIO * 1.5

@@ -56,9 +56,33 @@ def test_tracking_a_simulated_motion_reproduces_it(fall):
     assert err["mean_root_m"] < 0.02 and err["max_root_m"] < 0.1, err  # over a 1.5 s fall to the floor
     assert err["mean_joint_rad"] < 0.06 and err["max_joint_rad"] < 0.2, err
     assert sol.summary["teleports"] == [] and sol.summary["departs"] is None
+    assert sol.summary["quality"]["fall_s"] < 0.05  # the reference lies on the floor too: followed, not fallen
     # the per-pose errors recorded agree with a direct comparison at the reference's own samples
     ours = np.interp(times[::20], sol.times, sol.qpos[:, 0])
     assert np.max(np.abs(ours - qpos[::20, 0])) < 0.1
+
+
+def test_a_tracked_motion_falls_where_its_head_is_down_and_the_references_is_not(fall):
+    """`fall_s` of a tracked motion: the time its head is below FALLEN_HEAD_HEIGHT while the
+    reference's is not. A motion that drops 0.3 s ahead of the reference has fallen for those 0.3 s
+    (the two heads' crossing times, from MuJoCo forward kinematics); the reference itself, none."""
+    from solver.bench import head_heights
+    from solver.methods.track import lying_in_reference
+    from solver.quality import FALLEN_HEAD_HEIGHT, motion_quality
+    times, qpos = fall
+    prep = _track(times, qpos)
+    model, bodies = prep.built.model, prep.built.character_bodies
+    ahead = qpos[np.minimum(np.searchsorted(times, times + 0.3), len(times) - 1)]
+    heads = head_heights(model, qpos)
+    assert heads[0] > 1.0 and heads[-1] < 0.3  # stands, then lies
+    crossing = [float(times[np.argmax(h < FALLEN_HEAD_HEIGHT)]) for h in (heads, head_heights(model, ahead))]
+    assert crossing[0] - crossing[1] == pytest.approx(0.3, abs=0.01)
+
+    def fall_s(q):
+        return motion_quality(model, bodies, times, q, lying_in_reference(prep.reference, times),
+                              segment=np.zeros(len(times), dtype=int))["fall_s"]
+    assert fall_s(qpos) == 0.0
+    assert fall_s(ahead) == pytest.approx(crossing[0] - crossing[1], abs=0.005)
 
 
 def test_a_reference_that_teleports_is_flagged_and_missed_there(fall):

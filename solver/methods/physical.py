@@ -43,7 +43,8 @@ ASSISTED_REFERENCE = {"w_com": 0.0, "w_com_vel": 0.0, "w_contact": 0.0, "backups
 # spent its retry there (twice the effort, fresh noise) in vain. Measured (benchmarks/RESULTS.md): on
 # the six stopped trackings at hand (three jumps, three get-ups) the same verdicts and keyframe
 # errors; end to end the jumps track at 8.5-9.2 s per second of motion instead of 10.1-10.9.
-# One deeper than MAX_PENETRATION into anything is tracked again as well.
+# One deeper than MAX_PENETRATION into anything is tracked again as well, and one that fell (its head
+# below the fall line after having been up, where the assisted motion's is not: `fall_s`).
 CLOSE_RATIO = 0.1  # of the unoptimized motion's keyframe error: the physical version's target
 MAX_PENETRATION = 0.02  # m: the deepest a physical version may sink into anything and still be clean
 RETRY = {"key_boost": 30.0}  # a second tracking's settings over ASSISTED_REFERENCE
@@ -80,7 +81,7 @@ def physical_version(prep, assisted: Solution, keyframe_times: list[float], assi
     the summed assist force per simulation step after t = 0 (N). Its summary says how close it came
     (`kf_error`, relative to the unoptimized motion's), the tracking errors, where it departs, and a
     verdict per keyframe. A tracking that stops short of a keyframe, ends further than CLOSE_RATIO
-    from the sketch or sinks deeper than MAX_PENETRATION into anything is done again from the start
+    from the sketch, sinks deeper than MAX_PENETRATION into anything or falls is done again from the start
     with fresh noise and the keyframes pulled harder (RETRY), up to `retries` times (`tries` lists
     each) — where the first stopped, without its segment retry; the best is kept (`better`)."""
     start = time.perf_counter()
@@ -138,27 +139,30 @@ def _at(solution: Solution, t: float) -> np.ndarray:
 
 
 def outcome(tracked: Solution) -> dict:
-    """How far a physical version got: whole (`success`), `keyframes_reached`, `kf_error_relative`
-    and how deep it sank into anything (`max_penetration_m`)."""
+    """How far a physical version got: whole (`success`), `keyframes_reached`, `kf_error_relative`,
+    how deep it sank into anything (`max_penetration_m`) and how long it lay fallen where the
+    assisted motion stands (`fall_s`)."""
     return {"success": bool(tracked.success),
             "keyframes_reached": int(sum(v["verdict"] == "reached" for v in tracked.summary["keyframes"])),
             "kf_error_relative": tracked.summary["kf_error_relative"],
-            "max_penetration_m": tracked.summary["quality"]["max_penetration_m"]}
+            "max_penetration_m": tracked.summary["quality"]["max_penetration_m"],
+            "fall_s": tracked.summary["quality"]["fall_s"]}
 
 
 def close_enough(track: dict) -> bool:
     """Whether a tracking (an `outcome`, e.g. an entry of `tries`) needs no other try: whole, within
-    CLOSE_RATIO, and no deeper into anything than MAX_PENETRATION (an outcome without the depth, as
-    a result written before it was, counts as shallow)."""
+    CLOSE_RATIO, no deeper into anything than MAX_PENETRATION and never fallen where the assisted
+    motion stands (an outcome without the depth or the fall, as a result written before they were,
+    counts as shallow and upright)."""
     rel = track["kf_error_relative"]
     return (track["success"] and rel is not None and rel <= CLOSE_RATIO
-            and track.get("max_penetration_m", 0.0) <= MAX_PENETRATION)
+            and track.get("max_penetration_m", 0.0) <= MAX_PENETRATION and not track.get("fall_s"))
 
 
 def physical_rank(track: dict) -> tuple:
     """A tracking's (an `outcome`) place, smaller first: whole before stopped, then the more
-    keyframes reached, then one close enough (`close_enough`: near the sketch and shallow), then
-    the smaller keyframe error."""
+    keyframes reached, then one close enough (`close_enough`: near the sketch, shallow, upright),
+    then the smaller keyframe error."""
     rel = track["kf_error_relative"]
     return (not track["success"], -track["keyframes_reached"], not close_enough(track),
             float("inf") if rel is None else rel)

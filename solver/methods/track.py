@@ -98,7 +98,7 @@ class Track(Method):
                    "departs": next((v["why"] for v in verdicts if v["verdict"] != "reached"), None),
                    "teleports": [{"time": round(t, 6), "what": what} for t, what in jumps]}
         summary["quality"] = motion_quality(prep.built.model, prep.built.character_bodies, run.times, run.qpos,
-                                            segment=run.keyframe_index)
+                                            lying_in_reference(prep.reference, run.times), segment=run.keyframe_index)
         return Solution(times=run.times, qpos=run.qpos, success=run.success,
                         cost=float(run.cost_per_step.mean()) if len(run.cost_per_step) else 0.0,
                         keyframes_reached=[None if t is None else round(float(t), 6) for t in run.reached],
@@ -110,6 +110,15 @@ class Track(Method):
 
 
 TRACK = Track()
+
+
+def lying_in_reference(reference: Reference, times: np.ndarray) -> np.ndarray | None:
+    """Per time: whether the reference lies there (its head below FALLEN_HEAD_HEIGHT), so a low head
+    follows it rather than fell — what `motion_quality` needs for a tracked motion's `fall_s`. None
+    for a character without a head."""
+    if "head" not in reference.xpos:
+        return None
+    return reference.xpos["head"][reference.index(times), 2] < FALLEN_HEAD_HEIGHT
 
 
 # -- preparing -------------------------------------------------------------------------------------
