@@ -165,7 +165,7 @@ class AssistSettings:
                             soft_min=48)
     # The sample budget decides, the wall time only guards: capped at 60 s, a search's outcome was the
     # machine's speed's (the get-up's searches got ~8,200 samples on one VM, 5,100-7,600 on one half as
-    # fast, where 3 of 8 physical versions ended past 10% of the sketch; benchmarks/RESULTS.md), and the
+    # fast, where 4 of 8 physical versions ended past 10% of the sketch; benchmarks/RESULTS.md), and the
     # same seed gave another motion in another run.
     # (12,000 get-up samples took 140-190 s there alone, 300 s beside a test run.)
     max_wall_s: float = _setting(600.0, "Time budget per alternative (s)", positive=True, soft_min=1.0)
