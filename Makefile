@@ -64,7 +64,7 @@ extension: venv
 	$(PY) tools/build_extension.py
 
 bench: venv
-	$(PY) -m solver bench rollout --json
+	$(PY) -m benchmarks.bench rollout --json
 
 clean:
 	rm -rf out dist build .pytest_cache .venv-blender-*

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 
-from ..solver.mjcf import guess_group
+from ..solver.builders.mjcf import guess_group
 from .i18n import rpt_
 
 DENSITY = 1000.0
@@ -61,8 +61,8 @@ def _overlapping_at_rest(obj) -> list[tuple[str, str]]:
     """Pairs of bones whose shapes touch or overlap in the rest pose (MuJoCo's collision check)."""
     import mujoco
 
-    from ..solver.mjcf import compile_spec, scene_to_spec
-    from ..solver.scene import SCHEMA_VERSION, Environment, SceneDesc
+    from ..solver.builders.mjcf import compile_spec, scene_to_spec
+    from ..solver.formats.scene import SCHEMA_VERSION, Environment, SceneDesc
     from .rig import read_character
     character = read_character(obj)
     character.exclude_contacts = []

@@ -8,7 +8,7 @@ from __future__ import annotations
 import bpy
 import numpy as np
 
-from ..solver.rotations import quat_mul
+from ..solver.core.rotations import quat_mul
 from .actions import assign, new_channels
 
 LINEAR = 1  # bpy keyframe interpolation enum value of 'LINEAR'

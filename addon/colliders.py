@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..solver.scene import EnvBody, Geom
+from ..solver.formats.scene import EnvBody, Geom
 from .i18n import rpt_
 
 MAX_HULL_VERTICES = 5000  # beyond this a hull is too costly: fall back to the bounding box

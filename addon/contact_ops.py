@@ -8,7 +8,7 @@ import numpy as np
 from bpy.props import EnumProperty, IntProperty
 from mathutils import Vector
 
-from ..solver.objective_terms import STYLES, style_weights
+from ..solver.formats.objective_terms import STYLES, style_weights
 from .i18n import rpt_
 from .session import active_character, job_for
 from .taskio import contact_keyframe_dict

@@ -97,7 +97,7 @@ def continuation(scene, obj) -> Continuation:
     there is none)."""
     import mujoco
 
-    from ..solver.scene import Velocity
+    from ..solver.formats.scene import Velocity
     reason = why_not(scene, obj)
     if reason:
         raise ValueError(reason)

@@ -52,7 +52,7 @@ def perturbations_from_hits(scene, bones, start_frame: int) -> dict | None:
 
 
 def store_hits(scene, perturbations, start_frame: int) -> None:
-    """The scene's hits become `perturbations` (a task's, solver.perturbations.Perturbations or None),
+    """The scene's hits become `perturbations` (a task's, solver.formats.perturbations.Perturbations or None),
     with times from `start_frame`, in the order they strike."""
     props, fps = scene.physkey, scene_fps(scene)
     props.hits.clear()
@@ -163,7 +163,7 @@ def bake_balls(scene, model, frame_times, frame_qpos, name: str, frame_start: in
     the new actions, named `name` + ball number."""
     import mujoco
 
-    from ..solver.perturbations import BALL_PREFIX, RACK_X
+    from ..solver.formats.perturbations import BALL_PREFIX, RACK_X
     from .actions import assign, new_channels
     from .bake import free_joint_curves
     q = np.asarray(frame_qpos, float)

@@ -16,7 +16,7 @@ import math
 
 import numpy as np
 
-from ..solver.rotations import quat_mul
+from ..solver.core.rotations import quat_mul
 
 CONSTRAINT = "PhysKey joint limits"
 _SUSPENDED = []  # non-empty while a whole character's joints are being written

@@ -26,8 +26,8 @@ class PHYSKEY_OT_add_character(bpy.types.Operator):
     variant: StringProperty(name="Variant", default="default")
 
     def execute(self, context):
-        from ..solver.characters import humanoid
-        from ..solver.errors import InvalidInput
+        from ..solver.builders.characters import humanoid
+        from ..solver.core.errors import InvalidInput
         try:
             character = humanoid(self.variant)
         except InvalidInput as e:
@@ -59,9 +59,9 @@ class PHYSKEY_OT_export_mjcf(bpy.types.Operator, ExportHelper):
         return has_character(cls, context)
 
     def execute(self, context):
-        from ..solver.errors import InvalidInput
-        from ..solver.fileio import write_text_atomic
-        from ..solver.mjcf import scene_to_xml
+        from ..solver.builders.mjcf import scene_to_xml
+        from ..solver.core.errors import InvalidInput
+        from ..solver.core.fileio import write_text_atomic
         from .taskio import extract_scene
         path = bpy.path.abspath(self.filepath)
         if not path:
@@ -141,7 +141,7 @@ class PHYSKEY_OT_import_mjcf(bpy.types.Operator, ImportHelper):
     filter_glob: StringProperty(default="*.xml;*.mjcf", options={"HIDDEN"})
 
     def execute(self, context):
-        from ..solver.errors import InvalidInput
+        from ..solver.core.errors import InvalidInput
         from .presets import import_mjcf
         try:
             obj = import_mjcf(context, bpy.path.abspath(self.filepath), lambda msg: self.report({"WARNING"}, msg))

@@ -7,7 +7,7 @@ import os
 
 import bpy
 
-from ..solver.registry import METHODS
+from ..solver.core.registry import METHODS
 
 # The extension's package (bl_ext.<repo>.physkey): this module lives in its `addon` subpackage.
 PACKAGE = __package__.rpartition(".")[0]

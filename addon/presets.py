@@ -9,7 +9,7 @@ import os
 
 import bpy
 
-from ..solver.paths import task_names, task_path
+from ..solver.core.paths import task_names, task_path
 from .i18n import rpt_
 from .rig import build_armature, pose_from_qpos
 from .shapes import add_bone_shapes, character_material, furniture_material, pose_matrix, shape_mesh
@@ -23,7 +23,7 @@ def preset_names() -> list[str]:
 
 
 def build_furniture(context, environment) -> list:
-    from ..solver.mjcf import env_body_quat
+    from ..solver.builders.mjcf import env_body_quat
     created = []
     material = furniture_material()
     for b in environment.bodies:
@@ -63,7 +63,7 @@ def build_scene_objects(context, scene, physics=None):
     """Furniture, the character's rig with its meshes (or `physics`, a physics humanoid made from
     the animator's rig, which then takes the scene's character), posed at the scene's initial pose;
     returns (armature object, compiled model of the scene)."""
-    from ..solver.mjcf import compile_spec, initial_qpos, scene_to_spec
+    from ..solver.builders.mjcf import compile_spec, initial_qpos, scene_to_spec
     if context.mode != "OBJECT":
         bpy.ops.object.mode_set(mode="OBJECT")
     build_furniture(context, scene.environment)
@@ -100,7 +100,7 @@ def _select_only(context, obj) -> None:
 
 def load(context, name: str):
     """Build preset `name`; returns the character's armature object."""
-    from ..solver.task import build_scene, load_task
+    from ..solver.formats.task import build_scene, load_task
     names = preset_names()
     if name not in names:
         raise ValueError(rpt_("no preset '{}' (have: {})").format(name, ', '.join(names)))
@@ -108,13 +108,13 @@ def load(context, name: str):
     scene = build_scene(task.scene)
     physics = _own_rig_physics(context)
     if physics is not None:  # the preset on the animator's own character, rested on the furniture
-        from ..solver.rest import rest_pose
+        from ..solver.builders.rest import rest_pose
         from .rig import read_character
         scene.character = read_character(physics)
         scene.initial_pose = rest_pose(scene)
     pose_kfs = None
     if task.method in ("assist", "track"):  # pose it at its first pose keyframe, where the motion starts
-        from ..solver.pose_keyframes import resolve, scene_at_first_pose
+        from ..solver.formats.pose_keyframes import resolve, scene_at_first_pose
         _, pose_kfs = resolve(task.keyframes, scene)
         scene = scene_at_first_pose(scene, pose_kfs)
     obj, model = build_scene_objects(context, scene, physics)
@@ -126,7 +126,7 @@ def load(context, name: str):
     props.contact_keyframes.clear()
     props.pose_keys.clear()
     if task.method == "contact":
-        from ..solver.contact_keyframes import parse_keyframes
+        from ..solver.formats.contact_keyframes import parse_keyframes
         store_contact_keyframes(context.scene, parse_keyframes(task.keyframes))
     elif pose_kfs is not None:
         fps = scene_fps(context.scene)
@@ -175,9 +175,9 @@ def import_mjcf(context, path: str, warn):
     the file's first keyframe (or its rest pose)."""
     import numpy as np
 
-    from ..solver import rotations
-    from ..solver.boneframes import root_offset, to_bone_frames
-    from ..solver.mjcf import load_mjcf
+    from ..solver.builders.boneframes import root_offset, to_bone_frames
+    from ..solver.builders.mjcf import load_mjcf
+    from ..solver.core import rotations
     if not os.path.isfile(path):
         raise ValueError(rpt_("no file '{}'").format(path))
     scene = load_mjcf(path)

@@ -13,9 +13,9 @@ from bpy.props import (
     StringProperty,
 )
 
-from ..solver.objective_terms import TERM_NAMES
-from ..solver.registry import METHODS, PLANNERS
-from ..solver.settings import AssistSettings, PlannerSettings
+from ..solver.core.registry import METHODS, PLANNERS
+from ..solver.formats.objective_terms import TERM_NAMES
+from ..solver.formats.settings import AssistSettings, PlannerSettings
 from .setting_props import setting_property
 
 GROUP_ITEMS = [("core", "Core", "Spine and root"), ("right_leg", "Right leg", ""), ("left_leg", "Left leg", ""),
@@ -113,7 +113,7 @@ class PHYSKEY_PG_pair(bpy.types.PropertyGroup):
     pos2: FloatVectorProperty(size=3, subtype="TRANSLATION", description="Point in that frame")
 
 
-N_TERMS = len(TERM_NAMES)  # the objective terms of solver.objective_terms.TERM_NAMES, in that order
+N_TERMS = len(TERM_NAMES)  # the objective terms of solver.formats.objective_terms.TERM_NAMES, in that order
 METHOD_ITEMS = [(name, e.label, e.description) for name, e in METHODS.items()]
 PLANNER_ITEMS = [(name, e.label, e.description) for name, e in PLANNERS.items()]
 
@@ -193,7 +193,7 @@ HIT_KINDS = [("push", "Push", "An impulse on a bone at a point: the character is
 
 class PHYSKEY_PG_hit(bpy.types.PropertyGroup):
     """A push or a thrown ball that strikes the character while it solves (a hit reaction); the
-    planner does not know it in advance. Fields as in the task file (`solver/perturbations.py`)."""
+    planner does not know it in advance. Fields as in the task file (`solver/formats/perturbations.py`)."""
     kind: EnumProperty(name="Kind", items=HIT_KINDS, default="push", update=_redraw_viewports)
     frame: bpy.props.IntProperty(name="Frame", default=1, update=_redraw_viewports,
                                  description="The frame it strikes at (the motion starts at the scene's start frame)")
@@ -239,7 +239,7 @@ class PHYSKEY_PG_scene(bpy.types.PropertyGroup):
         default=0, description="Contact keyframes the last Solve from Here did not solve again (reached before)")
     settings_json: StringProperty(default="{}", description="Further method settings as JSON (override the fields)")
     # The methods' settings on the panel (taskio.FIELDS): default, bounds and description are the
-    # solver's (solver.settings).
+    # solver's (solver.formats.settings).
     # Contact keyframes (PartwiseMPC)
     mpc_rollouts: setting_property(PlannerSettings, "rollouts")
     mpc_effort: EnumProperty(items=[("adaptive", "Adaptive", "Plan each control step until the cost stops improving"),

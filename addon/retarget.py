@@ -1,7 +1,7 @@
 """The animator's own rig ↔ PhysKey's physics humanoid.
 
 `make_physics_character` maps the rig (`humanoid_map`), builds the default humanoid with the rig's
-proportions (`solver.proportions`; limb thickness from the meshes the rig deforms, where there are
+proportions (`solver.builders.proportions`; limb thickness from the meshes the rig deforms, where there are
 any) as a PhysKey character overlaid on the rig, and links the two.
 `bake_onto_rig` puts a solved motion onto the rig's mapped bones as a new Action: each mapped bone
 turns with its physics body, offset by the fixed rotation between the two at the *aligned rest* —
@@ -134,7 +134,7 @@ def mesh_radii(rig, mapping) -> dict[str, float]:
 
 def make_physics_character(context, rig, mass: float | None = None):
     """A PhysKey character with the rig's proportions, overlaid on the rig and linked to it."""
-    from ..solver.proportions import proportioned_humanoid
+    from ..solver.builders.proportions import proportioned_humanoid
     from .joint_limits import add_joint_limits
     from .rig import build_armature
     if rig is None or rig.type != "ARMATURE":

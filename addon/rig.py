@@ -7,8 +7,8 @@ import bpy
 import numpy as np
 from mathutils import Matrix, Quaternion, Vector
 
-from ..solver.rotations import quat_mul
-from ..solver.scene import Actuator, Body, Character, Geom, Joint, Site
+from ..solver.core.rotations import quat_mul
+from ..solver.formats.scene import Actuator, Body, Character, Geom, Joint, Site
 from .i18n import rpt_
 from .joint_limits import add_joint_limits, suspended
 from .shapes import pose_matrix

@@ -54,7 +54,7 @@ class PHYSKEY_OT_character_from_rig(bpy.types.Operator):
         return PHYSKEY_OT_map_humanoid.poll(context)
 
     def execute(self, context):
-        from ..solver.errors import InvalidInput
+        from ..solver.core.errors import InvalidInput
         from .retarget import make_physics_character
         from .shapes import add_bone_shapes, character_material
         rig = _own_rig(context)

@@ -1,4 +1,4 @@
-"""Blender properties made from the solver's settings fields (`solver.settings`): one source for every
+"""Blender properties made from the solver's settings fields (`solver.formats.settings`): one source for every
 default, bound and description. A field's metadata says what the solver accepts — `min`/`max`
 (inclusive), `positive`, `nonneg`, `choices` — and what a user interface should suggest
 (`soft_min`/`soft_max`); the property gets the same, so the panel offers only what a solve accepts."""
@@ -8,7 +8,7 @@ import dataclasses
 
 from bpy.props import BoolProperty, EnumProperty, FloatProperty, IntProperty
 
-from ..solver.settings import default_of
+from ..solver.formats.settings import default_of
 from .i18n import rpt_
 
 POSITIVE_FLOAT_MIN = 1e-6  # a float that must be > 0 and has no `min` of its own: the least the field takes

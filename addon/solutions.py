@@ -107,7 +107,7 @@ def _frames_at(arrays, model, fps: float) -> tuple[np.ndarray, np.ndarray]:
     """The solution's frames at `fps`: its own when it was solved at that rate, else resampled from
     its simulation steps (the scene's fps changed since the solve: the motion is re-timed, its
     keys stay on whole frames)."""
-    from ..solver.resample import frame_times, good_prefix, resample_qpos
+    from ..solver.core.resample import frame_times, good_prefix, resample_qpos
     times, frames = arrays["frame_times"], arrays["frame_qpos"]
     if len(times) < 2 or abs((times[1] - times[0]) * fps - 1.0) < 1e-6:
         return times, frames

@@ -8,7 +8,7 @@ import json
 
 import bpy
 
-from ..solver.objective_terms import TERM_NAMES
+from ..solver.formats.objective_terms import TERM_NAMES
 from .colliders import collider_bodies
 from .i18n import rpt_
 from .rig import pose_from_qpos, qpos_from_pose, read_character
@@ -19,7 +19,7 @@ from .timeline import scene_fps
 def extract_scene(context, warn=None):
     """The current scene as a SceneDesc: the active (or only) PhysKey character, a floor and every
     object marked as a collider."""
-    from ..solver.scene import SCHEMA_VERSION, Environment, Pose, SceneDesc, check_references
+    from ..solver.formats.scene import SCHEMA_VERSION, Environment, Pose, SceneDesc, check_references
     obj = active_character(context)
     if obj is None:
         raise ValueError(rpt_("no armature selected: select the character's armature"))
@@ -37,7 +37,7 @@ def extract_scene(context, warn=None):
         from .retarget import pose_physics_from_rig
         pose_physics_from_rig(obj.physkey.animator_rig, obj)
 
-    from ..solver.mjcf import compile_spec, scene_to_spec
+    from ..solver.builders.mjcf import compile_spec, scene_to_spec
     model = compile_spec(scene_to_spec(scene))
     q = qpos_from_pose(obj, model)
     a = int(model.jnt_qposadr[model.joint("root").id])
@@ -145,7 +145,7 @@ def task_from_scene(context, scene_desc, keyframes: list | None = None, start_fr
     """The solver task for what the animator set up in this scene (`keyframes`: these instead of the
     scene's, e.g. Solve from Here's; `start_frame`: where the motion starts, when not at the scene's
     start frame — hits are timed from it)."""
-    from ..solver import schema
+    from ..solver.core import schema
     scene = context.scene
     props = scene.physkey
     task = {"schema_version": 1, "name": scene.name or "scene", "method": props.method,
@@ -174,7 +174,7 @@ def task_from_scene(context, scene_desc, keyframes: list | None = None, start_fr
 def reference_from_action(context, scene_desc) -> dict:
     """The character's animation from its first keyed frame to its last, one pose per frame, as the
     track method's reference (times from the first keyed frame, as the pose keys count them)."""
-    from ..solver.mjcf import compile_spec, scene_to_spec
+    from ..solver.builders.mjcf import compile_spec, scene_to_spec
     scene = context.scene
     obj = active_character(context)
     keys = sorted(k.frame for k in scene.physkey.pose_keys)
@@ -202,7 +202,7 @@ def pose_keyframes_from_action(context, scene_desc, keyed_times: bool = False) -
     the animator set it, or (`keyed_times`: the animation is followed as keyed) where it is keyed."""
     import mujoco
 
-    from ..solver.mjcf import compile_spec, scene_to_spec
+    from ..solver.builders.mjcf import compile_spec, scene_to_spec
     scene = context.scene
     obj = active_character(context)
     model = compile_spec(scene_to_spec(scene_desc))
@@ -246,7 +246,7 @@ def _out_of_range(obj, model, qpos) -> str:
 
     import mujoco
 
-    from ..solver.pose_keyframes import ANGLE_SLACK
+    from ..solver.formats.pose_keyframes import ANGLE_SLACK
     rig = obj.physkey.animator_rig
     mapping = {item.name: item.bone for item in rig.physkey.humanoid_map} if rig is not None else {}
     for j in range(model.njnt):

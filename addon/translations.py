@@ -457,7 +457,7 @@ translations_tuple = (
      (("bpy.types.PHYSKEY_PG_geom.use_mass",),
       ()),
      ),
-    (("*", "A push or a thrown ball that strikes the character while it solves (a hit reaction); the\n    planner does not know it in advance. Fields as in the task file (`solver/perturbations.py`)."),
+    (("*", "A push or a thrown ball that strikes the character while it solves (a hit reaction); the\n    planner does not know it in advance. Fields as in the task file (`solver/formats/perturbations.py`)."),
      (("bpy.types.PHYSKEY_PG_hit",),
       ()),
      ),

@@ -20,15 +20,15 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import solver.rollout as rollout  # noqa: E402
+import solver.physics.rollout as rollout  # noqa: E402
 from solver.assist.optimizer import AssistOptimizer  # noqa: E402
 from solver.assist.problem import Problem  # noqa: E402
+from solver.core.mujoco_log import route_warnings  # noqa: E402
+from solver.formats.task import load_task  # noqa: E402
 from solver.methods.assist import ASSIST as assist  # noqa: E402
 from solver.methods.contact import CONTACT as contact  # noqa: E402
-from solver.mpc.objectives import Objective  # noqa: E402
-from solver.mpc.planner import Planner  # noqa: E402
-from solver.mujoco_log import route_warnings  # noqa: E402
-from solver.task import load_task  # noqa: E402
+from solver.mpc.objectives.contact import Objective  # noqa: E402
+from solver.mpc.planners.base import Planner  # noqa: E402
 
 TASKS = Path(__file__).resolve().parents[1] / "scenes" / "tasks"
 

@@ -1,5 +1,5 @@
 import sys
 
-from .cli import console
+from .run.cli import console
 
 sys.exit(console(prog="python -m solver"))

@@ -5,8 +5,8 @@ from __future__ import annotations
 import mujoco
 import numpy as np
 
-from solver.rollout import FULLPHYSICS, Trajectories, find_divergence, get_state, state_layout
-from solver.rotations import rotate
+from solver.core.rotations import rotate
+from solver.physics.rollout import FULLPHYSICS, Trajectories, find_divergence, get_state, state_layout
 
 
 def reference_rollout(model: mujoco.MjModel, initial_state: np.ndarray, ctrl: np.ndarray,

@@ -11,17 +11,17 @@ import numpy as np
 import pytest
 from test_bad_input import check_invalid, run_cli
 
+from solver.assist.keyframe_motion import interpolate_pose
 from solver.assist.problem import Problem
-from solver.assist.reference import interpolate_pose
+from solver.formats.pose_keyframes import parse_pose_keyframes
+from solver.formats.scene import SCHEMA_VERSION, Actuator, Body, Character, Environment, Geom, Joint, SceneDesc
+from solver.formats.settings import AssistSettings
+from solver.formats.task import build_scene, task_from_dict
 from solver.methods import assist as assist_module
 from solver.methods.assist import ASSIST as assist
 from solver.methods.assist import initial_state
-from solver.model import build_model
-from solver.pose_keyframes import parse_pose_keyframes
-from solver.rollout import RolloutEngine, get_state
-from solver.scene import SCHEMA_VERSION, Actuator, Body, Character, Environment, Geom, Joint, SceneDesc
-from solver.settings import AssistSettings
-from solver.task import build_scene, task_from_dict
+from solver.physics.model import build_model
+from solver.physics.rollout import RolloutEngine, get_state
 
 ROOT = Path(__file__).resolve().parents[1]
 LOW_JUMP = ROOT / "scenes" / "tasks" / "assist_box_jump_low.json"
@@ -217,10 +217,10 @@ def test_short_real_optimization_halves_the_keyframe_error(tmp_path):
 def test_generation_floor_steps_the_same_batch(prepared):
     """The assist benchmark's physics floor steps each rollout through its own controls: with the
     controls changed every step it ends exactly where the rollout engine's batch ends."""
+    from benchmarks.bench import _floor_of_batch
     from solver.assist.optimizer import AssistOptimizer
     from solver.assist.problem import Problem
-    from solver.bench import _floor_of_batch
-    from solver.rollout import RolloutEngine
+    from solver.physics.rollout import RolloutEngine
     problem = Problem(prepared.built, prepared.keyframes, prepared.settings)
     X = np.random.default_rng(3).normal(0.0, 0.3, (6, problem.ndim))
     d = problem.decode(X)

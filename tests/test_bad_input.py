@@ -16,8 +16,8 @@ GOOD_TASK = ROOT / "scenes" / "tasks" / "drop_onto_armchair.json"
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from solver import schema  # noqa: E402
-from solver.task import SceneRef, build_scene  # noqa: E402
+from solver.core import schema  # noqa: E402
+from solver.formats.task import SceneRef, build_scene  # noqa: E402
 
 SCENE = "scene.desc"
 CH = f"{SCENE}.character"

@@ -9,10 +9,10 @@ import mujoco
 import numpy as np
 import pytest
 
-from solver.model import build_model
-from solver.objective_terms import STYLES
-from solver.paths import task_path
-from solver.task import SceneRef, build_scene
+from solver.core.paths import task_path
+from solver.formats.objective_terms import STYLES
+from solver.formats.task import SceneRef, build_scene
+from solver.physics.model import build_model
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -8,13 +8,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from solver.errors import InvalidInput
+from solver.core.errors import InvalidInput
+from solver.core.registry import PLANNERS
+from solver.formats.task import task_from_dict
 from solver.methods.contact import CONTACT
 from solver.mpc.agent import Agent
-from solver.mpc.checkpoint import Checkpoint
-from solver.registry import PLANNERS
-from solver.rollout import RolloutEngine
-from solver.task import task_from_dict
+from solver.mpc.recovery.checkpoint import Checkpoint
+from solver.physics.rollout import RolloutEngine
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -14,11 +14,16 @@ ROOT = Path(__file__).resolve().parents[1]
 DEMO_TASK = ROOT / "scenes" / "tasks" / "drop_onto_armchair.json"
 
 
-def run_cli(*args, timeout=300):
+def run_cli(*args, timeout=300, module="solver"):
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    p = subprocess.run([sys.executable, "-m", "solver", *map(str, args)], cwd=ROOT, env=env,
+    p = subprocess.run([sys.executable, "-m", module, *map(str, args)], cwd=ROOT, env=env,
                        capture_output=True, text=True, timeout=timeout)
     return p.returncode, p.stdout, p.stderr
+
+
+def run_bench(*args):
+    """The benchmarks' command line (`python -m benchmarks.bench`, not shipped with the extension)."""
+    return run_cli(*args, module="benchmarks.bench")
 
 
 def short_task(tmp_path, duration=0.4, seeds=(0,), **settings):
@@ -99,7 +104,7 @@ def test_validate_and_export_mjcf(tmp_path):
 def test_every_shipped_task_validates_without_a_warning(capsys):
     """The presets are what an animator starts from: none of them is clamped or corrected on loading
     (three keyed a joint a hair past its range, and every solve of them printed a warning)."""
-    from solver.cli import main
+    from solver.run.cli import main
     for path in sorted((ROOT / "scenes" / "tasks").glob("*.json")):
         assert main(["validate", str(path)]) == 0, path.name
         err = capsys.readouterr().err
@@ -121,7 +126,7 @@ def test_import_mjcf_writes_a_scene_that_runs(tmp_path):
 
 
 def test_bench_rollout_reports_ratio_to_the_physics_floor():
-    rc, out, err = run_cli("bench", "rollout", "--json", "--repeats", "2")
+    rc, out, err = run_bench("rollout", "--json", "--repeats", "2")
     assert rc == 0, err
     report = json.loads(out)
     assert report["rollouts"] == 45 and report["steps"] == 70
@@ -137,7 +142,7 @@ def test_bench_mpc_reports_success_effort_quality_and_diversity_of_a_variant(tmp
     path = tmp_path / "short.json"
     path.write_text(json.dumps(doc))
     kept = tmp_path / "kept"
-    rc, out, err = run_cli("bench", "mpc", "--task", path, "--trials", "2", "--rollouts", "12", "--budget", "1",
+    rc, out, err = run_bench("mpc", "--task", path, "--trials", "2", "--rollouts", "12", "--budget", "1",
                            "--params", "height=0.12", "--variant", "big_legs", "--keep", kept, "--json")
     assert rc == 0, err
     r = json.loads(out)
@@ -145,7 +150,7 @@ def test_bench_mpc_reports_success_effort_quality_and_diversity_of_a_variant(tmp
     for t in r["per_trial"]:
         with np.load(kept / f"seed_{t['seed']}" / "result.npz") as z:
             assert abs(float(z["times"][-1]) - t["duration_s"]) < 1e-6 and len(z["qpos"]) == len(z["times"])
-    rc2, _, err2 = run_cli("bench", "mpc", "--task", path, "--trials", "1", "--keep", kept)
+    rc2, _, err2 = run_bench("mpc", "--task", path, "--trials", "1", "--keep", kept)
     assert rc2 == 2 and err2.strip().startswith("error: --keep: ") and "not an empty folder" in err2
     assert r["scene_params"] == {"height": 0.12} and r["variant"] == "big_legs" and r["trials"] == 2
     assert [t["seed"] for t in r["per_trial"]] == [0, 1] and r["particles"] == 1
@@ -159,18 +164,18 @@ def test_bench_mpc_reports_success_effort_quality_and_diversity_of_a_variant(tmp
     assert any(line.startswith("seed 0: keyframe ") and "retries" in line for line in lines), err
     done = {int(line.split()[1]): json.loads(line.split(" done: ", 1)[1]) for line in lines if " done: " in line}
     assert done == {t["seed"]: t for t in r["per_trial"]}
-    rc, _, err = run_cli("bench", "mpc", "--task", path, "--params", "height=low")
+    rc, _, err = run_bench("mpc", "--task", path, "--params", "height=low")
     assert rc == 2 and err.strip() == "error: --params: 'height=low' is not NAME=NUMBER"
     # A task that does not load leaves no --keep folder behind.
     fresh = tmp_path / "fresh"
-    rc, _, err = run_cli("bench", "mpc", "--task", tmp_path / "missing.json", "--keep", fresh)
+    rc, _, err = run_bench("mpc", "--task", tmp_path / "missing.json", "--keep", fresh)
     assert rc == 2 and err.strip().startswith("error: ") and not fresh.exists(), err
 
 
 def test_the_progress_bar_shows_an_assisted_search_started_over(capsys):
     """An assisted seed whose search starts over reports `retries` alone (it has no back-ups); the bar
     names it and does not fail on the missing back-ups."""
-    from solver.cli import Events
+    from solver.run.cli import Events
     events = Events(jsonl=False)
     events.seeds = [0]
     events({"event": "progress", "seed": 0, "fraction": 0.4, "cost": 0.5, "retries": 1})

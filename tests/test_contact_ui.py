@@ -28,7 +28,7 @@ def test_list_operations():
     bpy.ops.physkey.contact_keyframe_edit(action="ADD")
     assert len(props.contact_keyframes) == len(original) + 1
     bpy.ops.physkey.contact_style(style="standing")
-    from solver.objective_terms import style_weights
+    from solver.formats.objective_terms import style_weights
     assert list(props.contact_keyframes[-1].weights) == pytest.approx(style_weights("standing"))
 
 
@@ -105,10 +105,10 @@ def test_add_pair_with_a_free_object_puts_its_bottom_at_the_cursor():
     assert (pair.body1, pair.body2) == ("box", "to_platform")
     import mujoco
 
-    from solver.contact_keyframes import ContactKeyframe, ContactPair
-    from solver.model import build_model
-    from solver.mpc.tracker import pair_distance
-    from solver.task import task_from_dict
+    from solver.formats.contact_keyframes import ContactKeyframe, ContactPair
+    from solver.formats.task import task_from_dict
+    from solver.mpc.keyframe_tracker import pair_distance
+    from solver.physics.model import build_model
     taskio = addon(module, "taskio")
     task = task_from_dict(taskio.task_from_scene(bpy.context, taskio.extract_scene(bpy.context)))
     built = build_model(task.scene.desc)

@@ -17,23 +17,23 @@ import mujoco
 import numpy as np
 import pytest
 
-from solver import schema
 from solver.assist.optimizer import PENALTY, AssistOptimizer
 from solver.assist.problem import Problem
-from solver.contact_keyframes import parse_keyframes
+from solver.core import schema
+from solver.formats.contact_keyframes import parse_keyframes
+from solver.formats.settings import PlannerSettings
+from solver.formats.task import SceneRef, build_scene, task_from_dict
 from solver.methods.assist import ASSIST as assist
 from solver.methods.assist import initial_state
 from solver.methods.contact import CONTACT as contact
 from solver.methods.contact import ContactPrepared
-from solver.model import BuiltModel, build_model
 from solver.mpc.agent import run_agent
 from solver.mpc.iteration import Scorer, plan_iteration
-from solver.mpc.objectives import Objective
-from solver.mpc.planner import ControlSpace, make_planner
-from solver.result import write_solution
-from solver.rollout import FULLPHYSICS, RolloutEngine, find_divergence, get_state, state_layout
-from solver.settings import PlannerSettings
-from solver.task import SceneRef, build_scene, task_from_dict
+from solver.mpc.objectives.contact import Objective
+from solver.mpc.planners.base import ControlSpace, make_planner
+from solver.physics.model import BuiltModel, build_model
+from solver.physics.result import write_solution
+from solver.physics.rollout import FULLPHYSICS, RolloutEngine, find_divergence, get_state, state_layout
 
 ROOT = Path(__file__).resolve().parents[1]
 STIFF_KNEE = 1e4  # N·m/rad on knee_right: explicit spring, unstable at 5 ms; blows up at 0.14 s

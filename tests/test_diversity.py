@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from test_cli import run_cli, short_task
 
-from solver.diversity import diversity, keyframe_poses, pair_distance
+from solver.physics.diversity import diversity, keyframe_poses, pair_distance
 
 HINGES = np.array([7, 8])  # a free root (qpos 0–6) and two hinges
 

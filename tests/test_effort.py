@@ -5,9 +5,9 @@ budget plans exactly that many iterations with the noise untouched."""
 import numpy as np
 import pytest
 
+from solver.formats.settings import PlannerSettings
 from solver.mpc.effort import Effort
-from solver.mpc.planner import ControlSpace, make_planner
-from solver.settings import PlannerSettings
+from solver.mpc.planners.base import ControlSpace, make_planner
 
 DT = 0.015
 

@@ -23,7 +23,7 @@ def test_zip_bundles_the_runtime_wheels_for_every_platform_and_python():
     for w in wheels:
         assert f'"./{w}"' in manifest
     assert 'blender_version_min = "4.2.0"' in manifest and "[permissions]" in manifest
-    assert "solver/cli.py" in names and "scenes/characters/humanoid.json" in names
+    assert "solver/run/cli.py" in names and "scenes/characters/humanoid.json" in names
     assert not any(n.startswith(("tests/", "tools/", ".venv/")) for n in names)
 
 
@@ -39,7 +39,7 @@ def test_install_enable_disable_reenable():
     assert addon_utils.check(MODULE) == (True, True)
     # The bundled solver is importable from the installed extension.
     import importlib
-    cli = importlib.import_module(f"{MODULE}.solver.cli")
+    cli = importlib.import_module(f"{MODULE}.solver.run.cli")
     assert Path(cli.__file__).is_relative_to(Path(bpy.utils.user_resource("EXTENSIONS")))
 
 

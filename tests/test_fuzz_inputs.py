@@ -33,16 +33,17 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from solver import cli, schema  # noqa: E402
-from solver.cli import prepare_task  # noqa: E402
-from solver.errors import MAX_PATH, InvalidInput, one_line  # noqa: E402
-from solver.feed import validate_line  # noqa: E402
+from solver.core import schema  # noqa: E402
+from solver.core.errors import MAX_PATH, InvalidInput, one_line  # noqa: E402
+from solver.formats.task import SceneRef, Task, build_scene, load_task, task_from_dict  # noqa: E402
 from solver.methods.contact import CONTACT  # noqa: E402
-from solver.task import SceneRef, Task, build_scene, load_task, task_from_dict  # noqa: E402
+from solver.run import cli  # noqa: E402
+from solver.run.cli import prepare_task  # noqa: E402
+from solver.run.feed import validate_line  # noqa: E402
 
 # Fuzzed models are often odd (near-singular inertia): MuJoCo's warnings about them are expected.
-pytestmark = [pytest.mark.filterwarnings("ignore::UserWarning:solver.mjcf"),
-              pytest.mark.filterwarnings("ignore::UserWarning:solver.model")]
+pytestmark = [pytest.mark.filterwarnings("ignore::UserWarning:solver.builders.mjcf"),
+              pytest.mark.filterwarnings("ignore::UserWarning:solver.physics.model")]
 
 FUZZ = settings(deadline=None, derandomize=True, database=None, print_blob=False,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
@@ -317,7 +318,7 @@ _FEED_BASE = _task_file("armchair_stand_sit_stand")["keyframes"]
 @given(mutations(bases=("armchair_stand_sit_stand",)), st.sampled_from(["object", "text", "raw"]),
        st.text(max_size=20))
 def test_appended_keyframes_line_validates_or_names_the_field(case, form, raw):
-    """A `run --jsonl` stdin line `{"append_keyframes": [...]}` (solver.feed): the line is accepted
+    """A `run --jsonl` stdin line `{"append_keyframes": [...]}` (solver.run.feed): the line is accepted
     or refused with a one-line field error; a bad line must not kill the reader thread."""
     base, ops = case
     doc = apply(base, ops)

@@ -9,13 +9,13 @@ import mujoco
 import numpy as np
 import pytest
 
-from solver.contact_keyframes import parse_keyframes
+from solver.formats.contact_keyframes import parse_keyframes
+from solver.formats.task import task_from_dict
 from solver.methods.contact import CONTACT
 from solver.mpc.agent import run_agent
-from solver.mpc.tracker import CLOSING_S, PROGRESS_STEP, KeyframeTracker
-from solver.quality import FALLEN_HEAD_HEIGHT
-from solver.rollout import RolloutEngine
-from solver.task import task_from_dict
+from solver.mpc.keyframe_tracker import CLOSING_S, PROGRESS_STEP, KeyframeTracker
+from solver.physics.quality import FALLEN_HEAD_HEIGHT
+from solver.physics.rollout import RolloutEngine
 
 ROOT = Path(__file__).resolve().parents[1]
 PAIR = {"body1": "pelvis", "pos1": [0, 0, 0], "body2": "world", "pos2": [9, 0, 1]}

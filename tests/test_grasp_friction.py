@@ -5,7 +5,7 @@ import mujoco
 import numpy as np
 import pytest
 
-from solver.grasp import Grasper, grasp_forces, weld_name
+from solver.physics.grasp import Grasper, grasp_forces, weld_name
 
 
 def _two_hands_pushing(push: float, offset: float = 0.0):

@@ -33,7 +33,7 @@ def test_a_push_added_on_the_selected_bone_is_the_solvers_impulse():
     assert (hit.kind, hit.body, hit.frame) == ("push", "upper_arm_left", 40)
     hit.direction, hit.magnitude, hit.point = (0.0, 3.0, 4.0), 10.0, (0.0, 0.1, 0.0)
     task = _extract(bpy, module)
-    from solver.task import task_from_dict
+    from solver.formats.task import task_from_dict
     (impulse,) = task_from_dict(task).perturbations.impulses  # the solver's own parser and checks
     assert impulse.time == pytest.approx(1.0) and impulse.body == "upper_arm_left"  # (40 − 10) / 30 s
     np.testing.assert_allclose(impulse.impulse, [0.0, 6.0, 8.0], atol=1e-6)  # 10 N·s along (0, 0.6, 0.8)
@@ -88,9 +88,9 @@ def test_duplicate_and_remove_keep_the_list_right():
 def test_a_hit_preset_comes_back_as_the_file_had_it():
     """Loading a hit preset fills the hits; the task Blender writes has the file's perturbations."""
     bpy, module = installed_extension()
-    from solver import schema
-    from solver.perturbations import Perturbations
-    from solver.task import task_from_dict
+    from solver.core import schema
+    from solver.formats.perturbations import Perturbations
+    from solver.formats.task import task_from_dict
     for name in ("hit_balls", "hit_stand_shoulder"):
         bpy.ops.wm.read_homefile(use_empty=True)
         bpy.ops.physkey.load_preset(preset=name)
@@ -148,9 +148,9 @@ def test_a_thrown_ball_is_baked_hidden_until_it_is_thrown(tmp_path):
     made-up path: the ball object follows it frame by frame and shows only once off the rack."""
     bpy, module = installed_extension()
     bpy.ops.wm.read_homefile(use_empty=True)
-    from solver.model import build_model
-    from solver.perturbations import RACK_X, Ball, Perturbations
-    from solver.task import build_scene, load_task
+    from solver.formats.perturbations import RACK_X, Ball, Perturbations
+    from solver.formats.task import build_scene, load_task
+    from solver.physics.model import build_model
     scene_desc = build_scene(load_task(ROOT / "scenes" / "tasks" / "reach_hand_targets.json").scene)
     balls = [Ball(time=1.0, aim="torso", direction=[1, 0, 0], radius=0.2)]
     model = build_model(scene_desc, perturbations=Perturbations(balls=balls)).model

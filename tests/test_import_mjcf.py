@@ -62,8 +62,8 @@ def test_imported_rig_moves_like_the_original_model(tmp_path):
 def test_exported_task_mjcf_imports_as_the_humanoid(tmp_path):
     bpy, module = installed_extension()
     bpy.ops.wm.read_homefile(use_empty=True)
-    from solver.mjcf import scene_to_xml
-    from solver.task import SceneRef, build_scene
+    from solver.builders.mjcf import scene_to_xml
+    from solver.formats.task import SceneRef, build_scene
     path = tmp_path / "armchair.xml"
     path.write_text(scene_to_xml(build_scene(SceneRef(environment="armchair"))))
     assert bpy.ops.physkey.import_mjcf(filepath=str(path)) == {"FINISHED"}

@@ -9,12 +9,12 @@ import mujoco
 import numpy as np
 import pytest
 
-from solver import schema
+from solver.builders.mjcf import scene_to_xml, spec_to_scene
+from solver.core import schema
+from solver.formats.scene import Velocity
+from solver.formats.task import SceneRef, build_scene, task_from_dict
 from solver.methods import get_method
-from solver.mjcf import scene_to_xml, spec_to_scene
-from solver.rollout import RolloutEngine
-from solver.scene import Velocity
-from solver.task import SceneRef, build_scene, task_from_dict
+from solver.physics.rollout import RolloutEngine
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -75,7 +75,7 @@ def test_the_other_methods_start_with_it_too(method):
             qvel = agent.data.qvel.copy()
     else:
         from solver.methods.assist import initial_state
-        from solver.rollout import state_layout
+        from solver.physics.rollout import state_layout
         state = initial_state(prepared.built)
         layout = state_layout(prepared.built.model)
         qvel = state[layout["qvel"]]

@@ -18,7 +18,7 @@ def humanoid():
     taskio = addon(module, "taskio")
     import mujoco
 
-    from solver import mjcf
+    from solver.builders import mjcf
     model = mujoco.MjModel.from_xml_string(mjcf.scene_to_xml(taskio.extract_scene(bpy.context)))
     return bpy, module, obj, model
 

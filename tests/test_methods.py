@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from solver import settings as settings_module
-from solver.errors import InvalidInput
+from solver.core.errors import InvalidInput
+from solver.core.registry import METHODS
+from solver.formats import settings as settings_module
+from solver.formats.solution import Progress, Solution
+from solver.formats.task import task_from_dict
 from solver.methods import get_method
 from solver.methods.base import Capabilities, Method, Prepared
-from solver.registry import METHODS
-from solver.rollout import RolloutEngine
-from solver.solution import Progress, Solution
-from solver.task import task_from_dict
+from solver.physics.rollout import RolloutEngine
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -58,7 +58,7 @@ def test_a_simulate_solve_reports_typed_progress_to_the_end():
 
 
 def test_task_validation_imports_no_method():
-    code = ("import json, sys; from solver.task import load_task; "
+    code = ("import json, sys; from solver.formats.task import load_task; "
             "load_task('scenes/tasks/armchair_stand_sit_stand.json'); "
             "load_task('scenes/tasks/assist_box_jump_low.json'); "
             "print(json.dumps(sorted(m for m in sys.modules if m.startswith(('solver.methods', 'solver.mpc', "

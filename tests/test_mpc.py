@@ -9,17 +9,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from solver.contact_keyframes import ContactKeyframe, ContactPair
-from solver.model import build_model
-from solver.mpc.objectives import ALPHA, Costs, Objective
-from solver.mpc.partwise import PartwisePlanner, compose
-from solver.mpc.planner import ControlSpace
-from solver.mpc.tracker import KeyframeTracker
-from solver.objective_terms import TERM_NAMES
-from solver.rollout import RolloutEngine
-from solver.scene import GROUPS
-from solver.settings import PlannerSettings
-from solver.task import SceneRef, build_scene
+from solver.formats.contact_keyframes import ContactKeyframe, ContactPair
+from solver.formats.objective_terms import TERM_NAMES
+from solver.formats.scene import GROUPS
+from solver.formats.settings import PlannerSettings
+from solver.formats.task import SceneRef, build_scene
+from solver.mpc.keyframe_tracker import KeyframeTracker
+from solver.mpc.objectives.contact import ALPHA, Costs, Objective
+from solver.mpc.planners.base import ControlSpace
+from solver.mpc.planners.partwise import PartwisePlanner, compose
+from solver.physics.model import build_model
+from solver.physics.rollout import RolloutEngine
 
 ROOT = Path(__file__).resolve().parents[1]
 # The paper's Table 1, written out independently of the code: term → groups it lands in.
@@ -254,7 +254,7 @@ def test_bench_mpc_reports_table_2_measures(tmp_path):
     doc["keyframes"] = doc["keyframes"][:1]
     path = tmp_path / "reach.json"
     path.write_text(json.dumps(doc))
-    p = subprocess.run([sys.executable, "-m", "solver", "bench", "mpc", "--task", str(path), "--trials", "1",
+    p = subprocess.run([sys.executable, "-m", "benchmarks.bench", "mpc", "--task", str(path), "--trials", "1",
                         "--rollouts", "15", "--planner", "baseline", "--json"], cwd=ROOT, capture_output=True,
                        text=True, timeout=600)
     assert p.returncode == 0, p.stderr[-2000:]
@@ -272,9 +272,9 @@ def test_slowdown_plans_only_the_iterations_that_fit(tmp_path):
     run than in the one Γ was set from (CI, 2026-11-24), so a fixed 1.5 / 3.5 was not what the run had."""
     import dataclasses
 
+    from solver.formats.task import task_from_dict
     from solver.methods.contact import CONTACT as contact
     from solver.mpc.agent import run_agent
-    from solver.task import task_from_dict
     doc = json.loads((ROOT / "scenes" / "tasks" / "reach_hand_targets.json").read_text())
     doc["keyframes"] = doc["keyframes"][:1]
     doc["keyframes"][0]["time_limit"] = 0.3  # 20 control steps, then the keyframe fails

@@ -9,21 +9,21 @@ import mujoco
 import numpy as np
 import pytest
 
-from solver.contact_keyframes import ContactKeyframe, ContactPair, parse_keyframes
-from solver.features import Features
-from solver.grasp import Grasper, add_grasp_welds, grasp_pairs, weld_name
+from solver.builders.mjcf import compile_spec, scene_to_spec
+from solver.core.paths import task_path
+from solver.formats.contact_keyframes import ContactKeyframe, ContactPair, parse_keyframes
+from solver.formats.scene import GROUPS
+from solver.formats.settings import PlannerSettings
+from solver.formats.task import SceneRef, build_scene, load_task
 from solver.methods.contact import CONTACT, planning_models
-from solver.mjcf import compile_spec, scene_to_spec
-from solver.model import build_model
 from solver.mpc.agent import Agent
-from solver.mpc.objectives import ALPHA, Objective
-from solver.mpc.tracker import pair_distance
-from solver.paths import task_path
-from solver.quality import RISEN_HEAD_HEIGHT
-from solver.rollout import RolloutEngine, get_state
-from solver.scene import GROUPS
-from solver.settings import PlannerSettings
-from solver.task import SceneRef, build_scene, load_task
+from solver.mpc.keyframe_tracker import pair_distance
+from solver.mpc.objectives.contact import ALPHA, Objective
+from solver.physics.features import Features
+from solver.physics.grasp import Grasper, add_grasp_welds, grasp_pairs, weld_name
+from solver.physics.model import build_model
+from solver.physics.quality import RISEN_HEAD_HEIGHT
+from solver.physics.rollout import RolloutEngine, get_state
 
 
 def _scene(**params):
@@ -340,7 +340,7 @@ def test_object_quality_by_hand():
     """A box falling through the air for 0.45 s touches nothing (unsupported), then sinks 3 cm into
     its platform (the object's penetration); one slid 1 mm above its platform touches it, 1 cm above
     flies; the character stands still throughout."""
-    from solver.quality import motion_quality
+    from solver.physics.quality import motion_quality
     built = build_model(_scene())
     m = built.model
     q0 = built.initial_qpos()
@@ -400,7 +400,7 @@ def test_a_box_is_put_on_its_platform_only_once_it_rests_there():
     its mark — within the keyframes' tolerance — it is not yet put there, and the tracker does not
     start the keyframe's sustain; set down on it, it is. The lift's box ↔ world pair is a point in the
     air and needs no support. By hand, against MuJoCo's contacts."""
-    from solver.mpc.tracker import placements
+    from solver.mpc.keyframe_tracker import placements
     task = load_task(task_path("box_lift_place"))
     prep = CONTACT.prepare(task)
     m, names = prep.built.model, [kf.name for kf in prep.keyframes]

@@ -58,7 +58,7 @@ def _physics(bpy, module, rig):
 
 def _model(bpy, module, physics):
     taskio = addon(module, "taskio")
-    from solver import mjcf  # the same SceneDesc → MJCF the solver uses
+    from solver.builders import mjcf  # the same SceneDesc → MJCF the solver uses
     _select(bpy, physics)
     scene = taskio.extract_scene(bpy.context)
     return mujoco.MjModel.from_xml_string(mjcf.scene_to_xml(scene))
@@ -258,7 +258,7 @@ def test_pose_keys_and_contact_pairs_are_authored_on_the_animators_bones(rigs):
     keyframes = taskio.pose_keyframes_from_action(bpy.context, scene_desc)
     assert len(keyframes) == 2
     assert keyframes[1]["time"] == pytest.approx(19 / (scene.render.fps / scene.render.fps_base), abs=1e-6)
-    from solver import mjcf
+    from solver.builders import mjcf
     model = mujoco.MjModel.from_xml_string(mjcf.scene_to_xml(scene_desc))
     data = mujoco.MjData(model)
     bent = keyframes[1]

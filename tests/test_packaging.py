@@ -28,7 +28,7 @@ def test_the_wheel_carries_the_solver_and_its_scenes_and_the_physkey_command(tmp
     assert not [n for n in names if n.startswith(("addon/", "tests/", "tools/")) or n == "__init__.py"]
     meta = zipfile.ZipFile(wheel)
     (entry_points,) = [n for n in names if n.endswith("entry_points.txt")]
-    assert "physkey = solver.cli:console" in meta.read(entry_points).decode()
+    assert "physkey = solver.run.cli:console" in meta.read(entry_points).decode()
     (metadata,) = [n for n in names if n.endswith("METADATA")]
     text = meta.read(metadata).decode()
     assert "Provides-Extra: ray" in text and "extra == \"ray\"" in text
@@ -41,7 +41,7 @@ def test_the_wheel_carries_the_solver_and_its_scenes_and_the_physkey_command(tmp
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     env = {"PYTHONPATH": str(site), "PATH": "/usr/bin:/bin"}
-    script = ("import sys; from solver import paths; from solver.cli import console; "
+    script = ("import sys; from solver.core import paths; from solver.run.cli import console; "
               "print(paths.SCENES_DIR); sys.argv = ['physkey'] + sys.argv[1:]; sys.exit(console())")
     task = site / "solver/_scenes/tasks/box_lift_place.json"
     proc = subprocess.run([sys.executable, "-c", script, "validate", str(task)], cwd=elsewhere, capture_output=True,

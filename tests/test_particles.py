@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 from test_bad_input import check_invalid, run_cli
 
+from solver.formats.task import task_from_dict
 from solver.methods.contact import CONTACT
-from solver.mpc.particles import fresh_stream, run_particles, softmin_weights, systematic_resample
-from solver.rollout import RolloutEngine
-from solver.task import task_from_dict
+from solver.mpc.recovery.particles import fresh_stream, run_particles, softmin_weights, systematic_resample
+from solver.physics.rollout import RolloutEngine
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -145,8 +145,8 @@ def test_a_retry_weighs_the_contact_term_more(monkeypatch):
 def _report(dist, start=1.0, dt=0.1, keyframe=2, reached=False, failure="time limit"):
     """attempt_report of a segment from `start` whose distances to keyframe `keyframe` were `dist`,
     one per `dt`."""
-    from solver.mpc.checkpoint import Checkpoint
-    from solver.mpc.segments import SegmentJob, SegmentOutcome, attempt_report
+    from solver.mpc.recovery.checkpoint import Checkpoint
+    from solver.mpc.recovery.segments import SegmentJob, SegmentOutcome, attempt_report
     times = start + dt * np.arange(1, len(dist) + 1)
     before = Checkpoint({}, {"record.times": np.array([0.0, start])})
     after = Checkpoint({"tracker": {"failure": None if reached else failure}},
@@ -197,7 +197,7 @@ def test_bad_particle_and_effort_settings_are_exit_2(tmp_path, field, value, wor
 def test_keyframes_appended_while_solving_are_taken_between_segments(particles):
     """A keyframe appended while the solve runs (Blender's `append_keyframes` line) is attempted
     after the ones before it, by every particle, as a single run's tracker would."""
-    from solver.contact_keyframes import parse_keyframes
+    from solver.formats.contact_keyframes import parse_keyframes
     doc = _prepared(particles=particles, retries=0, backups=0)
     doc["keyframes"] = doc["keyframes"][:1]
     extra = dict(doc["keyframes"][0], name="again", sustain=0.05)
@@ -231,7 +231,7 @@ def _lineage_run(folder: Path) -> Path:
 def test_other_lineages_are_the_seeds_alternatives(tmp_path):
     """Each lineage that reaches the last keyframe gives an alternative (its cheapest run), written
     beside the seed's solution, listed in its entry, and measured for how different it is."""
-    from solver.diversity import solutions_diversity
+    from solver.physics.diversity import solutions_diversity
     out = _lineage_run(tmp_path)
     entry = json.loads((out / "result.json").read_text())["solutions"][0]
     assert entry["particles"]["lineages"] == 2 and entry["variants"] == ["lineage_2"]

@@ -9,12 +9,12 @@ import mujoco
 import numpy as np
 import pytest
 
-from solver import schema
+from solver.core import schema
+from solver.formats.perturbations import BALL_PREFIX, RACK_X, Ball, Perturber
+from solver.formats.task import SceneRef, build_scene, task_from_dict
 from solver.methods.contact import CONTACT
 from solver.mpc.agent import Agent
-from solver.perturbations import BALL_PREFIX, RACK_X, Ball, Perturber
-from solver.rollout import RolloutEngine
-from solver.task import SceneRef, build_scene, task_from_dict
+from solver.physics.rollout import RolloutEngine
 
 STAND = {"name": "stand", "pairs": [{"body1": "torso", "pos1": [0, 0, 0], "body2": "world", "pos2": [0, 0, 1.3]}],
          "tolerance": 0.3, "sustain": 0.6, "time_limit": 4.0,
@@ -222,7 +222,7 @@ def test_a_standing_hit_reaction_recovers_and_ends_only_after_the_hit():
 def test_hit_outcomes_count_falls_and_get_ups_by_hand():
     """Hits at 1 and 3 s, end at 5 s: the head drops below 0.5 m after the first and is up by 3 s (a
     fall and a get-up); after the second it stays down (a fall, not standing at 5 s)."""
-    from solver.bench import hit_outcomes
+    from benchmarks.bench import hit_outcomes
     times = np.arange(0.0, 5.01, 0.5)
     heads = np.array([1.5, 1.5, 1.4, 0.3, 0.8, 1.3, 1.5, 1.0, 0.4, 0.3, 0.3])
     out = hit_outcomes(times, heads, [1.0, 3.0], 5.0, 0.5, 1.2)

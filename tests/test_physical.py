@@ -10,8 +10,8 @@ import mujoco
 import numpy as np
 import pytest
 
+from solver.formats.solution import Solution
 from solver.methods.track import Track
-from solver.solution import Solution
 
 ROOT = Path(__file__).resolve().parents[1]
 TASK = ROOT / "tests" / "data" / "golden" / "assist.json"  # a box jump with a tiny budget
@@ -86,11 +86,11 @@ def test_a_physical_version_that_stops_short_is_tracked_again_with_fresh_noise_a
     again from the start with the noise of seed + TRY_STRIDE and the keyframes pulled harder (RETRY);
     `tries` lists both, and the kept one is the better. The second try is what tracking with that
     noise and those settings alone gives."""
+    from solver.formats.settings import AssistSettings, TrackSettings
+    from solver.formats.solution import Solution
+    from solver.formats.task import task_from_dict
     from solver.methods import physical as physical_module
     from solver.methods.assist import ASSIST
-    from solver.settings import AssistSettings, TrackSettings
-    from solver.solution import Solution
-    from solver.task import task_from_dict
     entry, out = runs["with"]
     tries = entry["physical"]["tries"]
     assert AssistSettings().physical_retries == 1 and len(tries) == 2
@@ -116,7 +116,7 @@ def test_bench_track_reports_what_the_solve_wrote(runs):
     second of its motion; a task of another method is refused naming it."""
     entry, _ = runs["with"]
     physical = entry["physical"]
-    done = subprocess.run([sys.executable, "-m", "solver", "bench", "track", "--task", str(TASK), "--seeds", "1",
+    done = subprocess.run([sys.executable, "-m", "benchmarks.bench", "track", "--task", str(TASK), "--seeds", "1",
                            "--workers", "1", "--json"], cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
     report = json.loads(done.stdout)
@@ -131,7 +131,7 @@ def test_bench_track_reports_what_the_solve_wrote(runs):
     assert at == physical["quality"]["max_penetration_at"] and 0.0 <= at["time_s"] <= run["duration_s"]
     assert run["duration_s"] == physical["duration_s"] and run["wall_s_per_s"] > 0
     contact = ROOT / "tests" / "data" / "golden" / "contact_partwise.json"
-    refused = subprocess.run([sys.executable, "-m", "solver", "bench", "track", "--task", str(contact)], cwd=ROOT,
+    refused = subprocess.run([sys.executable, "-m", "benchmarks.bench", "track", "--task", str(contact)], cwd=ROOT,
                              capture_output=True, text=True, timeout=120)
     assert refused.returncode == 2 and "bench track needs an assist or a track task" in refused.stderr
 
@@ -141,10 +141,10 @@ def test_the_second_tracking_does_not_retry_where_the_first_stopped(runs, monkey
     effort, fresh noise); the second tries that segment once. Its motion is what the track method
     gives with the second try's settings, seed and `retried` alone; without `retried` the same
     tracking would have retried that segment."""
+    from solver.formats.task import task_from_dict
     from solver.methods import physical as physical_module
     from solver.methods.assist import ASSIST
-    from solver.rollout import RolloutEngine
-    from solver.task import task_from_dict
+    from solver.physics.rollout import RolloutEngine
     entry, out = runs["with"]
     prep = ASSIST.prepare(task_from_dict(json.loads((out / "task.json").read_text())))
     with np.load(out / "seed_0" / "result.npz") as z:
@@ -201,10 +201,10 @@ def test_a_physical_version_counts_its_bodies_sinking_in(runs):
     """An assisted motion's physical version is tracked with each body's sinking past 1 cm counted
     (`w_penetration` in ASSISTED_REFERENCE): its planning model carries a contact sensor per body,
     and the track method's own default leaves both out."""
+    from solver.formats.settings import TrackSettings
+    from solver.formats.task import task_from_dict
     from solver.methods import physical as physical_module
     from solver.methods.assist import ASSIST
-    from solver.settings import TrackSettings
-    from solver.task import task_from_dict
     entry, out = runs["with"]
     prep = ASSIST.prepare(task_from_dict(json.loads((out / "task.json").read_text())))
     with np.load(out / "seed_0" / "result.npz") as z:
@@ -228,12 +228,12 @@ def test_a_plan_whose_physical_version_misses_is_searched_anew_and_the_better_pl
     starts), a first plan close enough, or `replans` 0 plans once."""
     from solver.assist.optimizer import AssistOptimizer
     from solver.assist.problem import Problem
+    from solver.formats.settings import AssistSettings
+    from solver.formats.task import task_from_dict
     from solver.methods import assist as assist_module
     from solver.methods.assist import ASSIST, initial_state
     from solver.methods.physical import close_enough
-    from solver.rollout import RolloutEngine
-    from solver.settings import AssistSettings
-    from solver.task import task_from_dict
+    from solver.physics.rollout import RolloutEngine
     doc = json.loads(TASK.read_text())
     doc["settings"] = dict(doc["settings"], retries=1, replans=2, physical_retries=0)
     prep = ASSIST.prepare(task_from_dict(doc))
@@ -299,9 +299,9 @@ def test_which_plan_is_kept():
     """A plan (an assisted solution and its physical version) beats another by: a physical version
     close to the sketch, then an assisted search within its 5%, then the better physical version,
     then the closer assisted motion."""
+    from solver.formats.solution import Solution
     from solver.methods.assist import _better_plan
     from solver.methods.physical import CLOSE_RATIO, MAX_PENETRATION
-    from solver.solution import Solution
 
     def plan(success, kf_error, whole, reached, rel, depth=0.01):
         keyframes = [{"verdict": "reached" if k < reached else "not reached"} for k in range(3)]

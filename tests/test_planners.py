@@ -11,11 +11,11 @@ import numpy as np
 import pytest
 from test_bad_input import check_invalid, run_cli
 
-from solver.mpc.cem import CrossEntropyPlanner
-from solver.mpc.objectives import Costs
-from solver.mpc.planner import NOMINAL, ORIGINS, SAMPLED, ControlSpace, make_planner, planner_class
-from solver.registry import PLANNERS
-from solver.settings import PlannerSettings
+from solver.core.registry import PLANNERS
+from solver.formats.settings import PlannerSettings
+from solver.mpc.objectives.contact import Costs
+from solver.mpc.planners.base import NOMINAL, ORIGINS, SAMPLED, ControlSpace, make_planner, planner_class
+from solver.mpc.planners.cem import CrossEntropyPlanner
 
 ROOT = Path(__file__).resolve().parents[1]
 NU, KNOTS = 4, 3
@@ -120,7 +120,7 @@ def test_bad_planner_options_name_the_field(tmp_path):
 
 
 def test_bench_with_an_unregistered_planner_is_exit_2_listing_the_planners():
-    proc = subprocess.run([sys.executable, "-m", "solver", "bench", "mpc", "--task", "reach_hand_targets",
+    proc = subprocess.run([sys.executable, "-m", "benchmarks.bench", "mpc", "--task", "reach_hand_targets",
                            "--planner", "nope"], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2
     lines = [line for line in proc.stderr.splitlines() if line.strip()]

@@ -42,8 +42,8 @@ def test_armchair_preset_exports_the_solvers_scene(tmp_path):
     rig = addon(module, "rig")
     bpy.ops.physkey.export_mjcf(filepath=str(tmp_path / "blender.xml"))
     ours = mujoco.MjModel.from_xml_path(str(tmp_path / "blender.xml"))
-    from solver.mjcf import initial_qpos, scene_to_xml
-    from solver.task import build_scene, load_task
+    from solver.builders.mjcf import initial_qpos, scene_to_xml
+    from solver.formats.task import build_scene, load_task
     scene = build_scene(load_task(ROOT / "scenes" / "tasks" / "armchair_stand_sit_stand.json").scene)
     ref = mujoco.MjModel.from_xml_string(scene_to_xml(scene))
     d_ours, d_ref = mujoco.MjData(ours), mujoco.MjData(ref)
@@ -75,8 +75,8 @@ def test_contact_preset_keyframes_come_back_as_the_task_had_them():
     bpy.ops.wm.read_homefile(use_empty=True)
     bpy.ops.physkey.load_preset(preset="armchair_stand_sit_stand")
     task = _extract(bpy, module)
-    from solver.contact_keyframes import parse_keyframes
-    from solver.task import task_from_dict
+    from solver.formats.contact_keyframes import parse_keyframes
+    from solver.formats.task import task_from_dict
     want = parse_keyframes(
         json.loads((ROOT / "scenes" / "tasks" / "armchair_stand_sit_stand.json").read_text())["keyframes"])
     got = parse_keyframes(task["keyframes"])
@@ -96,8 +96,8 @@ def test_assist_preset_poses_are_keyed_and_read_back():
     arm = bpy.context.active_object
     assert arm.animation_data.action is not None
     task = _extract(bpy, module)
-    from solver.pose_keyframes import resolve
-    from solver.task import build_scene, task_from_dict
+    from solver.formats.pose_keyframes import resolve
+    from solver.formats.task import build_scene, task_from_dict
 
     def pose_keyframes(data):  # what the assist method solves for (methods/assist.py)
         t = task_from_dict(data)
@@ -180,8 +180,8 @@ def test_method_settings_fields_are_the_solvers_settings():
     settings dataclass; the method and planner menus are the solver's registry."""
     import dataclasses
 
-    from solver.registry import METHODS, PLANNERS
-    from solver.settings import AssistSettings, PlannerSettings, TrackSettings
+    from solver.core.registry import METHODS, PLANNERS
+    from solver.formats.settings import AssistSettings, PlannerSettings, TrackSettings
     bpy, module = installed_extension()
     taskio = addon(module, "taskio")
     rna = bpy.context.scene.physkey.bl_rna.properties
@@ -221,13 +221,13 @@ def test_the_box_presets_come_back_with_their_free_box_and_sticky_hands(preset):
     bpy.ops.wm.read_homefile(use_empty=True)
     assert bpy.ops.physkey.load_preset(preset=preset) == {"FINISHED"}
     task = _extract(bpy, module)
-    from solver.contact_keyframes import parse_keyframes
+    from solver.formats.contact_keyframes import parse_keyframes
+    from solver.formats.task import task_from_dict
     from solver.methods.contact import CONTACT
-    from solver.task import task_from_dict
     parsed = task_from_dict(task)
     box = next(b for b in parsed.scene.desc.environment.bodies if b.name == "box")
     assert box.kind == "free" and sum(g.mass or 0.0 for g in box.geoms) == pytest.approx(2.0, rel=1e-3)
-    from solver.task import SceneRef, build_scene
+    from solver.formats.task import SceneRef, build_scene
     params = json.loads((ROOT / "scenes" / "tasks" / f"{preset}.json").read_text())["scene"]["params"]
     authored = build_scene(SceneRef(environment="pick_place", params=params)).environment.bodies
     assert sorted(b.name for b in parsed.scene.desc.environment.bodies) == sorted(b.name for b in authored)

@@ -11,9 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from solver.model import build_model
-from solver.quality import FALLEN_HEAD_HEIGHT, RISEN_HEAD_HEIGHT, motion_quality
-from solver.scene import SCHEMA_VERSION, Body, Character, Environment, Geom, Joint, SceneDesc
+from solver.formats.scene import SCHEMA_VERSION, Body, Character, Environment, Geom, Joint, SceneDesc
+from solver.physics.model import build_model
+from solver.physics.quality import FALLEN_HEAD_HEIGHT, RISEN_HEAD_HEIGHT, motion_quality
 
 ROOT = Path(__file__).resolve().parents[1]
 R = 0.1  # sphere radius

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from solver.memory import physical_memory
+from solver.core.memory import physical_memory
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -41,10 +41,10 @@ def test_out_of_memory_sized_requests_are_refused_with_the_estimate(tmp_path):
 def test_memory_estimate_covers_the_engines_buffers():
     import mujoco
 
-    from solver.memory import WORKING_COPIES, batch_bytes, check_batch
+    from solver.core.memory import WORKING_COPIES, batch_bytes, check_batch
+    from solver.formats.task import load_task
     from solver.methods import get_method
-    from solver.rollout import RolloutEngine, get_state
-    from solver.task import load_task
+    from solver.physics.rollout import RolloutEngine, get_state
     task = load_task(str(ROOT / "scenes/tasks/armchair_stand_sit_stand.json"))
     prepared = get_method("contact").prepare(task)
     batch = prepared.batch()
@@ -61,11 +61,11 @@ def test_memory_estimate_covers_the_engines_buffers():
 
 
 def test_particles_beyond_memory_are_refused_and_the_record_estimate_is_what_a_run_keeps(tmp_path):
-    from solver.memory import run_record_bytes
+    from solver.core.memory import run_record_bytes
+    from solver.formats.task import task_from_dict
     from solver.methods.contact import CONTACT
     from solver.mpc.agent import Agent
-    from solver.rollout import RolloutEngine
-    from solver.task import task_from_dict
+    from solver.physics.rollout import RolloutEngine
     doc = json.loads((ROOT / "scenes/tasks/armchair_stand_sit_stand.json").read_text())
     doc["settings"] = {"particles": 64, "backups": 16}
     for kf in doc["keyframes"]:

@@ -7,17 +7,17 @@ import mujoco
 import numpy as np
 import pytest
 
-from solver import environments, mjcf
-from solver.rest import REST_TOLERANCE_M
-from solver.scene import Pose
-from solver.task import SceneRef, build_scene
+from solver.builders import environments, mjcf
+from solver.builders.rest import REST_TOLERANCE_M
+from solver.formats.scene import Pose
+from solver.formats.task import SceneRef, build_scene
 
 VARIANTS = [("armchair", {"height": 0.04}, "default"), ("armchair", {"tilt": 15.0}, "default"),
             ("armchair", {}, "big_belly"), ("stool", {"height": 0.3}, "default"), ("bed", {"height": 0.2}, "default")]
 
 
 def _deepest_overlap_from_xml(scene) -> float:
-    """Independent of solver.rest: the written MJCF's keyframe, MuJoCo's own collision pipeline."""
+    """Independent of solver.builders.rest: the written MJCF's keyframe, MuJoCo's own collision pipeline."""
     model = mujoco.MjModel.from_xml_string(mjcf.scene_to_xml(scene))
     data = mujoco.MjData(model)
     mujoco.mj_resetDataKeyframe(model, data, model.key("initial").id)

@@ -4,11 +4,11 @@ import numpy as np
 import pytest
 from reference_impl import body_axis, body_point, reference_rollout
 
-from solver import splines
-from solver.features import Features
-from solver.model import build_model
-from solver.rollout import RolloutEngine, get_state, state_layout
-from solver.task import SceneRef, build_scene
+from solver.core import splines
+from solver.formats.task import SceneRef, build_scene
+from solver.physics.features import Features
+from solver.physics.model import build_model
+from solver.physics.rollout import RolloutEngine, get_state, state_layout
 
 
 @pytest.fixture(scope="module")

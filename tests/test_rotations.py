@@ -2,7 +2,7 @@
 import mujoco
 import numpy as np
 
-from solver import rotations
+from solver.core import rotations
 
 
 def test_the_angle_between_orientations_is_mujocos_rotation_difference():

@@ -73,7 +73,7 @@ def test_solver_writes_only_inside_out(tmp_path):
     (tasks / "task.json").write_text(json.dumps(doc))
     from test_divergence import stiff_scene  # a knee spring that blows up at 0.14 s: MuJoCo warns
 
-    from solver import schema
+    from solver.core import schema
     unstable = doc | {"name": "unstable", "scene": {"desc": schema.to_dict(stiff_scene())},
                       "settings": {"duration": 0.5, "mode": "passive", "perturb": 0.0}}
     (tasks / "unstable.json").write_text(json.dumps(unstable))
@@ -121,7 +121,7 @@ def test_mjcf_import_refuses_files_outside_its_folder(tmp_path, body, named):
 
 
 def test_mjcf_import_follows_includes_and_asset_folders_inside_its_folder(tmp_path):
-    from solver.mjcf import load_mjcf
+    from solver.builders.mjcf import load_mjcf
     folder = tmp_path / "robot"
     (folder / "assets").mkdir(parents=True)
     (folder / "assets" / "tet.obj").write_text("v 0 0 0\nv 0.1 0 0\nv 0 0.1 0\nv 0 0 0.1\n"
@@ -131,7 +131,7 @@ def test_mjcf_import_follows_includes_and_asset_folders_inside_its_folder(tmp_pa
     path.write_text(path.read_text().replace("<worldbody>", "<worldbody><geom type='mesh' mesh='tet'/>"))
     assert load_mjcf(path) is not None
     (folder / "parts.xml").write_text("<mujoco><include file='../../evil.xml'/></mujoco>")
-    from solver.errors import InvalidInput
+    from solver.core.errors import InvalidInput
     with pytest.raises(InvalidInput, match="include file '../../evil.xml' lies outside"):
         load_mjcf(path)
 

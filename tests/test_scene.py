@@ -6,10 +6,11 @@ import mujoco
 import numpy as np
 import pytest
 
-from solver import characters, environments, mjcf, schema
-from solver.errors import InvalidInput
-from solver.scene import GROUPS, scene_from_dict
-from solver.task import SceneRef, build_scene
+from solver.builders import characters, environments, mjcf
+from solver.core import schema
+from solver.core.errors import InvalidInput
+from solver.formats.scene import GROUPS, scene_from_dict
+from solver.formats.task import SceneRef, build_scene
 
 ENVS = list(environments.BUILDERS)
 
@@ -165,7 +166,7 @@ def test_mjcf_import_of_users_file(tmp_path):
 
 def test_mesh_and_free_bodies_round_trip(tmp_path):
     """A convex mesh prop that can be pushed around survives SceneDesc → MJCF → SceneDesc."""
-    from solver.scene import EnvBody, Geom
+    from solver.formats.scene import EnvBody, Geom
     scene = build_scene(SceneRef(environment="floor"))
     wedge = [[0, 0, 0], [0.4, 0, 0], [0, 0.3, 0], [0, 0, 0.2], [0.4, 0.3, 0], [0, 0.3, 0.2]]
     scene.environment.bodies.append(EnvBody(name="wedge", kind="free", pos=[1.0, 0.0, 0.0], geoms=[

@@ -6,12 +6,12 @@ from pathlib import Path
 import pytest
 from test_particles import _prepared as _doc
 
+from solver.formats.task import task_from_dict
 from solver.methods.contact import CONTACT
-from solver.mpc.checkpoint import Checkpoint
-from solver.mpc.particles import run_particles
-from solver.mpc.segments import SegmentJob, run_segment
-from solver.rollout import RolloutEngine
-from solver.task import task_from_dict
+from solver.mpc.recovery.checkpoint import Checkpoint
+from solver.mpc.recovery.particles import run_particles
+from solver.mpc.recovery.segments import SegmentJob, run_segment
+from solver.physics.rollout import RolloutEngine
 
 
 class ElsewhereSegments:

@@ -6,10 +6,10 @@ import mujoco
 import numpy as np
 import pytest
 
-from solver.mpc.kdtree import KDTree, leaf_probabilities
-from solver.mpc.objectives import Costs
-from solver.mpc.planner import ControlSpace, make_planner
-from solver.settings import PlannerSettings
+from solver.formats.settings import PlannerSettings
+from solver.mpc.objectives.contact import Costs
+from solver.mpc.planners.base import ControlSpace, make_planner
+from solver.mpc.planners.kdtree import KDTree, leaf_probabilities
 
 
 def test_the_tree_splits_midway_along_the_widest_relative_gap():
@@ -120,11 +120,11 @@ def test_a_planner_restored_from_its_state_proposes_the_same():
 def test_the_hold_guess_cancels_gravity_at_every_driven_joint():
     """With motors, u = the bias force / gear at each driven joint: MuJoCo's actuator force under u
     equals its bias force there (a character in the air, at rest, not clipped)."""
-    from solver import characters
-    from solver.model import build_model
-    from solver.mpc.hold import pose_holder
-    from solver.rollout import get_state
-    from solver.scene import SCHEMA_VERSION, Environment, Pose, SceneDesc
+    from solver.builders import characters
+    from solver.formats.scene import SCHEMA_VERSION, Environment, Pose, SceneDesc
+    from solver.mpc.planners.hold import pose_holder
+    from solver.physics.model import build_model
+    from solver.physics.rollout import get_state
     scene = SceneDesc(schema_version=SCHEMA_VERSION, name="air", character=characters.humanoid("default"),
                       environment=Environment(floor=False), initial_pose=Pose(root_pos=[0, 0, 3.0]))
     built = build_model(scene)
@@ -149,8 +149,8 @@ def test_the_hold_guess_cancels_gravity_at_every_driven_joint():
 def test_with_partwise_each_batch_tries_the_last_batchs_composed_candidates():
     """PartwiseMPC's recombination as SMC guesses: after a batch, one candidate per partitioning whose
     every part takes its knots from the rollout best for that part — tried first in the next batch."""
-    from solver.mpc.partwise import compose
-    from solver.scene import GROUPS
+    from solver.formats.scene import GROUPS
+    from solver.mpc.planners.partwise import compose
     space = ControlSpace(nu=len(GROUPS), lo=-np.ones(len(GROUPS)), hi=np.ones(len(GROUPS)),
                          act_group=np.arange(len(GROUPS)), offsets=np.array([0.0]), spline="cubic")
     settings = PlannerSettings(rollouts=16, planner="smc", knots=1, planner_options={"partwise": True})

@@ -195,5 +195,5 @@ def test_assisted_keyframes_solve_towards_the_pose_keys_after_the_frame():
 def _model(bpy, module):
     import mujoco
 
-    from solver import mjcf
+    from solver.builders import mjcf
     return mujoco.MjModel.from_xml_string(mjcf.scene_to_xml(addon(module, "taskio").extract_scene(bpy.context)))

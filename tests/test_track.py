@@ -11,15 +11,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from solver.cli import prepare_task
-from solver.errors import InvalidInput
-from solver.features import Features
+from solver.core.errors import InvalidInput
+from solver.formats.task import task_from_dict
 from solver.methods import get_method
 from solver.mpc.agent import Agent
-from solver.mpc.objectives import CONTROL_P, smooth_abs
-from solver.mpc.tracking import TrackingObjective
-from solver.rollout import RolloutEngine, Trajectories, get_state
-from solver.task import task_from_dict
+from solver.mpc.objectives.contact import CONTROL_P, smooth_abs
+from solver.mpc.objectives.tracking import TrackingObjective
+from solver.physics.features import Features
+from solver.physics.rollout import RolloutEngine, Trajectories, get_state
+from solver.run.cli import prepare_task
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -66,9 +66,9 @@ def test_a_tracked_motion_falls_where_its_head_is_down_and_the_references_is_not
     """`fall_s` of a tracked motion: the time its head is below FALLEN_HEAD_HEIGHT while the
     reference's is not. A motion that drops 0.3 s ahead of the reference has fallen for those 0.3 s
     (the two heads' crossing times, from MuJoCo forward kinematics); the reference itself, none."""
-    from solver.bench import head_heights
+    from benchmarks.bench import head_heights
     from solver.methods.track import lying_in_reference
-    from solver.quality import FALLEN_HEAD_HEIGHT, motion_quality
+    from solver.physics.quality import FALLEN_HEAD_HEIGHT, motion_quality
     times, qpos = fall
     prep = _track(times, qpos)
     model, bodies = prep.built.model, prep.built.character_bodies
@@ -126,7 +126,7 @@ def test_each_sketch_keyframe_gets_its_verdict(fall):
 
 
 def _hinge_names():
-    from solver import characters
+    from solver.builders import characters
     return [j.name for b in characters.humanoid("default").bodies for j in b.joints if j.type == "hinge"]
 
 
@@ -235,7 +235,7 @@ def test_the_reference_knows_which_bodies_are_planted_on_the_scene(fall):
     touching and slower than 0.1 m/s."""
     import mujoco
 
-    from solver.reference import PLANTED_SPEED, touching_scene
+    from solver.physics.reference import PLANTED_SPEED, touching_scene
     times, qpos = fall
     prep = _track(times, qpos)
     ref, m = prep.reference, prep.plan.model
@@ -270,7 +270,7 @@ def test_the_balance_and_contact_terms_match_a_hand_computation(fall):
     (the reference's centre of mass velocity, a finite difference of MuJoCo's subtree centres)."""
     import mujoco
 
-    from solver.mpc.tracking import COM_P
+    from solver.mpc.objectives.tracking import COM_P
     times, qpos = fall
     prep = _track(times, qpos, w_joint=0.0, w_body=0.0, w_root_pos=0.0, w_root_rot=0.0, w_joint_vel=0.0,
                   w_root_vel=0.0, w_control=0.0, w_contact=3.0, w_com=7.0, w_com_vel=0.4, key_boost=0.0,
@@ -306,7 +306,7 @@ def test_the_penetration_term_matches_a_hand_computation(fall):
     term the model carries no such sensor."""
     import mujoco
 
-    from solver.mpc.tracking import PENETRATION_ALLOWANCE, PENETRATION_UNIT
+    from solver.mpc.objectives.tracking import PENETRATION_ALLOWANCE, PENETRATION_UNIT
     times, qpos = fall
     zero = dict(w_joint=0.0, w_body=0.0, w_root_pos=0.0, w_root_rot=0.0, w_joint_vel=0.0, w_root_vel=0.0,
                 w_control=0.0, w_contact=0.0, w_com=0.0, w_com_vel=0.0, key_boost=0.0)
@@ -358,7 +358,7 @@ def test_the_balance_point_moves_with_the_planted_bodies(fall):
     forward kinematics of the state."""
     import mujoco
 
-    from solver.mpc.tracking import COM_P
+    from solver.mpc.objectives.tracking import COM_P
     times, qpos = fall
     prep = _track(times, qpos, w_joint=0.0, w_body=0.0, w_root_pos=0.0, w_root_rot=0.0, w_joint_vel=0.0,
                   w_root_vel=0.0, w_control=0.0, w_contact=0.0, w_com=7.0, w_com_vel=0.0, key_boost=0.0)
@@ -445,7 +445,7 @@ def test_the_support_hull_and_distance_agree_with_qhull():
     collinear sets too."""
     from scipy.spatial import ConvexHull, Delaunay
 
-    from solver.reference import convex_hull, hull_distance
+    from solver.physics.reference import convex_hull, hull_distance
     rng = np.random.default_rng(0)
     for _ in range(50):
         pts = rng.normal(size=(int(rng.integers(3, 30)), 2))

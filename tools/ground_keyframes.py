@@ -24,9 +24,9 @@ from scipy.optimize import minimize_scalar
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
-from solver import schema  # noqa: E402
+from solver.core import schema  # noqa: E402
+from solver.formats.task import task_from_dict  # noqa: E402
 from solver.methods.assist import ASSIST as assist  # noqa: E402
-from solver.task import task_from_dict  # noqa: E402
 
 FEET = ("foot1_right", "foot2_right", "foot1_left", "foot2_left")
 SIDES = ("right", "left")

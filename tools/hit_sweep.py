@@ -16,12 +16,12 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
-from solver.bench import head_heights  # noqa: E402
+from benchmarks.bench import head_heights  # noqa: E402
+from solver.core.paths import task_path  # noqa: E402
+from solver.formats.task import load_task  # noqa: E402
 from solver.methods.contact import CONTACT  # noqa: E402
 from solver.mpc.agent import Agent  # noqa: E402
-from solver.paths import task_path  # noqa: E402
-from solver.rollout import RolloutEngine  # noqa: E402
-from solver.task import load_task  # noqa: E402
+from solver.physics.rollout import RolloutEngine  # noqa: E402
 
 
 def main(name: str, magnitudes: list[float], seeds: list[int], settings: dict) -> None:

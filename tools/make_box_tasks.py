@@ -22,9 +22,9 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
-from solver.environments import pick_place  # noqa: E402
-from solver.objective_terms import STYLES  # noqa: E402
-from solver.paths import task_path  # noqa: E402
+from solver.builders.environments import pick_place  # noqa: E402
+from solver.core.paths import task_path  # noqa: E402
+from solver.formats.objective_terms import STYLES  # noqa: E402
 
 STANDING = dict(STYLES["standing"][1])
 REACHING = dict(STYLES["reaching"][1])

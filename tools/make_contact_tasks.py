@@ -22,8 +22,8 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
-from solver import rotations, schema  # noqa: E402
-from solver.objective_terms import TERM_NAMES  # noqa: E402
+from solver.core import rotations, schema  # noqa: E402
+from solver.formats.objective_terms import TERM_NAMES  # noqa: E402
 
 DEFAULT_REF = os.path.join(HERE, "..", "..", "shared", "reference", "mjpc_interact")
 TASKS = {  # our task name: (reference strategy, environment, paper's note)

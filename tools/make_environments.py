@@ -3,7 +3,7 @@
 Each file holds the furniture as SceneDesc environment bodies at the default parameters and the
 scene's default initial character pose (the reference `home` key, converted to PhysKey's bone-frame
 humanoid: same joint angles, root orientation re-expressed for the torso's bone frame). The
-parameter builders in `solver/environments.py` start from these files.
+parameter builders in `solver/builders/environments.py` start from these files.
 
 Run: .venv/bin/python tools/make_environments.py [path/to/reference/mjpc_interact]
 """
@@ -18,9 +18,9 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
-from solver import rotations, schema  # noqa: E402
-from solver.mjcf import spec_to_scene  # noqa: E402
-from solver.scene import Pose  # noqa: E402
+from solver.builders.mjcf import spec_to_scene  # noqa: E402
+from solver.core import rotations, schema  # noqa: E402
+from solver.formats.scene import Pose  # noqa: E402
 
 DEFAULT_REF = os.path.join(HERE, "..", "..", "shared", "reference", "mjpc_interact")
 SCENES = ["armchair", "bed", "bench", "stool", "table"]

@@ -1,6 +1,6 @@
 """Author the hit-reaction presets (`scenes/tasks/hit_*.json`): the character stands (or sits) at its
 keyframe, something strikes it, and it must be back at the keyframe for the keyframe's sustain after
-the last hit (`solver/perturbations.py`).
+the last hit (`solver/formats/perturbations.py`).
 
 - hit_stand_chest / hit_stand_shoulder / hit_stand_behind: standing idle, one push;
 - hit_seated: seated in the armchair, pushed sideways;
@@ -23,8 +23,8 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
-from solver import schema  # noqa: E402
-from solver.paths import task_path  # noqa: E402
+from solver.core import schema  # noqa: E402
+from solver.core.paths import task_path  # noqa: E402
 
 STAND_WEIGHTS = {"COM Feet XY": 100.0, "CoM Vel.": 0.0, "Contact": 100.0, "Control": 0.025, "Facing Dir": 0.0,
                  "Head Height": 80.0, "Joint Vel.": 0.01, "Knee Feet XY": 0.0, "LFoot Up": 1.0, "Pelvis Up": 0.0,

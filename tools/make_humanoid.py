@@ -22,8 +22,8 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
-from solver import rotations, schema  # noqa: E402
-from solver.scene import SCHEMA_VERSION, Actuator, Body, Character, Geom, Joint, Site  # noqa: E402
+from solver.core import rotations, schema  # noqa: E402
+from solver.formats.scene import SCHEMA_VERSION, Actuator, Body, Character, Geom, Joint, Site  # noqa: E402
 
 DEFAULT_REF = os.path.join(HERE, "..", "..", "shared", "reference", "mjpc_interact", "humanoid.xml")
 KEEP = ["torso", "head", "waist_lower", "pelvis",

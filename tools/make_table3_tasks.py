@@ -8,7 +8,7 @@ asks the kneeling torso to be 0.35 m higher than the body can put it. Here every
 floor moves by the furniture's change of height, as an animator would move those keyframes.
 
 Run: .venv/bin/python tools/make_table3_tasks.py OUT_DIR, then
-     .venv/bin/python -m solver bench mpc --task OUT_DIR/table_climb_h0.35.json --trials 2 --json
+     .venv/bin/python -m benchmarks.bench mpc --task OUT_DIR/table_climb_h0.35.json --trials 2 --json
 """
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
-from solver import schema  # noqa: E402
+from solver.core import schema  # noqa: E402
 
 FLOOR_CLEARANCE = 0.05  # m: a world point at or below this is on the floor and stays
 VARIANTS = {"table_climb": (0.7, [0.35, 0.55, 0.75]),  # task: (its furniture's height, Table 3's heights)

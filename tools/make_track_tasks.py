@@ -19,9 +19,10 @@ from scipy.optimize import least_squares
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
-from solver import characters, rotations, schema  # noqa: E402
-from solver.mjcf import ROOT_JOINT, compile_spec, scene_to_spec  # noqa: E402
-from solver.scene import SCHEMA_VERSION, Environment, Pose, SceneDesc  # noqa: E402
+from solver.builders import characters  # noqa: E402
+from solver.builders.mjcf import ROOT_JOINT, compile_spec, scene_to_spec  # noqa: E402
+from solver.core import rotations, schema  # noqa: E402
+from solver.formats.scene import SCHEMA_VERSION, Environment, Pose, SceneDesc  # noqa: E402
 
 LEGS = ["hip_y_right", "knee_right", "ankle_y_right", "hip_y_left", "knee_left", "ankle_y_left"]
 SIDEWAYS = ["hip_x_right", "ankle_x_right", "hip_x_left", "ankle_x_left"]  # free where the weight moves sideways

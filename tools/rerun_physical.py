@@ -23,11 +23,11 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
+from solver.formats.settings import AssistSettings  # noqa: E402
+from solver.formats.solution import Solution  # noqa: E402
+from solver.formats.task import task_from_dict  # noqa: E402
 from solver.methods import physical  # noqa: E402
 from solver.methods.assist import ASSIST  # noqa: E402
-from solver.settings import AssistSettings  # noqa: E402
-from solver.solution import Solution  # noqa: E402
-from solver.task import task_from_dict  # noqa: E402
 
 
 def main(argv=None) -> int:

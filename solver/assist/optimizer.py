@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..rollout import RolloutEngine
+from ..physics.rollout import RolloutEngine
 from .problem import Decoded, Problem
 
 # pycma warns (at import, and again when it loads its plotting module lazily) that matplotlib is

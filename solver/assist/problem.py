@@ -11,11 +11,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..model import BuiltModel
-from ..pose_keyframes import Keyframes, pose_error
-from ..rollout import state_layout
-from ..settings import AssistSettings
-from .reference import Reference
+from ..formats.pose_keyframes import Keyframes, pose_error
+from ..formats.settings import AssistSettings
+from ..physics.model import BuiltModel
+from ..physics.rollout import state_layout
+from .keyframe_motion import Reference
 
 
 @dataclass

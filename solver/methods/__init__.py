@@ -1,8 +1,8 @@
 """Solve methods, looked up by the task's `method` name (see `base.Method` for the contract and
-`solver/registry.py` for the names)."""
+`solver/core/registry.py` for the names)."""
 from __future__ import annotations
 
-from ..registry import METHODS, check_name, resolve
+from ..core.registry import METHODS, check_name, resolve
 
 
 def get_method(name: str):

@@ -13,17 +13,17 @@ from dataclasses import dataclass
 import mujoco
 import numpy as np
 
-from .. import schema
 from ..assist.optimizer import AssistOptimizer
 from ..assist.problem import Problem
-from ..errors import InvalidInput
-from ..model import BuiltModel, build_model
-from ..pose_keyframes import Keyframes, resolve, scene_at_first_pose
-from ..quality import motion_quality
-from ..rollout import DIVERGED, RolloutEngine, get_state
-from ..settings import AssistSettings
-from ..solution import Progress, Solution
-from ..task import Task, build_scene
+from ..core import schema
+from ..core.errors import InvalidInput
+from ..formats.pose_keyframes import Keyframes, resolve, scene_at_first_pose
+from ..formats.settings import AssistSettings
+from ..formats.solution import Progress, Solution
+from ..formats.task import Task, build_scene
+from ..physics.model import BuiltModel, build_model
+from ..physics.quality import motion_quality
+from ..physics.rollout import DIVERGED, RolloutEngine, get_state
 from .base import Batch, Capabilities, Method, Prepared
 from .physical import close_enough, outcome, physical_rank, physical_version
 

@@ -4,7 +4,7 @@
 A method turns a validated task into a `Prepared` job once per worker process (settings, keyframes,
 compiled model) and then solves seeds of it, each an alternative `Solution`. What a method can do
 beyond that is declared in `capabilities`, never probed. Methods are registered by name in
-`solver/registry.py` (`METHODS`), which points at the module-level instance of the subclass.
+`solver/core/registry.py` (`METHODS`), which points at the module-level instance of the subclass.
 """
 from __future__ import annotations
 
@@ -15,12 +15,12 @@ from typing import Optional
 
 import mujoco
 
-from ..errors import InvalidInput
-from ..model import BuiltModel
-from ..rollout import RolloutEngine
-from ..scene import SceneDesc
-from ..solution import Progress, Solution
-from ..task import Task
+from ..core.errors import InvalidInput
+from ..formats.scene import SceneDesc
+from ..formats.solution import Progress, Solution
+from ..formats.task import Task
+from ..physics.model import BuiltModel
+from ..physics.rollout import RolloutEngine
 
 
 @dataclass(frozen=True)
@@ -32,7 +32,7 @@ class Capabilities:
     partial_solutions: the solve reports playable intermediate solutions (`Progress.partial`).
     reference: the task's `reference` motion is what the method solves from (others refuse one).
     perturbations: the solve reacts to the task's pushes and thrown balls (others refuse them).
-    particles: the solve is made of particles' keyframe segments (`mpc/segments.py`), which `solve`
+    particles: the solve is made of particles' keyframe segments (`mpc/recovery/segments.py`), which `solve`
     runs wherever its `segments` says (a Ray cluster); its `Prepared` has `resumer`."""
     appended_keyframes: bool = False
     partial_solutions: bool = False
@@ -97,7 +97,7 @@ class Method(ABC):
               appended: Optional[AppendedFn] = None, segments=None) -> Solution:
         """Solve one seed on `engine` (a rollout engine of `prepared.engine_model()`). `appended` is
         given only to methods with `capabilities.appended_keyframes`, `segments` (an
-        `mpc.segments.Segments`; None: here) only to methods with `capabilities.particles`."""
+        `mpc.recovery.segments.Segments`; None: here) only to methods with `capabilities.particles`."""
 
     def check_task(self, task: Task) -> None:
         """What every method refuses alike, before `prepare`: a reference motion or perturbations it has no

@@ -11,26 +11,26 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import schema
-from ..contact_keyframes import ContactKeyframe, check_bodies, parse_keyframes
-from ..diversity import motions_diversity
-from ..errors import InvalidInput
-from ..grasp import grasp_pairs
-from ..memory import run_record_bytes
-from ..mjcf import model_from_xml
-from ..model import BuiltModel, build_model
+from ..builders.mjcf import model_from_xml
+from ..core import schema
+from ..core.errors import InvalidInput
+from ..core.memory import run_record_bytes
+from ..formats.contact_keyframes import ContactKeyframe, check_bodies, parse_keyframes
+from ..formats.perturbations import Perturbations, check_perturbations
+from ..formats.scene import SceneDesc
+from ..formats.settings import PlannerSettings
+from ..formats.solution import Solution
+from ..formats.task import Task, build_scene
 from ..mpc.agent import Agent, longest_motion
-from ..mpc.checkpoint import Checkpoint
-from ..mpc.particles import run_particles
-from ..mpc.planner import COMPOSED, ORIGINS, planner_options
-from ..perturbations import Perturbations, check_perturbations
-from ..quality import motion_quality
-from ..reference import Reference
-from ..rollout import RolloutEngine
-from ..scene import SceneDesc
-from ..settings import PlannerSettings
-from ..solution import Solution
-from ..task import Task, build_scene
+from ..mpc.planners.base import COMPOSED, ORIGINS, planner_options
+from ..mpc.recovery.checkpoint import Checkpoint
+from ..mpc.recovery.particles import run_particles
+from ..physics.diversity import motions_diversity
+from ..physics.grasp import grasp_pairs
+from ..physics.model import BuiltModel, build_model
+from ..physics.quality import motion_quality
+from ..physics.reference import Reference
+from ..physics.rollout import RolloutEngine
 from .base import Batch, Capabilities, Method, Prepared
 
 

@@ -13,12 +13,12 @@ import time
 
 import numpy as np
 
-from .. import schema
-from ..mpc.tracking import pose_columns
-from ..pose_keyframes import pose_error
-from ..rollout import RolloutEngine
-from ..solution import Progress, Solution
-from ..task import Task, task_from_dict
+from ..core import schema
+from ..formats.pose_keyframes import pose_error
+from ..formats.solution import Progress, Solution
+from ..formats.task import Task, task_from_dict
+from ..mpc.objectives.tracking import pose_columns
+from ..physics.rollout import RolloutEngine
 from .track import TRACK
 
 # An assisted motion balances on the assist: where its centre of mass goes and which bodies it plants

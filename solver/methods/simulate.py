@@ -10,14 +10,14 @@ from __future__ import annotations
 import mujoco
 import numpy as np
 
-from .. import schema
-from ..errors import InvalidInput
-from ..model import build_model
-from ..quality import motion_quality
-from ..rollout import DIVERGED, RolloutEngine, get_state, state_layout
-from ..settings import SIMULATE_ACTUATION, SimulateSettings
-from ..solution import Solution
-from ..task import Task, build_scene
+from ..core import schema
+from ..core.errors import InvalidInput
+from ..formats.settings import SIMULATE_ACTUATION, SimulateSettings
+from ..formats.solution import Solution
+from ..formats.task import Task, build_scene
+from ..physics.model import build_model
+from ..physics.quality import motion_quality
+from ..physics.rollout import DIVERGED, RolloutEngine, get_state, state_layout
 from .base import Method, Prepared, Progress
 
 

@@ -10,7 +10,7 @@ it falls short. Without keyframes the reference's own pose every `key_every` sec
 The character drives its joints with PD servos whose targets are the reference's angles; the
 planner corrects them (`actuation: "motor"` plans raw torques instead). The planner, adaptive effort,
 checkpoints and particles are the contact solve's (`mpc`); the objective and the keyframe tracker
-are `mpc.tracking`'s.
+are `mpc.objectives.tracking`'s.
 """
 from __future__ import annotations
 
@@ -20,22 +20,22 @@ from dataclasses import dataclass
 import mujoco
 import numpy as np
 
-from .. import schema
-from ..errors import InvalidInput
-from ..mjcf import ROOT_JOINT
-from ..model import BuiltModel
-from ..mpc.particles import run_particles
-from ..mpc.planner import COMPOSED, ORIGINS, planner_options
-from ..mpc.tracking import pose_columns
-from ..pose_keyframes import resolve
-from ..quality import FALLEN_HEAD_HEIGHT, motion_quality
-from ..reference import Reference, build_reference, check_motion, servo_targets, teleports
-from ..rollout import RolloutEngine
-from ..scene import Pose, SceneDesc, Velocity
-from ..settings import TrackSettings
-from ..solution import Solution
-from ..task import Task, build_scene
-from ..track_keyframes import TrackKeyframe
+from ..builders.mjcf import ROOT_JOINT
+from ..core import schema
+from ..core.errors import InvalidInput
+from ..formats.pose_keyframes import resolve
+from ..formats.scene import Pose, SceneDesc, Velocity
+from ..formats.settings import TrackSettings
+from ..formats.solution import Solution
+from ..formats.task import Task, build_scene
+from ..formats.track_keyframes import TrackKeyframe
+from ..mpc.objectives.tracking import pose_columns
+from ..mpc.planners.base import COMPOSED, ORIGINS, planner_options
+from ..mpc.recovery.particles import run_particles
+from ..physics.model import BuiltModel
+from ..physics.quality import FALLEN_HEAD_HEIGHT, motion_quality
+from ..physics.reference import Reference, build_reference, check_motion, servo_targets, teleports
+from ..physics.rollout import RolloutEngine
 from .base import Capabilities, Method
 from .contact import PlannedPrepared, planning_models
 

@@ -1,2 +1,4 @@
-"""Sampling MPC for contact keyframes: the agent loop (`agent`), the objective (`objectives`) and the
-planners behind the ask/tell contract of `planner` (predictive sampling, PartwiseMPC, …)."""
+"""Sampling MPC: the agent loop (`agent`, one planning iteration in `iteration`, its effort in
+`effort`, contact keyframes checked off in `keyframe_tracker`), what it minimizes (`objectives/`),
+the planners behind the ask/tell contract of `planners/base` (predictive sampling, PartwiseMPC, …),
+and recovery across runs (`recovery/`: checkpoints, segments, particles)."""

@@ -22,24 +22,24 @@ from dataclasses import dataclass, field
 import mujoco
 import numpy as np
 
-from ..contact_keyframes import ContactKeyframe
-from ..features import Features
-from ..grasp import Grasper
-from ..model import BuiltModel
-from ..perturbations import Perturber
-from ..quality import RISEN_HEAD_HEIGHT
-from ..reference import Reference
-from ..rollout import RolloutEngine, Trajectories, get_state, step_divergence
-from ..settings import PlannerSettings
-from ..solution import Progress
-from .checkpoint import Checkpoint, fingerprint
+from ..formats.contact_keyframes import ContactKeyframe
+from ..formats.perturbations import Perturber
+from ..formats.settings import PlannerSettings
+from ..formats.solution import Progress
+from ..physics.features import Features
+from ..physics.grasp import Grasper
+from ..physics.model import BuiltModel
+from ..physics.quality import RISEN_HEAD_HEIGHT
+from ..physics.reference import Reference
+from ..physics.rollout import RolloutEngine, Trajectories, get_state, step_divergence
 from .effort import Effort
-from .hold import pose_holder
 from .iteration import Scorer, plan_iteration
-from .objectives import Objective, pressed
-from .planner import ControlSpace, make_planner
-from .tracker import KeyframeTracker, pair_distance, placements, resting_on
-from .tracking import ReferenceTracker, TrackingObjective, pose_columns
+from .keyframe_tracker import KeyframeTracker, pair_distance, placements, resting_on
+from .objectives.contact import Objective, pressed
+from .objectives.tracking import ReferenceTracker, TrackingObjective, pose_columns
+from .planners.base import ControlSpace, make_planner
+from .planners.hold import pose_holder
+from .recovery.checkpoint import Checkpoint, fingerprint
 
 INTEGRATION = int(mujoco.mjtState.mjSTATE_INTEGRATION)
 

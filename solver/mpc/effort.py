@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 
-from ..settings import PlannerSettings
+from ..formats.settings import PlannerSettings
 
 
 class Effort:

@@ -7,13 +7,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..contact_keyframes import ContactKeyframe
-from ..features import Features
-from ..model import BuiltModel
-from ..rollout import RolloutEngine
-from ..settings import PlannerSettings
-from .objectives import Objective
-from .planner import ControlSpace, Planner
+from ..formats.contact_keyframes import ContactKeyframe
+from ..formats.settings import PlannerSettings
+from ..physics.features import Features
+from ..physics.model import BuiltModel
+from ..physics.rollout import RolloutEngine
+from .objectives.contact import Objective
+from .planners.base import ControlSpace, Planner
 
 
 @dataclass

@@ -1,0 +1,1 @@
+"""Benchmarks of PhysKey (not shipped with the extension): `python -m benchmarks.bench`, results in RESULTS.md."""

@@ -1,0 +1,48 @@
+"""The terms of the contact keyframes' objective (PartwiseMPC Appendix A, by their MuJoCo MPC
+names), which body-part groups each lands in (paper Table 1), their default weights and the style
+presets. The objective (`mpc.objectives.contact`) computes exactly these terms; keyframes, task files and
+Blender's weight lists name and order them from here.
+"""
+from __future__ import annotations
+
+from .scene import GROUPS
+
+# The common-objective terms and the contact term, in the order keyframes and Blender list them.
+TERM_NAMES = ("Torso Up", "Pelvis Up", "RFoot Up", "LFoot Up", "Head Height", "Torso Height", "Knee Feet XY",
+              "COM Feet XY", "Facing Dir", "CoM Vel.", "Joint Vel.", "Control", "Contact")
+# Which groups a whole-body term lands in. "split": divided by joint group, each group seeing its
+# own joints; "pairs": each contact pair lands in the groups of its bodies.
+TERM_GROUPS = {
+    "Torso Up": ("core",), "Pelvis Up": ("core",), "RFoot Up": ("right_leg",), "LFoot Up": ("left_leg",),
+    "Head Height": ("core",), "Torso Height": ("core",), "Knee Feet XY": ("right_leg", "left_leg"),
+    "COM Feet XY": tuple(GROUPS), "Facing Dir": ("core",), "CoM Vel.": tuple(GROUPS), "Joint Vel.": "split",
+    "Control": "split", "Contact": "pairs",
+}
+# MuJoCo MPC's interact task defaults, used for terms a keyframe does not weigh.
+DEFAULT_WEIGHTS = {"Torso Up": 10.0, "Pelvis Up": 10.0, "RFoot Up": 5.0, "LFoot Up": 5.0, "Head Height": 0.0,
+                   "Torso Height": 20.0, "Knee Feet XY": 30.0, "COM Feet XY": 0.0, "Facing Dir": 0.0,
+                   "CoM Vel.": 10.0, "Joint Vel.": 0.01, "Control": 0.8, "Contact": 100.0}
+# The paper's strategies' standing keyframes (balance first: COM over the feet, head up).
+STANDING_WEIGHTS = {"Torso Up": 10.0, "Pelvis Up": 0.0, "RFoot Up": 1.0, "LFoot Up": 1.0, "Head Height": 80.0,
+                    "Torso Height": 0.0, "Knee Feet XY": 0.0, "COM Feet XY": 100.0, "Facing Dir": 0.0,
+                    "CoM Vel.": 0.0, "Joint Vel.": 0.01, "Control": 0.025, "Contact": 100.0}
+# Style presets for animators and task authors (MuJoCo MPC's sit / stand / relax modes):
+# name → (one-line description, weights of every term).
+STYLES = {
+    "standing": ("Balance first: COM over the feet, head up", dict(STANDING_WEIGHTS)),
+    "seated": ("MuJoCo MPC's defaults: upright torso, knees over feet", dict(DEFAULT_WEIGHTS)),
+    # Standing's balance without its posture: a hand reaching below the hips (a box on a low
+    # platform or the floor) bends the torso and lowers the head, which "standing" charges for, so
+    # the planner squats bolt upright to the heels instead and cannot rise again with the load.
+    "reaching": ("Reaching down: COM over the feet, torso and head free to bend",
+                 {**STANDING_WEIGHTS, "Torso Up": 0.0, "Head Height": 0.0}),
+    "lying": ("No posture terms",
+              {"Torso Up": 0.0, "Pelvis Up": 0.0, "RFoot Up": 0.0, "LFoot Up": 0.0, "Head Height": 0.0,
+               "Torso Height": 0.0, "Knee Feet XY": 0.0, "COM Feet XY": 0.0, "Facing Dir": 0.0,
+               "CoM Vel.": 10.0, "Joint Vel.": 0.01, "Control": 0.8, "Contact": 100.0}),
+}
+
+
+def style_weights(style: str) -> list[float]:
+    """The weights of style `style`, in TERM_NAMES order."""
+    return [STYLES[style][1][t] for t in TERM_NAMES]

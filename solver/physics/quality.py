@@ -1,0 +1,195 @@
+"""How good a solved motion looks, in the figures an animator checks before rendering: the deepest
+penetration into anything, how far the feet slide while they touch something, how jerky the joints
+are, and how long the character lies fallen when it should not.
+
+Computed once per solution from its trajectory (MuJoCo's collision detection on each recorded
+pose, `mj_fwdPosition`), so every method's solutions are measured alike.
+"""
+from __future__ import annotations
+
+import mujoco
+import numpy as np
+
+FOOT_BODIES = ("foot_left", "foot_right")  # the default humanoid's feet (a character without them: no sliding)
+HEAD_BODY = "head"
+FALLEN_HEAD_HEIGHT = 0.5  # m: a head below this has fallen (seated and kneeling heads stay well above)
+# m: a head has got up once it is this high; until then a head dipping below FALLEN_HEAD_HEIGHT is
+# still getting up (a head lying on a 0.3 m bed sits at 0.48-0.53 m and bobs across the line).
+RISEN_HEAD_HEIGHT = FALLEN_HEAD_HEIGHT + 0.1
+MOVING_OBJECT_SPEED = 0.05  # m/s: a free object moving faster than this touches something, or it flies
+# m: an object this close to something touches it. A box slid along a platform or held by a weld
+# keeps a fraction of a millimetre of air now and then (MuJoCo's soft contacts), which is no flight.
+TOUCH_TOLERANCE = 0.005
+
+
+def character_hinges(model: mujoco.MjModel, character_bodies: list[str]) -> list[int]:
+    """qpos addresses of the character's hinge joints."""
+    ids = {model.body(b).id for b in character_bodies}
+    return [int(model.jnt_qposadr[j]) for j in range(model.njnt)
+            if model.jnt_type[j] == mujoco.mjtJoint.mjJNT_HINGE and model.jnt_bodyid[j] in ids]
+
+
+def head_was_up(head_z: np.ndarray, segment: np.ndarray) -> np.ndarray:
+    """Per pose: whether the head has been at or above RISEN_HEAD_HEIGHT since its segment (the
+    active keyframe, contiguous runs of `segment`) began — a low head before that is getting up, not
+    a fall (the agent's `KeyframeTracker.watch_fall` reads it the same way)."""
+    up = np.asarray(head_z) >= RISEN_HEAD_HEIGHT
+    seg = np.asarray(segment)
+    out = np.zeros(len(up), dtype=bool)
+    starts = np.flatnonzero(np.r_[True, seg[1:] != seg[:-1]]) if len(seg) else np.zeros(0, dtype=int)
+    for a, b in zip(starts, np.r_[starts[1:], len(seg)]):
+        out[a:b] = np.logical_or.accumulate(up[a:b])
+    return out
+
+
+def motion_quality(model: mujoco.MjModel, character_bodies: list[str], times: np.ndarray, qpos: np.ndarray,
+                   may_lie: np.ndarray | None = None, fps: float = 30.0, segment: np.ndarray | None = None) -> dict:
+    """The quality figures of a trajectory (`qpos` per time in `times`):
+
+    - `max_penetration_m`: the deepest overlap of a character geom with anything (the environment
+      or its own other bodies), over every recorded pose, and `max_penetration_at`: where and when
+      (`{"time_s", "bodies": [character body, what it went into]}`; None without any overlap), so the
+      animator can go to that frame;
+    - `foot_sliding_m`: the horizontal distance the feet travel between consecutive poses in which
+      they both touch something outside the character, summed over both feet;
+    - `jerk_rms`: the RMS of the hinge angles' third time derivative (rad/s³, finite differences)
+      at `fps` frames per second — the rate the animator renders, where jitter shows;
+    - `max_body_speed`: the fastest any character body moved between consecutive poses
+      (`{"mps", "body", "time_s"}`; None with fewer than two poses): a limb whipped at 4 m/s into the
+      scene sinks about 2 cm into it, and the animator sees a flail;
+    - `fall_s`: the time the head spends below FALLEN_HEAD_HEIGHT while `may_lie` (per pose) does
+      not allow lying — with `segment` (the active keyframe per pose), only after the head has risen
+      to RISEN_HEAD_HEIGHT in that segment, so getting up from lying is not a fall; None where
+      `may_lie` is None (the method does not say when lying is meant) or the character has no head;
+    - with free objects in the scene (a box): `object_penetration_m`, the deepest overlap of an
+      object with anything, and `object_unsupported_s`, the time an object moves (faster than
+      MOVING_OBJECT_SPEED) touching nothing (within TOUCH_TOLERANCE) in two consecutive poses —
+      thrown, dropped, or carried by no hand.
+    """
+    qpos = np.asarray(qpos, dtype=float)
+    times = np.asarray(times, dtype=float)
+    data = mujoco.MjData(model)
+    ids = [model.body(b).id for b in character_bodies]
+    char_body = np.isin(np.arange(model.nbody), ids)
+    char_geom = char_body[model.geom_bodyid]
+    feet = [model.body(b).id for b in FOOT_BODIES if b in character_bodies]
+    head = model.body(HEAD_BODY).id if HEAD_BODY in character_bodies else None
+    objects = free_objects(model, ids)
+    obj_geom = np.isin(model.geom_bodyid, objects)
+    if objects:  # near-contacts reported too (positive distances), for the objects' touch only
+        model = _with_margin(model, obj_geom, TOUCH_TOLERANCE)
+        data = mujoco.MjData(model)
+    n = len(qpos)
+    obj_depth = np.zeros(n)
+    obj_xyz = np.zeros((n, len(objects), 3))
+    obj_touch = np.zeros((n, len(objects)), dtype=bool)
+    depth = np.zeros(n)
+    deepest_pair = np.zeros((n, 2), dtype=int)  # per pose: the geoms of its deepest character contact
+    foot_xy = np.zeros((n, len(feet), 2))
+    foot_down = np.zeros((n, len(feet)), dtype=bool)
+    head_z = np.zeros(n)
+    body_xyz = np.zeros((n, len(ids), 3))
+    for i in range(n):
+        data.qpos[:] = qpos[i]
+        mujoco.mj_fwdPosition(model, data)
+        con = data.contact[: data.ncon]
+        if data.ncon:
+            g = np.asarray(con.geom)
+            mine = char_geom[g[:, 0]] | char_geom[g[:, 1]]
+            if mine.any():
+                k = int(np.argmin(np.where(mine, np.asarray(con.dist), np.inf)))
+                depth[i], deepest_pair[i] = max(0.0, -float(con.dist[k])), g[k]
+            bodies = model.geom_bodyid[g]
+            on_obj = obj_geom[g[:, 0]] | obj_geom[g[:, 1]]
+            if on_obj.any():
+                obj_depth[i] = max(0.0, -float(np.min(np.asarray(con.dist)[on_obj])))
+            for k, o in enumerate(objects):
+                obj_touch[i, k] = bool(((bodies[:, 0] == o) | (bodies[:, 1] == o)).any())
+            near = np.asarray(con.dist) > 0.0  # within the objects' margin, not touching: counts for nothing else
+            if near.any():
+                g, bodies, mine = g[~near], bodies[~near], mine[~near]
+            for k, f in enumerate(feet):
+                touching = (((bodies[:, 0] == f) & ~char_body[bodies[:, 1]])
+                            | ((bodies[:, 1] == f) & ~char_body[bodies[:, 0]]))
+                foot_down[i, k] = bool(touching.any())
+        foot_xy[i] = data.xpos[feet, :2]
+        body_xyz[i] = data.xpos[ids]
+        obj_xyz[i] = data.xpos[objects]
+        if head is not None:
+            head_z[i] = data.xpos[head, 2]
+    planted = foot_down[1:] & foot_down[:-1]
+    sliding = float(np.sum(np.linalg.norm(np.diff(foot_xy, axis=0), axis=-1) * planted)) if n > 1 else 0.0
+    hinge = character_hinges(model, character_bodies)
+    jerk = 0.0
+    frames = np.arange(times[0], times[-1] + 1e-9, 1.0 / fps) if n else np.zeros(0)
+    if len(frames) > 3 and hinge:
+        angles = np.stack([np.interp(frames, times, qpos[:, a]) for a in hinge], axis=1)
+        jerk = float(np.sqrt(np.mean((np.diff(angles, n=3, axis=0) * fps ** 3) ** 2)))
+    fall = None
+    if head is not None and may_lie is not None:
+        fallen = (head_z < FALLEN_HEAD_HEIGHT) & ~np.asarray(may_lie, dtype=bool)
+        if segment is not None:
+            fallen &= head_was_up(head_z, segment)
+        dt_each = np.diff(times, append=times[-1]) if n else np.zeros(0)
+        fall = float(np.sum(dt_each[fallen]))
+    out = {"max_penetration_m": round(float(depth.max(initial=0.0)), 6),
+           "max_penetration_at": _deepest(model, char_geom, times, depth, deepest_pair),
+           "foot_sliding_m": round(sliding, 6), "jerk_rms": round(jerk, 3),
+           "max_body_speed": _fastest(character_bodies, times, body_xyz),
+           "fall_s": None if fall is None else round(fall, 6)}
+    if objects and n > 1:  # objects the character handles: never through anything, never carried by nothing
+        speed = np.linalg.norm(np.diff(obj_xyz, axis=0), axis=-1) / np.maximum(np.diff(times), 1e-12)[:, None]
+        loose = (speed > MOVING_OBJECT_SPEED) & ~obj_touch[1:] & ~obj_touch[:-1]
+        out["object_penetration_m"] = round(float(obj_depth.max(initial=0.0)), 6)
+        out["object_unsupported_s"] = round(float(np.sum(np.diff(times)[:, None] * loose)), 6)
+    return out
+
+
+def _fastest(bodies: list[str], times: np.ndarray, xyz: np.ndarray) -> dict | None:
+    """The fastest body between consecutive poses and when (the later pose's time)."""
+    if len(times) < 2 or not bodies:
+        return None
+    speed = np.linalg.norm(np.diff(xyz, axis=0), axis=-1) / np.maximum(np.diff(times), 1e-12)[:, None]
+    i, b = np.unravel_index(int(np.argmax(speed)), speed.shape)
+    return {"mps": round(float(speed[i, b]), 4), "body": bodies[b], "time_s": round(float(times[i + 1]), 6)}
+
+
+def _deepest(model: mujoco.MjModel, char_geom: np.ndarray, times: np.ndarray, depth: np.ndarray,
+             pairs: np.ndarray) -> dict | None:
+    """When the deepest overlap happened and between what: the character's body first, then the body it
+    went into (a world geom by its own name, e.g. the floor); None where nothing overlapped."""
+    if not len(depth) or depth.max() <= 0.0:
+        return None
+    i = int(np.argmax(depth))
+    a, b = (int(x) for x in pairs[i])
+    if not char_geom[a]:
+        a, b = b, a
+    return {"time_s": round(float(times[i]), 6), "bodies": [_geom_owner(model, a), _geom_owner(model, b)]}
+
+
+def _geom_owner(model: mujoco.MjModel, geom: int) -> str:
+    """A geom's body by name; a geom of the world body (floor, walls) by its own name."""
+    body = int(model.geom_bodyid[geom])
+    if body == 0:
+        return model.geom(geom).name or "world"
+    return model.body(body).name
+
+
+def _with_margin(model: mujoco.MjModel, geoms: np.ndarray, margin: float) -> mujoco.MjModel:
+    """A copy of `model` whose `geoms` report contacts up to `margin` apart."""
+    import copy
+    out = copy.deepcopy(model)
+    out.geom_margin[geoms] = margin
+    return out
+
+
+def free_objects(model: mujoco.MjModel, character_ids) -> list[int]:
+    """Body ids of the free objects of the scene (free-jointed, not the character, not a thrown ball)."""
+    from ..formats.perturbations import BALL_PREFIX
+    out = []
+    for j in range(model.njnt):
+        b = int(model.jnt_bodyid[j])
+        if model.jnt_type[j] == mujoco.mjtJoint.mjJNT_FREE and b not in character_ids \
+                and not model.body(b).name.startswith(BALL_PREFIX):
+            out.append(b)
+    return out
