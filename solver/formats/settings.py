@@ -163,19 +163,17 @@ class AssistSettings:
     curriculum: bool = _setting(True, "Show early keyframes first (horizon curriculum)")
     samples: int = _setting(12000, "Rollout budget per alternative (max_wall_s caps it)", positive=True,
                             soft_min=48)
-    # The sample budget decides, the wall time only guards: capped at 60 s, a search's outcome was the
-    # machine's speed's (the get-up's searches got ~8,200 samples on one VM, 5,100-7,600 on one half as
-    # fast, where 4 of 8 physical versions ended past 10% of the sketch; benchmarks/RESULTS.md), and the
-    # same seed gave another motion in another run.
-    # (12,000 get-up samples took 140-190 s there alone, 300 s beside a test run.)
+    # The sample budget decides, the wall time only guards: a search capped by wall time ends where the
+    # machine's speed and load let it, so a slower or busier machine finds worse motions and the same
+    # seed another motion in another run. The guard leaves a full budget room on a slow machine beside
+    # other work (figures: benchmarks/RESULTS.md, "Assisted keyframes: CMA-ES").
     max_wall_s: float = _setting(600.0, "Time budget per alternative (s)", positive=True, soft_min=1.0)
     # A search that settles on a wrong motion (an arm caught between thigh and chest) stays there; a
-    # fresh start rarely does (benchmarks/RESULTS.md: the get-up from supine missed on seeds 5 and 7 of
-    # 0–13 in every run, 13–14%; started over, 2.7% and 2.3%).
+    # fresh start with noise of its own rarely does (benchmarks/RESULTS.md, "Assisted keyframes: CMA-ES").
     retries: int = _setting(1, "Searches started over with fresh noise when one misses 5% of the unoptimized "
                                "keyframe error, each with the full budget; the closest is kept", nonneg=True, max=4)
-    # Separable CMA-ES: over ~220 parameters in ~200 generations a full covariance barely adapts
-    # (pycma's c_μ 4.6e-4 per generation), a diagonal one learns ~90 times faster (benchmarks/RESULTS.md).
+    # Separable CMA-ES: over ~220 parameters in ~200 generations a full covariance barely adapts, a
+    # diagonal one learns far faster (benchmarks/RESULTS.md, "Assisted keyframes: CMA-ES").
     cma_diagonal: bool = _setting(True, "Separable CMA-ES (diagonal covariance)")
     sigma0: float = _setting(0.15, "CMA-ES initial step: the residual only corrects, the lead removes the lag",
                              positive=True)
@@ -201,10 +199,9 @@ class AssistSettings:
                                      nonneg=True, max=4)
     # Whether physics can follow an assisted motion is the motion's doing more than the tracker's: the
     # same get-up tracked with other settings or noise mostly lands the same, another search's get-up
-    # often does not (benchmarks/RESULTS.md).
-    # Two plans whose physical versions stop at the same keyframe say it is beyond the character: no
-    # more plans there (the jumps plan twice, as with 1); a get-up whose two plans both land past 10%
-    # gets a third (benchmarks/RESULTS.md).
+    # often does not. Two plans whose physical versions stop at the same keyframe say it is beyond the
+    # character: no more plans there (the jumps plan twice, as with 1); a get-up whose two plans both
+    # land past 10% gets a third (benchmarks/RESULTS.md, "The tracking defaults and why").
     replans: int = _setting(2, "Assisted searches done anew (with fresh noise) where the search reached the sketch "
                                "but its physical version still stops short or ends further than 10% from it after "
                                "its retries, unless two plans' physical versions stopped at the same keyframe; the "
@@ -218,15 +215,15 @@ class TrackSettings(PlannerSettings):
     is told where to go, and where physics cannot go more tries rarely help), and what the tracking
     objective weighs."""
     # A standing body tips over in about √(0.85 m / g) ≈ 0.3 s: a horizon of 0.35 s barely sees a tip it
-    # could still stop (benchmarks/RESULTS.md: with the support-relative balance point the step-up lands
-    # on 8 seeds of 8; with 0.35 s on 1 of 3).
+    # could still stop, and the keyed step-up is lost to such tips (benchmarks/RESULTS.md, "The tracking
+    # defaults and why").
     horizon: float = _setting(0.6, "Planning horizon (s)", positive=True)
     retries: int = _setting(1, "Retries of a failed keyframe segment from the last reached keyframe, each with "
                                "twice the effort and fresh noise, before backing up one keyframe", nonneg=True, max=8)
     backups: int = _setting(1, "How often a solve may back up one keyframe and redo the previous segment with fresh "
                                "noise before it gives up (the first segment starts over)", nonneg=True, max=16)
-    # A reference already says where to go: planning on while an iteration gains 2-5% buys little
-    # (benchmarks/RESULTS.md: the step-up 8/8, the squat and the sits unchanged, 7-31% less wall time).
+    # A reference already says where to go: planning on while an iteration gains 2-5% buys no success,
+    # only wall time (benchmarks/RESULTS.md, "The tracking defaults and why").
     improvement: float = _setting(0.05, "Adaptive effort: plan again while an iteration improves the plan's cost by "
                                         "more than this fraction", nonneg=True)
     w_joint: float = _setting(3.0, "Tracking: weight of each hinge angle's error (smooth-abs, rad)", nonneg=True)

@@ -23,28 +23,23 @@ from .track import TRACK
 
 # An assisted motion balances on the assist: where its centre of mass goes and which bodies it plants
 # are the invisible hand's doing, so its physical version follows its poses, not its balance or its
-# contacts (measured: with them the armchair sit's physical versions reached 'seated' on 1 seed of 3,
-# without them on 3 of 3; benchmarks/RESULTS.md). Nor does it back up: where physics cannot follow
-# the assist, redoing the segment before changed no verdict and cost half the tracking's time
-# (measured on the same assisted solutions with and without; benchmarks/RESULTS.md). It still retries.
+# contacts (with them it loses the armchair sit). Nor does it back up: where physics cannot follow the
+# assist, redoing the segment before changes no verdict and only costs time. It still retries.
 # Its bodies' sinking into the scene past 1 cm counts where the reference keeps them off it
-# (`w_penetration` 30): without it, a get-up's legs dropping out of the V-sit slam a foot 2.0-2.4 cm
-# into the floor on about one seed in five; with it, end to end on the get-up's seeds 0-7, all 8
-# within 10% (7 before) and none deeper than 1.8 cm (2.2), the sit 2.9-3.3% off (1.1-1.5)
-# (benchmarks/RESULTS.md).
+# (`w_penetration`): a get-up's legs dropping out of the V-sit would otherwise slam a foot into the
+# floor. Only there: where the reference rests a body on the scene (a seat taking the weight), counting
+# it would pull the motion off its sketch.
 ASSISTED_REFERENCE = {"w_com": 0.0, "w_com_vel": 0.0, "w_contact": 0.0, "backups": 0, "w_penetration": 30.0}
 # A physical version that stops short or lands further than CLOSE_RATIO from the sketch is tracked
-# again from the start with fresh noise, its keyframes pulled three times as hard (`key_boost` 30
-# against 10): where an assisted motion only passes near the sketch's poses, the second try aims at
-# them. Pulled that hard from the start, the get-ups come closer (14 of them, tracked with two noises:
-# within 10% 18 times of 28 against 14) but the armchair sit stops short of 'seated' on 1 seed of 3
-# and lands 3-10% off instead of 1-2% (benchmarks/RESULTS.md), so only a try that needs it pulls so.
+# again from the start with fresh noise, its keyframes pulled three times as hard (RETRY): where an
+# assisted motion only passes near the sketch's poses, the second try aims at them. Pulled that hard
+# from the start, a motion that already passes through its keys (the armchair sit) loses its balance
+# to the pull, so only a try that needs it pulls so.
 # The keyframe the first tracking stopped at gets no segment retry in the tries after it: the first
-# spent its retry there (twice the effort, fresh noise) in vain. Measured (benchmarks/RESULTS.md): on
-# the six stopped trackings at hand (three jumps, three get-ups) the same verdicts and keyframe
-# errors; end to end the jumps track at 8.5-9.2 s per second of motion instead of 10.1-10.9.
+# spent its retry there (twice the effort, fresh noise) in vain, and a second one changes no verdict.
 # One deeper than MAX_PENETRATION into anything is tracked again as well, and one that fell (its head
 # below the fall line after having been up, where the assisted motion's is not: `fall_s`).
+# Measured figures for each of these: benchmarks/RESULTS.md, "The tracking defaults and why".
 CLOSE_RATIO = 0.1  # of the unoptimized motion's keyframe error: the physical version's target
 MAX_PENETRATION = 0.02  # m: the deepest a physical version may sink into anything and still be clean
 RETRY = {"key_boost": 30.0}  # a second tracking's settings over ASSISTED_REFERENCE
