@@ -9,6 +9,7 @@ and forth, so the bar is the mean and the text names the furthest keyframe.
 """
 from __future__ import annotations
 
+from ..solver.formats.events import Event
 from .i18n import iface_
 
 
@@ -27,7 +28,7 @@ class SolveProgress:
         """Take one `progress` event (`seed`, `fraction`, optionally `cost`, `reached`, `keyframes`,
         `iterations`, `retries`, `backups`); a finished seed (`solution`) counts as complete."""
         seed = event.get("seed")
-        if event.get("event") == "solution":
+        if event.get("event") == Event.SOLUTION:
             seed = event["solution"]["seed"]
             self.fraction[seed] = 1.0
             return

@@ -10,6 +10,7 @@ import json
 import os
 import re
 
+from ..solver.formats.events import Event
 from .i18n import rpt_
 
 
@@ -46,14 +47,14 @@ def events_from_folder(directory: str) -> list[dict]:
                 finished.add(int(entry["seed"]))
         except (OSError, ValueError, KeyError, TypeError):
             continue
-    events = [{"event": "solution", "solution": e, "result_path": os.path.join(folder, e["npz"])}
+    events = [{"event": Event.SOLUTION, "solution": e, "result_path": os.path.join(folder, e["npz"])}
               for e in sorted(entries, key=lambda e: int(e["seed"])) if os.path.isfile(os.path.join(folder, e["npz"]))]
     for path in sorted(glob.glob(os.path.join(folder, "seed_*", "stage_*.npz"))):
         match = re.search(r"seed_(\d+)[/\\]stage_(\d+)\.npz$", path)
         if match is None or int(match.group(1)) in finished:
             continue
         seed, stage = int(match.group(1)), int(match.group(2))
-        events.append({"event": "stage", "seed": seed, "stage": stage, "result_path": path,
+        events.append({"event": Event.STAGE, "seed": seed, "stage": stage, "result_path": path,
                        "solution": {"seed": seed, "success": False, "keyframes_reached": [],
                                     "duration_s": _duration(path), "cost": 0.0}})
     return events

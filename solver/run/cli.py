@@ -16,6 +16,7 @@ import traceback
 
 from ..core import schema
 from ..core.errors import InvalidInput
+from ..formats.events import Event
 
 EXIT_OK, EXIT_INTERNAL, EXIT_INVALID = 0, 1, 2
 
@@ -49,7 +50,7 @@ class Events:
                 self.stdout.flush()
             return
         kind = event["event"]
-        if kind == "progress":
+        if kind == Event.PROGRESS:
             # A retried segment starts over; the bar does not go back (the furthest a seed got).
             self.fraction[event["seed"]] = max(self.fraction.get(event["seed"], 0.0), event["fraction"])
             total = sum(self.fraction.values()) / max(len(self.seeds), 1)
@@ -61,16 +62,16 @@ class Events:
                                           (("retries", "retries"), ("backups", "back-ups")) if key in event)
             sys.stderr.write(f"\r[{bar:<30}] {100 * total:5.1f}%  cost {cost}{where}  ")
             sys.stderr.flush()
-        elif kind == "solution":
+        elif kind == Event.SOLUTION:
             s = event["solution"]
             outcome = ("success" if s["success"] else "FAILED") if s.get("status") != "unstable" else \
                 f"UNSTABLE at {s['unstable_time']:.3f} s"
             line = (f"seed {s['seed']}: {outcome}, cost {s['cost']:.4g}, "
                     f"{s['duration_s']:.2f} s of motion, {s['wall_s']:.2f} s wall")
             sys.stderr.write(f"\r{line:<72}\n")
-        elif kind == "error":
+        elif kind == Event.ERROR:
             sys.stderr.write(f"\nerror: {event['message']}\n")
-        elif kind == "seed_failed":
+        elif kind == Event.SEED_FAILED:
             sys.stderr.write(f"\nseed {event['seed']} failed: {event['message']}\n")
 
     seeds: list = []
@@ -163,7 +164,7 @@ def cmd_run(args, emit: Events) -> int:
     write_text_atomic(os.path.join(args.out, "task.json"), schema.format_json(task_doc))
     index = ResultIndex(args.out, task.name, task.method, task.seeds)
     emit.seeds = task.seeds
-    emit({"event": "start", "task": task.name, "method": task.method, "seeds": task.seeds,
+    emit({"event": Event.START, "task": task.name, "method": task.method, "seeds": task.seeds,
           "out": os.path.abspath(args.out), "model": os.path.abspath(os.path.join(args.out, "model.xml"))})
     start = time.perf_counter()
     on_eof = _parent_gone if args.exit_with_stdin else None
@@ -178,12 +179,12 @@ def cmd_run(args, emit: Events) -> int:
 
     def on_solution(entry):
         index.add(entry)
-        emit({"event": "solution", "solution": entry,
+        emit({"event": Event.SOLUTION, "solution": entry,
               "result_path": os.path.abspath(os.path.join(args.out, entry["npz"]))})
 
     def on_failure(seed, message):
         index.fail(seed, message)
-        emit({"event": "seed_failed", "seed": seed, "message": message})
+        emit({"event": Event.SEED_FAILED, "seed": seed, "message": message})
 
     try:
         if ray is not None:
@@ -201,7 +202,7 @@ def cmd_run(args, emit: Events) -> int:
     built = prepared.built
     index.doc["diversity"] = solutions_diversity(built.model, built.character_bodies, args.out, index.doc["solutions"])
     index.finish("done" if ok == len(task.seeds) else "partial" if ok else "failed")
-    emit({"event": "done", "result": os.path.abspath(index.path), "solutions": ok,
+    emit({"event": Event.DONE, "result": os.path.abspath(index.path), "solutions": ok,
           "failed": len(index.doc["failed"]), "wall_s": round(time.perf_counter() - start, 3),
           "diversity": index.doc["diversity"]})
     if not args.jsonl:
@@ -283,7 +284,7 @@ def main(argv=None, prog: str = "python -m solver") -> int:
         return cmd_import_mjcf(args)
     except InvalidInput as e:
         if jsonl:
-            emit({"event": "error", "kind": "invalid_input", "path": e.path, "message": str(e)})
+            emit({"event": Event.ERROR, "kind": "invalid_input", "path": e.path, "message": str(e)})
         print(f"error: {e}", file=sys.stderr)
         return EXIT_INVALID
     except KeyboardInterrupt:
@@ -291,6 +292,6 @@ def main(argv=None, prog: str = "python -m solver") -> int:
         return 130
     except Exception as e:
         if jsonl:
-            emit({"event": "error", "kind": "internal", "message": f"{type(e).__name__}: {e}"})
+            emit({"event": Event.ERROR, "kind": "internal", "message": f"{type(e).__name__}: {e}"})
         traceback.print_exc()
         return EXIT_INTERNAL

@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 from ..core import schema
 from ..core.errors import InvalidInput
+from ..formats.events import Event
 
 FILE_NAME = "appended_keyframes.jsonl"
 KEY = "append_keyframes"
@@ -65,13 +66,13 @@ def start_stdin_reader(stream, out_dir: str, check: Callable[[list, str], None],
             try:
                 items = validate_line(line, check)
             except InvalidInput as e:
-                emit({"event": "error", "kind": "invalid_input", "path": e.path, "message": str(e), "fatal": False})
+                emit({"event": Event.ERROR, "kind": "invalid_input", "path": e.path, "message": str(e), "fatal": False})
                 continue
             with open(path, "a", encoding="utf-8") as f:
                 f.write(json.dumps(items) + "\n")
                 f.flush()
                 os.fsync(f.fileno())
-            emit({"event": "keyframes_appended", "count": len(items)})
+            emit({"event": Event.KEYFRAMES_APPENDED, "count": len(items)})
         if on_eof is not None:
             on_eof()
 

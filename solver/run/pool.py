@@ -18,6 +18,7 @@ import sys
 import threading
 import time
 
+from ..formats.events import Event
 from ..formats.solution import Progress
 from ..formats.task import task_from_dict
 from ..methods import get_method
@@ -58,14 +59,14 @@ class SeedRunner:
                 entry = write_solution(self.out_dir, self.prepared.built.model, seed, report.partial,
                                        self.task.output_fps, now - start, name=f"stage_{stage}.npz")
                 if self.events is not None:
-                    self.events({"event": "stage", "seed": seed, "stage": stage,
+                    self.events({"event": Event.STAGE, "seed": seed, "stage": stage,
                                  "cost": float(cost) if math.isfinite(cost) else None,
                                  "solution": entry,
                                  "result_path": os.path.abspath(os.path.join(self.out_dir, entry["npz"]))})
                 return
             if self.events is not None and (now - last[0] > 0.2 or fraction >= 1.0):
                 last[0] = now
-                event = {"event": "progress", "seed": seed, "fraction": round(float(fraction), 4),
+                event = {"event": Event.PROGRESS, "seed": seed, "fraction": round(float(fraction), 4),
                          "cost": float(cost) if math.isfinite(cost) else None}
                 for key in ("reached", "keyframes", "iterations", "retries", "backups"):
                     if getattr(report, key) is not None:
@@ -134,7 +135,7 @@ def retry_once(seed: int, who: str, why: str, deaths: collections.Counter, todo:
     second death reports it failed. Shared by the pool and the Ray backend."""
     deaths[seed] += 1
     if deaths[seed] == 1:
-        emit({"event": "seed_retry", "seed": seed, "message": f"{who} died ({why}); solving seed {seed} again"})
+        emit({"event": Event.SEED_RETRY, "seed": seed, "message": f"{who} died ({why}); solving seed {seed} again"})
         todo.appendleft(seed)
     else:
         on_failure(seed, f"{who} died twice ({why})")

@@ -27,6 +27,7 @@ import tempfile
 
 from ..core.errors import InvalidInput
 from ..core.paths import SCENES_DIR
+from ..formats.events import Event
 from .feed import KeyframeFeed
 
 PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # solver/, above run/
@@ -188,10 +189,10 @@ class SeedActor:
                                  appended=lambda: _RayFeed(ray, feed).poll)
 
     def _segments_ran(self, keyframe: int, places: list) -> None:
-        self._event({"event": "segments", "seed": self.seed, "keyframe": keyframe, "ran_on": places})
+        self._event({"event": Event.SEGMENTS, "seed": self.seed, "keyframe": keyframe, "ran_on": places})
 
     def _event(self, event: dict) -> None:
-        if event.get("event") == "stage":  # a playable partial result: its file goes along
+        if event.get("event") == Event.STAGE:  # a playable partial result: its file goes along
             path = event.pop("result_path")
             with open(path, "rb") as f:
                 event["npz_bytes"] = f.read()
@@ -200,7 +201,7 @@ class SeedActor:
     def solve(self, seed: int) -> dict:
         import ray
         self.seed = seed
-        self._event({"event": "seed_start", "seed": seed, "pid": os.getpid(),
+        self._event({"event": Event.SEED_START, "seed": seed, "pid": os.getpid(),
                      "node": ray.get_runtime_context().get_node_id()})
         entry = self.runner.solve(seed)
         ray.get(self.events.actor.qsize.remote())  # runs after this actor's queued events: all are in

@@ -15,6 +15,8 @@ import sys
 import threading
 import traceback
 
+from ..formats.events import Event
+
 EXIT_PARENT_GONE = 3
 
 
@@ -62,7 +64,7 @@ def main(argv: list[str]) -> int:
         while (line := lines.get()) is not None:
             busy.set()
             seed = int(json.loads(line)["seed"])
-            channel.send({"event": "seed_start", "seed": seed, "pid": os.getpid()})
+            channel.send({"event": Event.SEED_START, "seed": seed, "pid": os.getpid()})
             try:
                 reply = {"ok": runner.solve(seed)}
             except Exception as e:  # this seed's failure, reported with its traceback

@@ -1,0 +1,38 @@
+"""The events a solve streams, declared once: `python -m solver run --jsonl` writes one JSON object
+per line, `{"event": KIND, …}`; the solver's processes emit them and Blender reads them (through the
+same names, so a kind added or renamed here is one change on both sides)."""
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class Event(StrEnum):
+    """The kinds of a solve's events; json.dumps writes each as its plain string."""
+    START = "start"
+    SEED_START = "seed_start"
+    PROGRESS = "progress"
+    STAGE = "stage"
+    SEGMENTS = "segments"
+    SOLUTION = "solution"
+    SEED_RETRY = "seed_retry"
+    SEED_FAILED = "seed_failed"
+    KEYFRAMES_APPENDED = "keyframes_appended"
+    DONE = "done"
+    ERROR = "error"
+
+
+MEANING = {
+    Event.START: "the task's name, method and seeds: the solve has begun",
+    Event.SEED_START: "a seed began in a worker (its pid; on Ray also its node)",
+    Event.PROGRESS: "a seed's fraction done and cost, and for keyframe methods the keyframes reached, "
+                    "iterations, retries and back-ups",
+    Event.STAGE: "a playable intermediate solution (an assisted solve's curriculum stage) and its file",
+    Event.SEGMENTS: "on Ray with particles: where each particle of a keyframe segment ran",
+    Event.SOLUTION: "a seed's solution: its result.json entry and the path of its result.npz",
+    Event.SEED_RETRY: "a worker died; the seed runs again",
+    Event.SEED_FAILED: "a seed could not be solved, and why",
+    Event.KEYFRAMES_APPENDED: "contact keyframes sent on stdin reached the solve",
+    Event.DONE: "every seed is done: the result.json and the solutions' count",
+    Event.ERROR: "the solve failed (kind invalid_input with the field's path, or internal); with fatal false, "
+                 "only a line sent on stdin was refused",
+}
