@@ -7,7 +7,7 @@ import pytest
 
 from solver.formats.settings import PlannerSettings
 from solver.mpc.effort import Effort
-from solver.mpc.planners.base import ControlSpace, make_planner
+from solver.mpc.planners.base import ControlSpace, Noise, make_planner
 
 DT = 0.015
 
@@ -80,9 +80,9 @@ def test_noise_anneals_except_for_the_wide_samples():
     effort = Effort(s, DT)
     full = make_planner(space, s, np.random.default_rng(5))
     annealed = make_planner(space, s, np.random.default_rng(5))
-    annealed.noise_scale, annealed.wide_fraction = effort.noise_scale(2), effort.wide_fraction()
-    assert annealed.noise_scale == pytest.approx(0.25)
-    a, b = full.propose(None, 0.0, None)[1:], annealed.propose(None, 0.0, None)[1:]  # 11 samples
+    noise = Noise(effort.noise_scale(2), effort.wide_fraction())
+    assert noise.scale == pytest.approx(0.25)
+    a, b = full.propose(None, 0.0)[1:], annealed.propose(None, 0.0, noise)[1:]  # 11 samples
     wide = int(round(0.2 * 11))
     np.testing.assert_allclose(b[:wide], a[:wide])  # the same draws, full spread
     np.testing.assert_allclose(b[wide:], 0.25 * a[wide:])  # a quarter of the spread

@@ -59,7 +59,7 @@ def test_proposals_start_from_the_shifted_nominal_within_the_control_range(name)
     settings = PlannerSettings(rollouts=12, exploration=2.0, planner=name)
     planner = make_planner(_space(), settings, np.random.default_rng(0))
     planner.nominal = np.full((KNOTS, NU), 0.25)
-    candidates = planner.propose(None, 0.1, None)
+    candidates = planner.propose(None, 0.1)
     assert candidates.shape == (12, KNOTS, NU)
     assert np.all(candidates >= -1.0) and np.all(candidates <= 1.0)
     np.testing.assert_allclose(candidates[0], 0.25)  # a constant plan shifted is the same constant
@@ -73,7 +73,7 @@ def test_cross_entropy_refits_the_plan_to_the_elite():
                                planner_options={"elite_fraction": 0.3, "min_std": 0.01})
     planner = make_planner(_space(), settings, np.random.default_rng(1))
     assert isinstance(planner, CrossEntropyPlanner) and planner.elites() == 3
-    candidates = planner.propose(None, 0.0, None)
+    candidates = planner.propose(None, 0.0)
     total = np.array([5.0, 9.0, np.inf, 1.0, 7.0, 2.0, 8.0, 0.5, 6.0, 4.0])  # candidate 2 diverged
     outcome = planner.tell(_costs(total))
     elite = candidates[[7, 3, 5]]  # the three cheapest
@@ -82,7 +82,7 @@ def test_cross_entropy_refits_the_plan_to_the_elite():
     assert outcome.best_index == 7 and ORIGINS[outcome.origin] == "sampled"
     # The next samples spread by the elite's std, floored at min_std × half the range.
     planner.std[:] = 0.0
-    again = planner.propose(None, 0.0, None)
+    again = planner.propose(None, 0.0)
     spread = (again[1:] - again[0]).std(axis=0)
     assert np.all(spread > 0.005) and np.all(spread < 0.02)
 
@@ -91,7 +91,7 @@ def test_cross_entropy_keeps_the_plan_when_every_candidate_diverges():
     settings = PlannerSettings(rollouts=6, planner="cem")
     planner = make_planner(_space(), settings, np.random.default_rng(2))
     planner.nominal = np.full((KNOTS, NU), -0.5)
-    planner.propose(None, 0.0, None)
+    planner.propose(None, 0.0)
     outcome = planner.tell(_costs(np.full(6, np.inf)))
     assert outcome.best_index == 0 and ORIGINS[outcome.origin] == "nominal" and outcome.origin == NOMINAL
     np.testing.assert_allclose(planner.nominal, -0.5)

@@ -87,7 +87,7 @@ def _run_toy(name, seed, steps=25, n=45, **options):
     planner = make_planner(_space(2), settings, np.random.default_rng(seed))
     near = []
     for k in range(steps):
-        x = planner.propose(None, 0.015 * k, None).reshape(n, 2)
+        x = planner.propose(None, 0.015 * k).reshape(n, 2)
         planner.tell(_costs(np.min(np.linalg.norm(x[:, None, :] - TOY_MODES[None], axis=2), axis=1) ** 2))
         population = planner.tree.points if name == "smc" else x
         near.append((np.linalg.norm(population[:, None, :] - TOY_MODES[None], axis=2) < 0.25).sum(axis=0))
@@ -107,13 +107,13 @@ def test_a_planner_restored_from_its_state_proposes_the_same():
     settings = PlannerSettings(rollouts=12, planner="smc")
     a = make_planner(_space(3, knots=3), settings, np.random.default_rng(4))
     for k in range(3):
-        cand = a.propose(None, 0.015 * k, None)
+        cand = a.propose(None, 0.015 * k)
         a.tell(_costs(np.sum(cand ** 2, axis=(1, 2))))
     b = make_planner(_space(3, knots=3), settings, np.random.default_rng(99))
     b.set_state(a.get_state())
     b.rng = np.random.default_rng(7)
     a.rng = np.random.default_rng(7)
-    np.testing.assert_array_equal(a.propose(None, 0.045, None), b.propose(None, 0.045, None))
+    np.testing.assert_array_equal(a.propose(None, 0.045), b.propose(None, 0.045))
     np.testing.assert_array_equal(a.tree.cell_lo, b.tree.cell_lo)
 
 
@@ -155,7 +155,7 @@ def test_with_partwise_each_batch_tries_the_last_batchs_composed_candidates():
                          act_group=np.arange(len(GROUPS)), offsets=np.array([0.0]), spline="cubic")
     settings = PlannerSettings(rollouts=16, planner="smc", knots=1, planner_options={"partwise": True})
     planner = make_planner(space, settings, np.random.default_rng(3))
-    cand = planner.propose(None, 0.0, None)
+    cand = planner.propose(None, 0.0)
     comp = np.abs(cand[:, 0, :])  # group g's cost: |its actuator's control|
     costs = Costs(total=comp.sum(1), components=comp, membership=np.eye(len(GROUPS), dtype=bool),
                   per_step=np.zeros((len(cand), 1)))
@@ -167,7 +167,7 @@ def test_with_partwise_each_batch_tries_the_last_batchs_composed_candidates():
     if finest:
         np.testing.assert_allclose(np.abs(expected[planner.partitionings.index(finest[0])][0]),
                                    np.abs(cand[:, 0, :]).min(axis=0))
-    nxt = planner.propose(None, 0.0, None)  # another iteration of the same control step
+    nxt = planner.propose(None, 0.0)  # another iteration of the same control step
     for k, c in enumerate(expected):
         np.testing.assert_array_equal(nxt[1 + k], c)
     assert list(planner._origins[1:1 + len(expected)]) == [1] * len(expected)  # ORIGINS: "composed"

@@ -37,7 +37,7 @@ from .iteration import Scorer, plan_iteration
 from .keyframe_tracker import KeyframeTracker, pair_distance, placements, resting_on
 from .objectives.contact import Objective, pressed
 from .objectives.tracking import ReferenceTracker, TrackingObjective, pose_columns
-from .planners.base import ControlSpace, make_planner
+from .planners.base import FULL_NOISE, ControlSpace, Noise, make_planner
 from .planners.hold import pose_holder
 from .recovery.checkpoint import Checkpoint, fingerprint
 
@@ -186,10 +186,9 @@ class Agent:
         self.effort.begin_step(data.time, tracker.index != self.planned_for, head)
         self.planned_for = tracker.index
         while True:
-            if settings.slowdown is None:
-                self.planner.noise_scale = self.effort.noise_scale(n_iter)
-                self.planner.wide_fraction = self.effort.wide_fraction()
-            info = plan_iteration(self.planner, self.scorer, state, data.time, kf)
+            noise = FULL_NOISE if settings.slowdown is not None else Noise(self.effort.noise_scale(n_iter),
+                                                                          self.effort.wide_fraction())
+            info = plan_iteration(self.planner, self.scorer, state, data.time, kf, noise)
             rec["origins"].append(info.origin)
             n_iter += 1
             elapsed = time.perf_counter() - t0

@@ -13,7 +13,7 @@ from ..physics.features import Features
 from ..physics.model import BuiltModel
 from ..physics.rollout import RolloutEngine
 from .objectives.contact import Objective
-from .planners.base import ControlSpace, Planner
+from .planners.base import FULL_NOISE, ControlSpace, Noise, Planner
 
 
 @dataclass
@@ -54,9 +54,10 @@ class Scorer:
         return costs.exclude(traj.diverged), traj.diverged
 
 
-def plan_iteration(planner: Planner, scorer: Scorer, state: np.ndarray, t: float, kf: ContactKeyframe) -> IterationInfo:
-    """One ask/tell iteration of `planner` from `state` at time t."""
-    candidates = planner.propose(state, t, kf)
+def plan_iteration(planner: Planner, scorer: Scorer, state: np.ndarray, t: float, kf: ContactKeyframe,
+                   noise: Noise = FULL_NOISE) -> IterationInfo:
+    """One ask/tell iteration of `planner` from `state` at time t, its samples spread as `noise` says."""
+    candidates = planner.propose(state, t, noise)
     costs, diverged = scorer.score(state, t, kf, candidates)
     outcome = planner.tell(costs)
     return IterationInfo(best_cost=outcome.best_cost, best_index=outcome.best_index, origin=outcome.origin,

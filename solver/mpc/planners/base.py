@@ -2,12 +2,12 @@
 (ask/tell, as pycma's `OOOptimizer`); the agent (`agent.py`) owns rollouts and scoring.
 
 A plan is a spline of `knots` control vectors over the horizon (`ControlSpace`). Each iteration
-the agent asks `propose(state, t, keyframe)` for N candidates (N × knots × nu, within the control
-range), rolls them out from `state`, scores them with the objective and calls `tell(costs)`; the
-planner updates its nominal plan, which `action(t)` reads for the character's controls. Planners
-are registered by name in `solver/core/registry.py` (`PLANNERS`); each is one module defining a
-`Planner` subclass and, if it has settings of its own, an `Options` dataclass (read from the
-task's `settings.planner_options`).
+the agent asks `propose(state, t, noise)` for N candidates (N × knots × nu, within the control
+range; `noise`: how far this iteration's samples spread, the agent's adaptive effort), rolls them
+out from `state`, scores them with the objective and calls `tell(costs)`; the planner updates its
+nominal plan, which `action(t)` reads for the character's controls. Planners are registered by name
+in `solver/core/registry.py` (`PLANNERS`); each is one module defining a `Planner` subclass and, if
+it has settings of its own, an `Options` dataclass (read from the task's `settings.planner_options`).
 """
 from __future__ import annotations
 
@@ -19,7 +19,6 @@ import numpy as np
 
 from ...core import schema, splines
 from ...core.registry import PLANNERS, check_name, resolve
-from ...formats.contact_keyframes import ContactKeyframe
 from ...formats.settings import PlannerSettings
 from ...physics.model import BuiltModel
 from ..objectives.contact import Costs
@@ -84,6 +83,26 @@ class Outcome:
     origin: int  # index into ORIGINS
 
 
+@dataclass(frozen=True)
+class Noise:
+    """How far an iteration's samples spread (the agent's adaptive effort): each sample's noise × `scale`,
+    except the first `wide_fraction` of the samples, which keep the full noise."""
+    scale: float = 1.0
+    wide_fraction: float = 0.0
+
+    def scales(self, n: int) -> np.ndarray | None:
+        """(n, 1, 1) noise scale per sample, or None for all ones (then the samples are drawn exactly
+        as with no scaling)."""
+        if self.scale == 1.0:
+            return None
+        scales = np.full(n, self.scale)
+        scales[: int(round(self.wide_fraction * n))] = 1.0
+        return scales[:, None, None]
+
+
+FULL_NOISE = Noise()
+
+
 @dataclass
 class NoOptions:
     """A planner with no settings beyond `PlannerSettings`."""
@@ -100,10 +119,6 @@ class Planner(ABC):
         self.sigma = settings.exploration * 0.5 * (space.hi - space.lo)  # noise std per actuator
         self.nominal = np.clip(np.zeros((settings.knots, space.nu)), space.lo, space.hi)
         self.knot_start = 0.0
-        # Set by the agent before each `propose` (adaptive effort): the noise of the samples is
-        # scaled by `noise_scale`, except for the first `wide_fraction` of them.
-        self.noise_scale = 1.0
-        self.wide_fraction = 0.0
 
     @classmethod  # noqa: B027 (an optional hook: most planners need no checks of their own)
     def check(cls, settings: PlannerSettings, options, path: str) -> None:
@@ -128,18 +143,10 @@ class Planner(ABC):
         self.nominal = np.array(state["nominal"], dtype=float)
         self.knot_start = float(np.asarray(state["knot_start"]).reshape(-1)[0])
 
-    def sample_scales(self, n: int) -> np.ndarray | None:
-        """(n, 1, 1) noise scale per sample under the agent's `noise_scale` and `wide_fraction`, or
-        None for all ones (then the samples are drawn exactly as with no scaling)."""
-        if self.noise_scale == 1.0:
-            return None
-        scales = np.full(n, self.noise_scale)
-        scales[: int(round(self.wide_fraction * n))] = 1.0
-        return scales[:, None, None]
-
     @abstractmethod
-    def propose(self, state: np.ndarray, t: float, keyframe: ContactKeyframe) -> np.ndarray:
-        """The candidates of this iteration: (N, knots, nu) knots on the horizon starting at t."""
+    def propose(self, state: np.ndarray, t: float, noise: Noise = FULL_NOISE) -> np.ndarray:
+        """The candidates of this iteration: (N, knots, nu) knots on the horizon starting at t, their
+        sampling noise spread as `noise` says."""
 
     @abstractmethod
     def tell(self, costs: Costs) -> Outcome:

@@ -14,7 +14,7 @@ import numpy as np
 
 from ...core.errors import InvalidInput
 from ..objectives.contact import Costs
-from .base import NOMINAL, SAMPLED, Outcome, Planner
+from .base import FULL_NOISE, NOMINAL, SAMPLED, Noise, Outcome, Planner
 
 
 @dataclass
@@ -52,12 +52,12 @@ class CrossEntropyPlanner(Planner):
         return min(max(int(round(self.options.elite_fraction * self.s.rollouts)), self.options.min_elites),
                    self.s.rollouts)
 
-    def propose(self, state, t, keyframe) -> np.ndarray:
+    def propose(self, state, t, noise: Noise = FULL_NOISE) -> np.ndarray:
         nominal = self.shifted(self.nominal, t)
         spread = np.maximum(self.std, self.std_min)
-        noise = self.rng.standard_normal((self.s.rollouts - 1,) + nominal.shape) * spread
-        scales = self.sample_scales(self.s.rollouts - 1)
-        samples = nominal[None] + (noise if scales is None else noise * scales)
+        draws = self.rng.standard_normal((self.s.rollouts - 1,) + nominal.shape) * spread
+        scales = noise.scales(self.s.rollouts - 1)
+        samples = nominal[None] + (draws if scales is None else draws * scales)
         self._candidates = np.clip(np.concatenate([nominal[None], samples]), self.space.lo, self.space.hi)
         self._t = t
         return self._candidates

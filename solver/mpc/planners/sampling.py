@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..objectives.contact import Costs
-from .base import COMPOSED, NOMINAL, SAMPLED, Outcome, Planner
+from .base import COMPOSED, FULL_NOISE, NOMINAL, SAMPLED, Noise, Outcome, Planner
 
 
 class SamplingPlanner(Planner):
@@ -20,14 +20,14 @@ class SamplingPlanner(Planner):
     def learn(self, candidates: np.ndarray, costs: Costs) -> None:
         """Called by `tell` after the nominal is updated (nothing here)."""
 
-    def propose(self, state, t, keyframe) -> np.ndarray:
+    def propose(self, state, t, noise: Noise = FULL_NOISE) -> np.ndarray:
         n = self.s.rollouts
         nominal = self.shifted(self.nominal, t)
         guided = self.guided(t)[: max(0, n - 2)]
         nnoisy = n - 1 - len(guided)
-        noise = self.rng.standard_normal((nnoisy,) + nominal.shape) * self.sigma
-        scales = self.sample_scales(nnoisy)
-        noisy = nominal[None] + (noise if scales is None else noise * scales)
+        draws = self.rng.standard_normal((nnoisy,) + nominal.shape) * self.sigma
+        scales = noise.scales(nnoisy)
+        noisy = nominal[None] + (draws if scales is None else draws * scales)
         candidates = np.concatenate([nominal[None], np.asarray(guided).reshape(-1, *nominal.shape), noisy])
         self._candidates = np.clip(candidates, self.space.lo, self.space.hi)
         self._origins = np.array([NOMINAL] + [COMPOSED] * len(guided) + [SAMPLED] * nnoisy)

@@ -41,7 +41,7 @@ import numpy as np
 
 from ...core.errors import InvalidInput
 from ..objectives.contact import Costs
-from .base import COMPOSED, NOMINAL, SAMPLED, Outcome, Planner
+from .base import COMPOSED, FULL_NOISE, NOMINAL, SAMPLED, Noise, Outcome, Planner
 from .kdtree import KDTree, leaf_probabilities
 from .partwise import compose, part_columns_of, partitionings_of
 
@@ -190,7 +190,7 @@ class SMCPlanner(Planner):
         return i
 
     # -- the planner contract ----------------------------------------------------------------------
-    def propose(self, state, t, keyframe) -> np.ndarray:
+    def propose(self, state, t, noise: Noise = FULL_NOISE) -> np.ndarray:
         n = self.s.rollouts
         first = self.step_t is None or abs(t - self.step_t) > 1e-12
         best_so_far = self.shifted(self.nominal, t).ravel() if first else self.nominal.ravel()
