@@ -58,13 +58,12 @@ def ghost_lines(scene) -> tuple[np.ndarray, np.ndarray]:
     """(coords (N, 3), colors (N, 4)) of every ghosted solution at the scene's current frame: the
     solution's pose at that time from its start frame (its last pose after its end, its first before
     its start); solutions whose files are gone are skipped."""
-    from .solutions import start_frame
     fps = scene_fps(scene)
-    t = (scene.frame_current + scene.frame_subframe - start_frame(scene)) / fps
     coords, colors = [], []
     for item in scene.physkey.solutions:
         if not item.ghost:
             continue
+        t = (scene.frame_current + scene.frame_subframe - item.start_frame) / fps
         try:
             times, segs = _geometry(item, fps)
         except ValueError:

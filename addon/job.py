@@ -13,6 +13,9 @@ import time
 
 from .progress import SolveProgress
 
+# The job's own events, beside the solver's (`solver/formats/events.py`): a line of stdout that is not
+# JSON, and the solver process's exit.
+LOG, EXIT = "log", "exit"
 EXTENSION_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -26,9 +29,15 @@ def _site_packages() -> str:
 class SolveJob:
     """One solver process and its event stream."""
 
-    def __init__(self, task: dict, folder: str, num_seeds: int, workers: int | None = None, cluster: str = ""):
+    def __init__(self, task: dict, folder: str, num_seeds: int, context: dict, workers: int | None = None,
+                 cluster: str = ""):
+        """`context`: the solve's context in Blender (`solve_context`), written beside the result
+        before the solver starts and given to every solution listed from it."""
+        from .solve_context import write
         os.makedirs(folder, exist_ok=True)
         self.folder = folder
+        self.context = context
+        write(folder, context)
         self.out = os.path.join(folder, "result")
         self.task_path = os.path.join(folder, "task_input.json")
         with open(self.task_path, "w", encoding="utf-8") as f:
@@ -61,9 +70,9 @@ class SolveJob:
                 try:
                     self.events.put(json.loads(line))
                 except json.JSONDecodeError:
-                    self.events.put({"event": "log", "line": line})
+                    self.events.put({"event": LOG, "line": line})
         self.proc.wait()
-        self.events.put({"event": "exit", "returncode": self.proc.returncode})
+        self.events.put({"event": EXIT, "returncode": self.proc.returncode})
 
     def poll(self) -> list[dict]:
         out = []

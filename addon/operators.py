@@ -217,18 +217,23 @@ class PHYSKEY_OT_import_result(bpy.types.Operator):
     directory: bpy.props.StringProperty(subtype="DIR_PATH", description="A solve's folder (with result.json)")
 
     def execute(self, context):
-        from .recover import events_from_folder
+        from .recover import events_from_folder, result_folder
         from .solutions import add_from_event
+        from .solve_context import read
         scene = context.scene
         try:
-            events = events_from_folder(bpy.path.abspath(self.directory))
+            directory = bpy.path.abspath(self.directory)
+            events = events_from_folder(directory)
         except ValueError as e:
             self.report({"ERROR"}, str(e))
             return {"CANCELLED"}
+        solve_context, note = read(result_folder(directory), scene)
+        if note:
+            self.report({"WARNING"}, note)
         listed = {(s.result_path, s.stage) for s in scene.physkey.solutions}
         new = [e for e in events if (e["result_path"], e.get("stage", -1)) not in listed]
         for e in new:
-            add_from_event(scene, e)
+            add_from_event(scene, e, solve_context)
         self.report({"INFO"}, rpt_("{} solution(s) imported from {}").format(len(new), self.directory)
                     + (rpt_(" ({} already listed)").format(len(events) - len(new)) if len(new) < len(events) else ""))
         return {"FINISHED"}

@@ -242,13 +242,12 @@ def _ghost_toggle(row, item) -> None:
 def _draw_quality(layout, item, scene) -> None:
     """The selected solution's quality figures (the solver's `quality` in result.json); for a deep
     penetration, what went into what and at which frame, so the animator can look."""
-    from .solutions import start_frame
     from .timeline import scene_fps
     col = layout.column(align=True)
     deep = item.penetration > 0.02
     where = json.loads(item.penetration_bodies or "[]")
     if deep and len(where) == 2 and item.penetration_time >= 0:
-        frame = start_frame(scene) + round(item.penetration_time * scene_fps(scene))
+        frame = item.start_frame + round(item.penetration_time * scene_fps(scene))
         text = iface_("Penetration {:.1f} cm: {} into {} at frame {}").format(100 * item.penetration, *where, frame)
     else:
         text = iface_("Penetration {:.1f} cm").format(100 * item.penetration)

@@ -159,6 +159,17 @@ class PHYSKEY_PG_solution(bpy.types.PropertyGroup):
     duration: FloatProperty(unit="TIME_ABSOLUTE")
     assist: FloatProperty(description="Mean β² of the assist forces")
     result_path: StringProperty(subtype="FILE_PATH", description="The solution's result.npz (model.xml is beside)")
+    # Its solve's context (`solve_context.py`): read by Keep and the preview, never from the scene.
+    method: StringProperty(default="", description="The method that solved it")
+    start_frame: bpy.props.IntProperty(default=1, description="The frame its motion starts at (its first pose key "
+                                       "for assisted keyframes, Solve from Here's frame)")
+    splice_action: bpy.props.PointerProperty(
+        type=bpy.types.Action, description="Solved from a frame of this kept action: Keep puts its keys "
+                                           "before that frame in front of the new motion")
+    splice_rig_action: bpy.props.PointerProperty(
+        type=bpy.types.Action, description="The same for the animator's own rig")
+    splice_skipped: bpy.props.IntProperty(
+        default=0, description="Contact keyframes its Solve from Here did not solve again (reached before)")
     reached_json: StringProperty(default="[]")
     keys_reached: bpy.props.IntProperty(default=0, description="How many of the contact keyframes it reached")
     keys_total: bpy.props.IntProperty(default=0, description="How many contact keyframes the task has")
@@ -227,16 +238,7 @@ class PHYSKEY_PG_scene(bpy.types.PropertyGroup):
     hits: CollectionProperty(type=PHYSKEY_PG_hit, description="Pushes and thrown balls that strike the character "
                              "while it solves (contact keyframes)")
     active_hit: bpy.props.IntProperty(default=0)
-    start_frame: bpy.props.IntProperty(default=-1, description="The frame the last solve's motions start at "
-                                       "(its first pose key for assisted keyframes; -1: the scene's start frame)")
     method: EnumProperty(items=METHOD_ITEMS, default="contact")
-    splice_action: bpy.props.PointerProperty(
-        type=bpy.types.Action, description="Solved from a frame of this kept action: Keep puts its keys "
-                                           "before that frame in front of the new motion")
-    splice_rig_action: bpy.props.PointerProperty(
-        type=bpy.types.Action, description="The same for the animator's own rig")
-    splice_skipped: bpy.props.IntProperty(
-        default=0, description="Contact keyframes the last Solve from Here did not solve again (reached before)")
     settings_json: StringProperty(default="{}", description="Further method settings as JSON (override the fields)")
     # The methods' settings on the panel (taskio.FIELDS): default, bounds and description are the
     # solver's (solver.formats.settings).

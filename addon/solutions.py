@@ -12,12 +12,14 @@ import os
 import bpy
 import numpy as np
 
+from ..solver.formats.events import Event
 from .actions import assign
 from .bake import add_markers, bake_action, bake_free_bodies
 from .continuation import KEYS, pose_keys_action, remember, splice
 from .hits import bake_balls
 from .i18n import rpt_
 from .session import active_character
+from .solve_context import apply as apply_context
 from .timeline import scene_fps
 
 # Ghost colours (`ghosts.py`): distinct from one another and from the contact pairs'; a solution keeps its own.
@@ -28,25 +30,26 @@ PREVIEW_RIG_ACTION = "PhysKey Preview (your rig)"
 PREVIEW_BALLS = "PhysKey Preview ball"
 
 
-def add_from_event(scene, event: dict) -> None:
+def add_from_event(scene, event: dict, context: dict) -> None:
     """List a solution the solver announced, and its variants right under it: its physical version
     (an assisted solution tracked with no assist), its other lineages (particles that got there
-    another way)."""
+    another way). Each carries `context`, its solve's (`solve_context`)."""
     entry = event["solution"]
-    _add(scene, entry, event, event["result_path"])
-    if event["event"] == "stage":
+    _add(scene, entry, event, event["result_path"], context)
+    if event["event"] == Event.STAGE:
         return
     keys = entry.get("variants", ["physical"] if "physical" in entry else [])  # results from before the list
     for key in keys:
         variant = entry.get(key)
         if isinstance(variant, dict) and "npz" in variant:
             path = os.path.join(os.path.dirname(event["result_path"]), os.path.basename(variant["npz"]))
-            _add(scene, variant, event, path, variant=key)
+            _add(scene, variant, event, path, context, variant=key)
 
 
-def _add(scene, entry: dict, event: dict, result_path: str, variant: str = "") -> None:
+def _add(scene, entry: dict, event: dict, result_path: str, context: dict, variant: str = "") -> None:
     item = scene.physkey.solutions.add()
-    item.seed, item.stage = entry["seed"], event.get("stage", -1) if event["event"] == "stage" else -1
+    apply_context(item, context)
+    item.seed, item.stage = entry["seed"], event.get("stage", -1) if event["event"] == Event.STAGE else -1
     item.success, item.cost, item.duration = bool(entry["success"]), float(entry["cost"]), float(entry["duration_s"])
     item.assist = float(entry.get("assist_mean_beta2", 0.0))
     item.result_path = result_path
@@ -152,7 +155,7 @@ def _preview(context, index: int) -> None:
     for target in _previewed(scene, obj):
         _set_aside(target)
     _remove_previews()
-    fps, start = scene_fps(scene), start_frame(scene)
+    fps, start = scene_fps(scene), scene.physkey.solutions[index].start_frame
     times, frames = _frames_at(arrays, model, fps)
     action, slot = bake_action(obj, model, times, frames, PREVIEW_ACTION, start, fps)
     assign(obj, action, slot)
@@ -160,12 +163,6 @@ def _preview(context, index: int) -> None:
     if rig is not None:  # the animator looks at their own character
         from .retarget import bake_onto_rig
         bake_onto_rig(rig, obj, model, times, frames, PREVIEW_RIG_ACTION, start, fps)
-
-
-def start_frame(scene) -> int:
-    """Where solved motions start: the last solve's start frame (its first pose key for assisted
-    keyframes), else the scene's start frame."""
-    return scene.physkey.start_frame if scene.physkey.start_frame >= 0 else scene.frame_start
 
 
 def _own_rig(scene, obj):
@@ -225,8 +222,8 @@ def keep(context, index: int):
         raise ValueError(unstable_message(item))
     obj = _character(context)
     arrays, model = _load(item)
-    fps, start = scene_fps(scene), start_frame(scene)
-    name = f"{scene.name}_{scene.physkey.method}_seed{item.seed}" + (f"_{item.variant}" if item.variant else "")
+    fps, start = scene_fps(scene), item.start_frame  # the solution's own context, not the scene's last solve
+    name = f"{scene.name}_{item.method or 'solution'}_seed{item.seed}" + (f"_{item.variant}" if item.variant else "")
     for target in _characters(scene, obj):  # their own actions kept (fake user), then given back
         _set_aside(target)
     end_preview(context)
@@ -234,13 +231,12 @@ def keep(context, index: int):
     times, frames = _frames_at(arrays, model, fps)
     action, slot = bake_action(obj, model, times, frames, name, start, fps, extra=_curves(arrays))
     action.use_fake_user = True
-    props = scene.physkey
-    remember(action, bpy.path.abspath(item.result_path), start, props.splice_skipped,  # Solve from Here reads them
-             props.splice_action)
+    remember(action, bpy.path.abspath(item.result_path), start, item.splice_skipped,  # Solve from Here reads them
+             item.splice_action)
     if keys is not None:
         action[KEYS] = keys
-    if props.splice_action is not None:  # solved from a frame of an earlier Keep: its keys before that frame
-        splice(action, props.splice_action, start)
+    if item.splice_action is not None:  # solved from a frame of an earlier Keep: its keys before that frame
+        splice(action, item.splice_action, start)
     assign(obj, action, slot)
     bake_free_bodies(scene, model, times, frames, action.name, start, fps)
     bake_balls(scene, model, times, frames, f"{action.name} ball", start, fps)
@@ -248,8 +244,8 @@ def keep(context, index: int):
     if rig is not None:  # the animator's own rig, the physics humanoid made from it
         from .retarget import bake_onto_rig
         rig_action, _ = bake_onto_rig(rig, obj, model, times, frames, f"{action.name}_{rig.name}", start, fps)
-        if props.splice_rig_action is not None:
-            splice(rig_action, props.splice_rig_action, start)
+        if item.splice_rig_action is not None:
+            splice(rig_action, item.splice_rig_action, start)
     add_markers(scene, json.loads(item.reached_json), start, fps, f"{name} kf")
     last = start + int(np.ceil(float(times[-1]) * fps - 1e-6)) if len(times) else start
     if last > scene.frame_end:  # the whole clip plays and renders

@@ -8,7 +8,9 @@ import time
 
 import bpy
 
+from ..solver.formats.events import Event
 from .i18n import rpt_
+from .job import EXIT
 from .session import active_character, add_job, has_character, job_folder, job_for, pop_job
 
 
@@ -19,28 +21,28 @@ def handle_events(scene, job, events) -> str | None:
     error = None
     for e in events:
         kind = e.get("event")
-        if kind in ("progress", "solution"):
+        if kind in (Event.PROGRESS, Event.SOLUTION):
             job.progress.update(e)
             props.progress = job.progress.overall
             props.status = job.progress.text(time.perf_counter() - job.started)
-        if kind in ("solution", "stage"):
-            add_from_event(scene, e)
-        elif kind == "seed_failed":
+        if kind in (Event.SOLUTION, Event.STAGE):
+            add_from_event(scene, e, job.context)
+        elif kind == Event.SEED_FAILED:
             props.status = rpt_("seed {} failed: {}").format(e['seed'], e['message'])
-        elif kind == "seed_retry":
+        elif kind == Event.SEED_RETRY:
             props.status = e["message"]
-        elif kind == "error":
+        elif kind == Event.ERROR:
             if e.get("fatal", True):
                 error = e["message"]
             props.status = e["message"]
-        elif kind == "done":
+        elif kind == Event.DONE:
             unstable = sum(1 for s in props.solutions if s.unstable and s.stage < 0)
             differ = e.get("diversity")
             props.status = rpt_("done: {} solution(s)").format(e["solutions"]) + \
                 (rpt_(", {} unstable").format(unstable) if unstable else "") + \
                 (rpt_(", differing by {:.0f}° at the keyframes").format(math.degrees(differ["mean_pairwise_rad"]))
                  if differ else "") + rpt_(" in {:.1f} s").format(e["wall_s"])
-        elif kind == "exit" and e["returncode"] not in (0, None) and error is None:
+        elif kind == EXIT and e["returncode"] not in (0, None) and error is None:
             error = rpt_("the solver stopped (exit {}): {}").format(
                 e["returncode"], job.stderr_tail(3) or rpt_("see {}").format(job.log_path))
     return error
@@ -77,12 +79,11 @@ class _Solve:
             raise ValueError(rpt_("no keyframes: add contact keyframes or key poses first"))
         keys = [k.frame for k in props.pose_keys]
         if cont is not None:
-            props.start_frame = cont.frame
+            start = cont.frame
         else:  # pose-key times count from the first key: the motion starts there; otherwise at the start frame
-            props.start_frame = min(keys) if props.method in ("assist", "track") and keys else scene.frame_start
-        props.splice_action = cont.action if cont is not None else None
-        props.splice_rig_action = cont.rig_action if cont is not None else None
-        props.splice_skipped = cont.reached if cont is not None and props.method == "contact" else 0
+            start = min(keys) if props.method in ("assist", "track") and keys else scene.frame_start
+        from .solve_context import make
+        solve_context = make(props.method, start, cont)
         scene.physkey.solutions.clear()
         from .ghosts import forget
         forget()  # this solve's files may reuse the last one's paths
@@ -91,7 +92,7 @@ class _Solve:
         from .preferences import preferences
         prefs = preferences()
         seeds = scene.physkey.num_seeds
-        job = SolveJob(task, job_folder(scene), seeds,
+        job = SolveJob(task, job_folder(scene), seeds, solve_context,
                        workers=min(prefs.workers, seeds) if prefs is not None and seeds > 1 else None,
                        cluster=prefs.cluster_address.strip() if prefs is not None else "")
         add_job(scene, job)
@@ -120,7 +121,7 @@ class _Solve:
         while not done:
             events = job.poll()
             error = handle_events(context.scene, job, events) or error
-            done = any(e.get("event") == "exit" for e in events)
+            done = any(e.get("event") == EXIT for e in events)
             if not done:
                 time.sleep(0.05)
         return self._finish(context, job, error)
@@ -148,7 +149,7 @@ class _Solve:
             self._error = handle_events(scene, job, events) or self._error
             if context.workspace:
                 context.workspace.status_text_set(f"PhysKey: {scene.physkey.status}")
-            if any(e.get("event") == "exit" for e in events):
+            if any(e.get("event") == EXIT for e in events):
                 self._stop_timer(context)
                 return self._finish_in(scene, job, self._error)
         # Esc is the solve's: it must not also stop playback or leave a mode

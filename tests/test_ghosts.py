@@ -30,6 +30,7 @@ def test_each_solution_has_its_own_colour_and_its_row_says_how_it_did(solved):
         assert s.has_quality and not s.ghost  # ghosts are asked for, not imposed
 
 
+@pytest.mark.every_blender
 def test_a_ghost_is_the_skeleton_where_its_solution_puts_it(solved):
     bpy, module, scene = solved
     ghosts = addon(module, "ghosts")
@@ -39,7 +40,7 @@ def test_a_ghost_is_the_skeleton_where_its_solution_puts_it(solved):
     sols[1].ghost = True
     arm = bpy.context.active_object
     scene.physkey.active_solution = 1  # the same solution previewed on the rig
-    start = addon(module, "solutions").start_frame(scene)
+    start = sols[1].start_frame
     for frame in (start, start + 7, start + 400):  # the last pose is held after the end
         scene.frame_set(frame)
         coords, colors = ghosts.ghost_lines(scene)
@@ -81,7 +82,7 @@ def test_three_ghosts_redraw_far_faster_than_24_fps(solved):
     t0 = time.perf_counter()
     ghosts.ghost_lines(scene)
     first = time.perf_counter() - t0
-    start = addon(module, "solutions").start_frame(scene)
+    start = scene.physkey.solutions[0].start_frame
     t0 = time.perf_counter()
     for k in range(240):
         scene.frame_current = start + k % 20

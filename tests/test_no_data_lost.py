@@ -45,6 +45,7 @@ def _npz_files(folder: Path):
     return sorted(p.parent / "result.npz" for p in folder.glob("physkey/*/result/seed_*/entry.json"))
 
 
+@pytest.mark.every_blender
 def test_solutions_survive_a_blender_crash_and_import_result_brings_them_back(tmp_path):
     bpy, module = installed_extension()
     blend = tmp_path / "shot.blend"
@@ -97,6 +98,7 @@ def test_a_solution_written_but_not_yet_listed_is_imported_too(tmp_path):
     assert sorted(s.seed for s in bpy.context.scene.physkey.solutions) == [0, 1]
 
 
+@pytest.mark.every_blender
 def test_a_seeds_other_lineages_are_listed_under_it_and_kept_as_their_own_actions(tmp_path):
     """Particles that reached the end another way: Blender lists each lineage right under its seed's
     solution, and Keep bakes it into an action named after it."""
@@ -137,7 +139,8 @@ def test_saving_the_blend_during_a_solve_is_safe(tmp_path):
     taskio = addon(module, "taskio")
     job_mod = addon(module, "job")
     task = taskio.task_from_scene(bpy.context, taskio.extract_scene(bpy.context))
-    job = job_mod.SolveJob(task, str(tmp_path / "job"), 3, workers=1)
+    job = job_mod.SolveJob(task, str(tmp_path / "job"), 3, addon(module, "solve_context").make(task["method"], 1),
+                           workers=1)
     session.add_job(scene, job)
     scene.physkey.running = True  # as PHYSKEY_OT_solve leaves it
     saved, error, deadline = 0, None, time.time() + 120
@@ -160,6 +163,7 @@ def test_saving_the_blend_during_a_solve_is_safe(tmp_path):
     assert "Import" in props.status
 
 
+@pytest.mark.every_blender
 def test_keep_never_overwrites_an_existing_action(tmp_path):
     bpy, module = installed_extension()
     bpy.ops.wm.read_homefile(use_empty=True)
@@ -176,6 +180,44 @@ def test_keep_never_overwrites_an_existing_action(tmp_path):
     kept = bpy.context.active_object.animation_data.action
     assert kept.name != name and bpy.data.actions[name] == theirs
     assert theirs["note"] == "the animator's" and not fcurves(module, theirs) and fcurves(module, kept)
+
+
+@pytest.mark.every_blender
+def test_keep_of_an_imported_solution_uses_its_own_solve_context(tmp_path):
+    """A solution brings its solve's context (method, start frame) from its folder: imported into a
+    scene whose last solve and frame range are different, Keep still bakes it where and as it was
+    solved. A folder without the context (a solve run from the command line) starts at the scene's
+    start frame and takes the task's method."""
+    import shutil
+    bpy, module = installed_extension()
+    bpy.ops.wm.read_homefile(use_empty=True)
+    bpy.ops.physkey.load_preset(preset="drop_onto_armchair")
+    scene = bpy.context.scene
+    scene.frame_start = 40
+    scene.physkey.settings_json = json.dumps({"duration": 0.3})
+    scene.physkey.num_seeds = 1
+    assert bpy.ops.physkey.solve(wait=True) == {"FINISHED"}
+    assert scene.physkey.solutions[0].start_frame == 40
+    job = Path(scene.physkey.solutions[0].result_path).parents[2]
+    assert json.loads((job / "solve_context.json").read_text())["start_frame"] == 40
+
+    def kept_after_import(folder):
+        bpy.ops.wm.read_homefile(use_empty=True)
+        bpy.ops.physkey.load_preset(preset="drop_onto_armchair")
+        bpy.context.scene.physkey.method = "contact"  # what a later solve would leave on the scene
+        assert bpy.context.scene.frame_start == 1
+        assert bpy.ops.physkey.import_result(directory=str(folder)) == {"FINISHED"}
+        assert bpy.ops.physkey.keep_solution(index=0) == {"FINISHED"}
+        action = bpy.context.active_object.animation_data.action
+        first = min(k.co[0] for fc in fcurves(module, action) for k in fc.keyframe_points)
+        return action.name, first
+
+    name, first = kept_after_import(job)
+    assert "_simulate_seed0" in name and first == 40
+    bare = tmp_path / "bare"
+    shutil.copytree(job / "result", bare)  # the solver's own files, as `solver run` leaves them
+    name, first = kept_after_import(bare)
+    assert "_simulate_seed0" in name and first == 1
 
 
 def test_results_are_written_atomically(tmp_path):

@@ -115,7 +115,8 @@ session = importlib.import_module("{module}.addon.session")
 taskio = importlib.import_module("{module}.addon.taskio")
 job_mod = importlib.import_module("{module}.addon.job")
 task = taskio.task_from_scene(bpy.context, taskio.extract_scene(bpy.context))
-job = job_mod.SolveJob(task, sys.argv[-1], 2, workers=2)
+context = importlib.import_module("{module}.addon.solve_context").make(task["method"], 1)
+job = job_mod.SolveJob(task, sys.argv[-1], 2, context, workers=2)
 session.add_job(bpy.context.scene, job)
 while not any(e.get("event") == "progress" for e in job.poll()):
     pass

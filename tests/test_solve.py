@@ -14,6 +14,13 @@ def _preset(bpy, name):
     return bpy.context.active_object
 
 
+@pytest.mark.every_blender
+
+def _context(module, task):
+    """The solve context Solve would give a job started from the scene's start frame."""
+    import bpy
+    return addon(module, "solve_context").make(task["method"], bpy.context.scene.frame_start)
+
 def test_solve_preview_keep(tmp_path):
     bpy, module = installed_extension()
     arm = _preset(bpy, "drop_onto_armchair")
@@ -164,6 +171,7 @@ def test_a_pose_key_out_of_range_is_flagged_before_solving_in_the_bones_terms():
     assert not scene.physkey.pose_keys[1].problem
 
 
+@pytest.mark.every_blender
 def test_keep_sets_pushed_furnitures_own_action_aside():
     bpy, module = installed_extension()
     _preset(bpy, "drop_onto_armchair")
@@ -251,7 +259,7 @@ def test_second_solve_is_refused_and_file_load_stops_a_running_solve(tmp_path):
     job_mod = addon(module, "job")
     ctx = bpy.context
     task = taskio.task_from_scene(ctx, taskio.extract_scene(ctx))
-    job = job_mod.SolveJob(task, str(tmp_path / "job"), 1)
+    job = job_mod.SolveJob(task, str(tmp_path / "job"), 1, _context(module, task))
     session.add_job(ctx.scene, job)
     ctx.scene.name = "renamed mid-solve"  # the solve still belongs to the scene
     with pytest.raises(RuntimeError, match="already running"):
@@ -262,6 +270,7 @@ def test_second_solve_is_refused_and_file_load_stops_a_running_solve(tmp_path):
     assert job.proc.returncode != 0
 
 
+@pytest.mark.every_blender
 def test_kept_action_replays_the_result_and_the_animators_action_is_untouched(tmp_path):
     import mujoco
     import numpy as np
@@ -298,6 +307,7 @@ def test_kept_action_replays_the_result_and_the_animators_action_is_untouched(tm
     assert after == before and mine.name in bpy.data.actions
 
 
+@pytest.mark.every_blender
 def test_cancel_and_a_killed_solver(tmp_path):
     import time
     bpy, module = installed_extension()
@@ -309,7 +319,7 @@ def test_cancel_and_a_killed_solver(tmp_path):
     job_mod = addon(module, "job")
     task = taskio.task_from_scene(bpy.context, taskio.extract_scene(bpy.context))
     # Cancel: the process is gone.
-    job = job_mod.SolveJob(task, str(tmp_path / "a"), 1)
+    job = job_mod.SolveJob(task, str(tmp_path / "a"), 1, _context(module, task))
     session.add_job(scene, job)
     assert bpy.ops.physkey.cancel_solve() == {"FINISHED"}
     job.proc.wait(timeout=10)
@@ -317,7 +327,7 @@ def test_cancel_and_a_killed_solver(tmp_path):
     job.close()
     # Killed after the first solution: a clear message, the solution received is kept.
     task["keyframes"] = task["keyframes"][:1]
-    job = job_mod.SolveJob(task, str(tmp_path / "b"), 2, workers=0)
+    job = job_mod.SolveJob(task, str(tmp_path / "b"), 2, _context(module, task), workers=0)
     scene.physkey.solutions.clear()
     error, deadline = None, time.time() + 120
     while time.time() < deadline:
@@ -354,6 +364,7 @@ def test_missing_or_truncated_result_files_are_reported(tmp_path):
     assert "cannot be read" in scene.physkey.status
 
 
+@pytest.mark.every_blender
 def test_keyframe_sent_to_a_running_contact_solve(tmp_path):
     import time
     bpy, module = installed_extension()
@@ -362,7 +373,8 @@ def test_keyframe_sent_to_a_running_contact_solve(tmp_path):
     session = addon(module, "session")
     taskio = addon(module, "taskio")
     job_mod = addon(module, "job")
-    job = job_mod.SolveJob(taskio.task_from_scene(bpy.context, taskio.extract_scene(bpy.context)), str(tmp_path), 1)
+    task = taskio.task_from_scene(bpy.context, taskio.extract_scene(bpy.context))
+    job = job_mod.SolveJob(task, str(tmp_path), 1, _context(module, task))
     session.add_job(scene, job)
     try:
         scene.physkey.active_contact_keyframe = 5
@@ -404,6 +416,7 @@ def test_pushed_furniture_is_baked_too(tmp_path):
     assert box.animation_data.action.name.endswith("_crate")
 
 
+@pytest.mark.every_blender
 def test_undo_right_after_keep(tmp_path):
     """Ctrl+Z right after *Keep* returns to the preview: the kept action is gone, the animator's action
     is untouched, the solutions are still listed, and Keep (and Redo) work again."""
@@ -441,6 +454,7 @@ def test_undo_right_after_keep(tmp_path):
     assert len(fcurves(module, arm.animation_data.action)) == 3 + 16 * 4
 
 
+@pytest.mark.every_blender
 def test_make_physical_tracks_the_keyed_animation_into_a_new_action():
     """The track method ("Make physical") on an animator's keyed poses: their animation is the
     reference, each key gets its verdict, Keep bakes the physical motion as a new action and the
@@ -460,7 +474,7 @@ def test_make_physical_tracks_the_keyed_animation_into_a_new_action():
     frames = sorted(k.frame for k in scene.physkey.pose_keys)
     fps = scene.render.fps / scene.render.fps_base
     assert [round(v["time"] * fps) for v in entry["keyframes"]] == [f - frames[0] for f in frames[1:]]
-    assert item.keys_total == len(frames) - 1 and scene.physkey.start_frame == frames[0]
+    assert item.keys_total == len(frames) - 1 and item.start_frame == frames[0]
     scene.physkey.active_solution = 0
     assert bpy.ops.physkey.keep_solution() == {"FINISHED"}
     kept = arm.animation_data.action
