@@ -35,6 +35,7 @@ def _random_motion(model, n, seed=0):
     return q
 
 
+@pytest.mark.every_blender
 def test_baked_action_plays_the_solution(rig_and_model):
     bpy, module, obj, model = rig_and_model
     bake = addon(module, "bake")

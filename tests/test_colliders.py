@@ -45,6 +45,7 @@ def test_box_collider_keeps_scale_rotation_and_place(scene_with_character, tmp_p
     assert model.geom_friction[g][0] == pytest.approx(0.9)
 
 
+@pytest.mark.every_blender
 def test_free_hull_collider_with_mass(scene_with_character, tmp_path):
     bpy, arm = scene_with_character
     bpy.ops.mesh.primitive_cone_add(vertices=12, radius1=0.3, depth=0.6, location=(2.0, 0.0, 0.3))
@@ -120,6 +121,7 @@ def test_export_of_humanoid_and_armchair_is_fast(tmp_path):
     assert min(times) < 0.3, times
 
 
+@pytest.mark.every_blender
 def test_a_colliders_modifiers_shape_it(scene_with_character, tmp_path):
     """The collider is what the viewport shows: an Array modifier that makes a 2 m bench of a 1 m
     cube gives a 2 m box (the mesh data alone is the 1 m cube)."""

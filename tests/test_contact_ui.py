@@ -64,6 +64,7 @@ def test_add_pair_from_the_3d_cursor():
     assert props.contact_keyframes[-1].pairs[1].body2 == "world"
 
 
+@pytest.mark.every_blender
 def test_drawn_pairs_are_the_keyframes_points_in_the_world():
     bpy, module = installed_extension()
     bpy.ops.wm.read_homefile(use_empty=True)

@@ -14,6 +14,7 @@ from blender_env import addon, fcurves, installed_extension
 from humanoid_rigs import mixamo_skeleton
 from humanoid_rigs import select as _select
 
+pytestmark = pytest.mark.every_blender  # every test here differs by Blender version
 
 def _preset(bpy, name):
     bpy.ops.wm.read_homefile(use_empty=True)

@@ -3,10 +3,14 @@ sandboxed `bpy`, enabled, disabled and enabled again."""
 import zipfile
 from pathlib import Path
 
+import pytest
 from blender_env import MODULE, ROOT, build_zip, installed_extension
 
 PLATFORM_TAGS = {"linux": "manylinux", "macos": "macosx_11_0_arm64", "windows": "win_amd64"}
 
+
+
+pytestmark = pytest.mark.every_blender  # every test here differs by Blender version
 
 def test_zip_bundles_the_runtime_wheels_for_every_platform_and_python():
     path = build_zip()

@@ -143,6 +143,7 @@ def test_hits_are_drawn_where_they_strike():
     assert draw.hit_marks(bpy.context) == []  # only contact keyframes solve with hits
 
 
+@pytest.mark.every_blender
 def test_a_thrown_ball_is_baked_hidden_until_it_is_thrown(tmp_path):
     """A model with a ball (the solver's own, from a task with one), its free joint moved along a
     made-up path: the ball object follows it frame by frame and shows only once off the rack."""

@@ -19,6 +19,7 @@ LAMP = """<mujoco><compiler angle="degree"/>
   <actuator><motor joint="tilt" gear="5"/><position joint="nod" kp="20" kv="1"/></actuator></mujoco>"""
 
 
+@pytest.mark.every_blender
 def test_imported_rig_moves_like_the_original_model(tmp_path):
     bpy, module = installed_extension()
     bpy.ops.wm.read_homefile(use_empty=True)
@@ -117,6 +118,7 @@ def test_ball_joints_pose_both_ways(tmp_path):
             np.testing.assert_allclose(data.xpos[model.body(name).id], pos, atol=1e-5, err_msg=name)
 
 
+@pytest.mark.every_blender
 def test_mjcf_is_in_file_import_and_export_with_an_xml_filter():
     bpy, module = installed_extension()
     for menu, name in ((bpy.types.TOPBAR_MT_file_import, "menu_import"),

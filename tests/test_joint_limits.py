@@ -63,6 +63,7 @@ def test_every_pose_the_joints_allow_is_left_as_it_is(humanoid):
     assert worst < 1e-4, f"a pose within range moved by {math.degrees(worst):.3f}°"
 
 
+@pytest.mark.every_blender
 def test_a_hip_turned_beyond_its_range_is_held_near_its_limit(humanoid):
     bpy, module, obj, model = humanoid
     from mathutils import Quaternion

@@ -83,6 +83,7 @@ def test_mapping_is_found_and_the_physics_humanoid_is_stable(rigs, name):
     assert np.all(np.isfinite(data.qpos))
 
 
+@pytest.mark.every_blender
 @pytest.mark.parametrize("name", ["basic human", "human", "rigify generated", "mixamo"])
 def test_baked_motion_puts_every_mapped_bone_head_on_its_body(rigs, name):
     bpy, module, by_name = rigs
@@ -137,6 +138,7 @@ def test_baked_motion_puts_every_mapped_bone_head_on_its_body(rigs, name):
         assert not [b for b in keyed if any(k in b.lower() for k in ("toe", "index", "heel", "breast", "face"))]
 
 
+@pytest.mark.every_blender
 @pytest.mark.parametrize("name", ["basic human", "human", "rigify generated", "mixamo"])
 def test_solve_and_keep_bake_onto_the_animators_rig(rigs, name):
     """Through the operators, as an animator would: a short simulate solve of the physics humanoid
@@ -286,6 +288,7 @@ def test_pose_keys_and_contact_pairs_are_authored_on_the_animators_bones(rigs):
     assert (hand @ Vector(pair.pos1) - tip).length < 1e-4
 
 
+@pytest.mark.every_blender
 def test_a_preset_loads_onto_the_animators_rig(rigs):
     """Load Scene Preset with the animator's rig selected: the physics humanoid made from it sits in
     the armchair, rested (no overlap over 2 mm), and the rig is posed on it."""

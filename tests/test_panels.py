@@ -35,6 +35,7 @@ def _text(state, panel):
     return "\n".join(lines)
 
 
+@pytest.mark.every_blender
 def test_every_physkey_panel_and_list_is_found():
     bpy, module = installed_extension()
     assert tuple(c.bl_idname for c in physkey_panels(bpy, module.__name__)) == PANELS
@@ -43,6 +44,7 @@ def test_every_physkey_panel_and_list_is_found():
         "PHYSKEY_UL_humanoid_map"}
 
 
+@pytest.mark.every_blender
 @pytest.mark.parametrize("state", list(STATES))
 def test_panels_draw_only_what_blender_has(state):
     drawn, _ = _draw_state(state)  # raises LayoutError on a missing prop, operator, icon, list, …

@@ -70,6 +70,7 @@ def _extract(bpy, module):
     return taskio.task_from_scene(bpy.context, taskio.extract_scene(bpy.context))
 
 
+@pytest.mark.every_blender
 def test_contact_preset_keyframes_come_back_as_the_task_had_them():
     bpy, module = installed_extension()
     bpy.ops.wm.read_homefile(use_empty=True)
@@ -89,6 +90,7 @@ def test_contact_preset_keyframes_come_back_as_the_task_had_them():
     task_from_dict(task)  # a valid solver task, scene included
 
 
+@pytest.mark.every_blender
 def test_assist_preset_poses_are_keyed_and_read_back():
     bpy, module = installed_extension()
     bpy.ops.wm.read_homefile(use_empty=True)
@@ -112,6 +114,7 @@ def test_assist_preset_poses_are_keyed_and_read_back():
         np.testing.assert_allclose(a[7:], b[7:], atol=1e-5)
 
 
+@pytest.mark.every_blender
 def test_keyed_poses_become_pose_keyframes():
     """An animator keys poses the usual way; the pose keyframe list follows the keyed frames."""
     bpy, module = installed_extension()

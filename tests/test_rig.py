@@ -120,6 +120,7 @@ def test_export_reports_bad_input(humanoid_rig, tmp_path):
     assert not (tmp_path / "x.xml").exists()
 
 
+@pytest.mark.every_blender
 def test_reverse_direction_blender_pose_to_q_to_mujoco(humanoid_rig, tmp_path):
     """Pose bones the way an animator would (rotations about their joint axes), read q back and
     let MuJoCo place the bodies: they land where Blender shows the bones."""
@@ -151,6 +152,7 @@ def test_reverse_direction_blender_pose_to_q_to_mujoco(humanoid_rig, tmp_path):
         bpy.context.view_layer.update()
 
 
+@pytest.mark.every_blender
 def test_character_meshes_follow_their_bones(humanoid_rig, tmp_path):
     """Every capsule/sphere mesh sits where MuJoCo puts its geom, at rest and posed."""
     bpy, module, obj = humanoid_rig

@@ -50,6 +50,7 @@ def _quadruped(bpy):
     return _armature(bpy, "dog", bones)
 
 
+@pytest.mark.every_blender
 @pytest.mark.parametrize("build", [_lamp, _quadruped], ids=["lamp", "quadruped"])
 def test_invariant_for_autofilled_rigs(build, tmp_path):
     bpy, module = installed_extension()

@@ -34,6 +34,7 @@ def kept():
     return bpy, module, scene, arm, arm.animation_data.action, {k: first[k] for k in first.files}
 
 
+@pytest.mark.every_blender
 def test_solve_from_here_carries_the_velocity_and_keep_splices(kept):
     bpy, module, scene, arm, old_action, first = kept
     start = scene.frame_start
@@ -122,6 +123,7 @@ def test_contact_keyframes_reached_before_the_frame_are_not_solved_again():
     assert task["scene"]["desc"]["initial_velocity"] is not None
 
 
+@pytest.mark.every_blender
 def test_on_the_animators_own_rig_the_splice_keeps_its_keys_before_the_frame():
     bpy, module = installed_extension()
     from humanoid_rigs import mixamo_skeleton, select
