@@ -68,3 +68,19 @@ def test_a_checkpoint_for_other_settings_is_refused(tmp_path):
     (tmp_path / "junk.npz").write_bytes(b"not a zip")
     with pytest.raises(InvalidInput, match="is not a checkpoint"):
         Checkpoint.load(tmp_path / "junk.npz")
+
+
+def test_a_keyframe_tracker_restored_from_its_state_is_the_same_tracker():
+    """Every field the tracker carries between control steps goes through its state, as JSON."""
+    from solver.mpc.keyframe_tracker import KeyframeTracker
+    keyframes = _prepared("partwise").keyframes
+    tracker = KeyframeTracker(list(keyframes), overtime=1.0)
+    tracker.index, tracker.start, tracker.within_since, tracker.failed = 1, 0.6, 0.9, True
+    tracker.failure, tracker.fallen_since, tracker.head_was_up = "fell", 1.2, True
+    tracker.progress_mark, tracker.progress_since, tracker.reached[0] = 0.05, 1.1, 0.55
+    state = json.loads(json.dumps(tracker.get_state()))
+    fresh = KeyframeTracker(list(keyframes), overtime=1.0)
+    fresh.set_state(state)
+    assert fresh == tracker and state["keyframes"] == len(keyframes)
+    unset = {f.name for f in dataclasses.fields(KeyframeTracker)} - set(KeyframeTracker.STATE)
+    assert unset == {"keyframes", "overtime"}  # the run's own, not state: a new field must be one or the other

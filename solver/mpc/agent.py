@@ -261,14 +261,8 @@ class Agent:
         """The agent's complete state now (between control steps)."""
         mj = np.empty(mujoco.mj_stateSize(self.m, INTEGRATION))
         mujoco.mj_getState(self.m, self.data, mj, INTEGRATION)
-        t = self.tracker
         meta = {"fingerprint": self.fingerprint, "rng": self.planner.rng.bit_generator.state,
-                "tracker": {"index": t.index, "start": t.start, "within_since": t.within_since,
-                            "reached": t.reached, "failed": t.failed, "failure": t.failure,
-                            "fallen_since": t.fallen_since, "head_was_up": t.head_was_up,
-                            "progress_mark": t.progress_mark, "progress_since": t.progress_since,
-                            "keyframes": len(t.keyframes)},
-                "effort": self.effort.get_state(), "planned_for": self.planned_for,
+                "tracker": self.tracker.get_state(), "effort": self.effort.get_state(), "planned_for": self.planned_for,
                 "horizon_total": self.horizon_total, "iterations": self.iterations, "last_cost": self.last_cost,
                 "plan_wall_s": self.plan_wall, "unstable_at": self.unstable_at, "unstable_reason": self.unstable_reason}
         arrays = {"mujoco_state": mj}
@@ -291,11 +285,7 @@ class Agent:
         agent.planner.rng.bit_generator.state = meta["rng"]
         agent.planner.set_state({k.removeprefix("planner."): v for k, v in arrays.items() if k.startswith("planner.")})
         agent.grasper.set_state({k.removeprefix("grasp."): v for k, v in arrays.items() if k.startswith("grasp.")})
-        t, tm = agent.tracker, meta["tracker"]
-        t.index, t.start, t.within_since, t.failed = tm["index"], tm["start"], tm["within_since"], tm["failed"]
-        t.failure, t.fallen_since, t.head_was_up = tm["failure"], tm["fallen_since"], tm["head_was_up"]
-        t.progress_mark, t.progress_since = tm.get("progress_mark"), tm.get("progress_since")
-        t.reached = list(tm["reached"])
+        agent.tracker.set_state(meta["tracker"])
         agent.effort.set_state(meta["effort"])
         agent.planned_for, agent.horizon_total = meta["planned_for"], meta["horizon_total"]
         agent.iterations, agent.last_cost, agent.plan_wall = meta["iterations"], meta["last_cost"], meta["plan_wall_s"]

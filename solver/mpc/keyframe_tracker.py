@@ -36,6 +36,19 @@ class KeyframeTracker:
     def __post_init__(self):
         self.reached = [None] * len(self.keyframes)
 
+    # What a checkpoint keeps of the tracker (the keyframes themselves are the run's, fingerprinted).
+    STATE = ("index", "start", "within_since", "reached", "failed", "failure", "fallen_since", "head_was_up",
+             "progress_mark", "progress_since")
+
+    def get_state(self) -> dict:
+        """Everything the tracker carries between control steps, as JSON (for checkpoints)."""
+        return {**{name: getattr(self, name) for name in self.STATE}, "keyframes": len(self.keyframes)}
+
+    def set_state(self, state: dict) -> None:
+        for name in self.STATE:
+            setattr(self, name, state.get(name))  # progress_* are absent from checkpoints made before them
+        self.reached = list(state["reached"])
+
     @property
     def done(self) -> bool:
         return self.failed or self.index >= len(self.keyframes)
