@@ -39,7 +39,8 @@ def test_assist_preset_reads_its_pose_keys_and_a_tiny_solve_keeps():
     assert [k.frame for k in scene.physkey.pose_keys] == addon(module, "taskio").keyed_frames(arm)
     assert len(scene.physkey.pose_keys) == 5
     scene.physkey.num_seeds = 1
-    scene.physkey.settings_json = json.dumps({"samples": 8 * 2, "population": 8})
+    # The path from pose keys to a kept action is checked (its physical version: tests/test_physical.py).
+    scene.physkey.settings_json = json.dumps({"samples": 8 * 2, "population": 8, "physical": False})
     assert bpy.ops.physkey.solve(wait=True) == {"FINISHED"}
     assert len(scene.physkey.solutions) >= 1
     own = arm.animation_data.action

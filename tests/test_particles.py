@@ -57,7 +57,7 @@ def _prepared(**settings):
 def _run(doc, seed=0, progress=None, **options):
     prep = CONTACT.prepare(task_from_dict(doc))
     with RolloutEngine(prep.plan.model, 2) as engine:
-        return run_particles(prep.built, prep.plan, prep.keyframes, prep.settings, seed, engine, progress, **options)
+        return run_particles(prep.agent_setup(), seed, engine, progress, **options)
 
 
 def test_particles_are_deterministic_per_seed_and_reach_every_keyframe():
@@ -122,12 +122,12 @@ def test_a_retry_weighs_the_contact_term_more(monkeypatch):
     seen, last_t = [], [np.inf]
     plan = agent_module.plan_iteration
 
-    def watched(planner, scorer, state, t, kf):
+    def watched(planner, scorer, state, t, kf, noise):
         key = (kf.name, kf.weight("Contact"))
         if not seen or seen[-1] != key or t < last_t[0]:  # each change of what is planned for, each new try
             seen.append(key)
         last_t[0] = t
-        return plan(planner, scorer, state, t, kf)
+        return plan(planner, scorer, state, t, kf, noise)
 
     monkeypatch.setattr(agent_module, "plan_iteration", watched)
     doc = _prepared(retries=3, backups=1, retry_contact=1.0)
@@ -208,7 +208,7 @@ def test_keyframes_appended_while_solving_are_taken_between_segments(particles):
         calls.append(len(calls))
         return parse_keyframes([extra], "append_keyframes") if len(calls) == 2 else []  # after segment 0
     with RolloutEngine(prep.plan.model, 2) as engine:
-        run, log = run_particles(prep.built, prep.plan, prep.keyframes, prep.settings, 0, engine, poll_keyframes=poll)
+        run, log = run_particles(prep.agent_setup(), 0, engine, poll_keyframes=poll)
     assert run.success and log.furthest == 2 and len(run.reached) == 2
     assert run.reached[0] <= run.reached[1] and run.keyframe_index.max() >= 1
     assert [(a["keyframe"], a["survivors"] > 0) for a in log.attempts] == [(0, True), (1, True)]

@@ -55,8 +55,8 @@ def test_segments_run_elsewhere_give_the_same_solve(doc, tmp_path):
     prep = CONTACT.prepare(task_from_dict(doc))
     elsewhere = ElsewhereSegments(doc, tmp_path)
     with RolloutEngine(prep.plan.model, 2) as engine:
-        here, log_here = run_particles(prep.built, prep.plan, prep.keyframes, prep.settings, 1, engine)
-        there, log_there = run_particles(prep.built, prep.plan, prep.keyframes, prep.settings, 1, engine,
+        here, log_here = run_particles(prep.agent_setup(), 1, engine)
+        there, log_there = run_particles(prep.agent_setup(), 1, engine,
                                          segments=elsewhere)
     elsewhere.engine.close()
     assert elsewhere.batches == len(log_here.attempts) >= 2

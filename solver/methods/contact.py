@@ -21,7 +21,7 @@ from ..formats.scene import SceneDesc
 from ..formats.settings import PlannerSettings
 from ..formats.solution import Solution
 from ..formats.task import Task, build_scene
-from ..mpc.agent import Agent, longest_motion
+from ..mpc.agent import Agent, AgentSetup, longest_motion
 from ..mpc.planners.base import COMPOSED, ORIGINS, planner_options
 from ..mpc.recovery.checkpoint import Checkpoint
 from ..mpc.recovery.particles import run_particles
@@ -48,12 +48,16 @@ class PlannedPrepared(Prepared):
         """The motion the agent tracks (the track method's), or None."""
         return None
 
+    def agent_setup(self) -> AgentSetup:
+        """What this task's agents are made from."""
+        return AgentSetup(self.built, self.plan, self.keyframes, self.settings, self.reference_motion())
+
     def resumer(self, engine: RolloutEngine, appended: list | None = None) -> Callable[[Checkpoint], Agent]:
         """Checkpoint → its agent, ready to step on `engine` (where a particle's segment runs), with
         the keyframes `appended` to the task while it ran (task-file JSON)."""
+        setup = self.agent_setup()
         keyframes = self.keyframes + (parse_keyframes(appended, "append_keyframes") if appended else [])
-        return lambda cp: Agent.resume(cp, self.built, self.plan, keyframes, self.settings, engine,
-                                       self.reference_motion())
+        return lambda cp: setup.resume(cp, engine, keyframes)
 
     def batch(self) -> Batch:
         """One planning iteration's rollouts."""
@@ -119,8 +123,7 @@ class Contact(Method):
     def solve(self, prep: ContactPrepared, seed: int, engine: RolloutEngine, progress=None,
               appended=None, segments=None) -> Solution:
         poll = None if appended is None else (lambda: parse_keyframes(appended(), "append_keyframes"))
-        run, particles = run_particles(prep.built, prep.plan, prep.keyframes, prep.settings, seed, engine, progress,
-                                       poll, segments=segments)
+        run, particles = run_particles(prep.agent_setup(), seed, engine, progress, poll, segments=segments)
         solution = _solution(prep, run)
         summary = solution.summary
         summary["particles"] = particles.summary()

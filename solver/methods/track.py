@@ -81,8 +81,8 @@ class Track(Method):
               appended=None, segments=None, retried: int | None = None) -> Solution:
         """The tracking; the segment of keyframe `retried` (an index into `prep.keyframes`) gets no
         retries: an earlier tracking of the same reference retried it in vain."""
-        run, particles = run_particles(prep.built, prep.plan, prep.keyframes, prep.settings, seed, engine, progress,
-                                       reference=prep.reference, segments=segments, retried=retried)
+        run, particles = run_particles(prep.agent_setup(), seed, engine, progress, segments=segments,
+                                       retried=retried)
         n_it = max(len(run.origins), 1)
         won_by = {name: float(np.sum(run.origins == i)) / n_it for i, name in enumerate(ORIGINS)}
         errors, root_error, joint_error = tracking_errors(prep.built, prep.reference, run.times, run.qpos)

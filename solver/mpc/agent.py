@@ -316,6 +316,27 @@ def longest_motion(keyframes: list[ContactKeyframe], settings: PlannerSettings) 
     return sum(k.time_limit * (1.0 + settings.overtime) + k.sustain for k in keyframes)
 
 
+@dataclass(frozen=True)
+class AgentSetup:
+    """What every agent of one solve is made from — the model and its planning twin, the keyframes,
+    the planner settings and, for tracking, the reference — so particles, segments and a resumed
+    checkpoint make their agents in one place."""
+    built: BuiltModel
+    plan: BuiltModel
+    keyframes: list
+    settings: PlannerSettings
+    reference: Reference | None = None
+
+    def agent(self, seed: int, engine: RolloutEngine) -> Agent:
+        """A fresh agent at the scene's start."""
+        return Agent(self.built, self.plan, self.keyframes, self.settings, seed, engine, self.reference)
+
+    def resume(self, checkpoint: Checkpoint, engine: RolloutEngine, keyframes: list | None = None) -> Agent:
+        """The agent of `checkpoint`, with `keyframes` where keyframes were appended since the start."""
+        return Agent.resume(checkpoint, self.built, self.plan, self.keyframes if keyframes is None else keyframes,
+                            self.settings, engine, self.reference)
+
+
 def run_agent(built: BuiltModel, plan: BuiltModel, keyframes: list[ContactKeyframe], settings: PlannerSettings,
               seed: int, engine: RolloutEngine, progress=None, poll_keyframes=None,
               reference: Reference | None = None) -> AgentRun:

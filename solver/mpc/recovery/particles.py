@@ -18,13 +18,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ...core import schema
-from ...formats.contact_keyframes import ContactKeyframe
-from ...formats.settings import PlannerSettings
 from ...formats.solution import Progress
-from ...physics.model import BuiltModel
-from ...physics.reference import Reference
 from ...physics.rollout import RolloutEngine
-from ..agent import Agent, AgentRun
+from ..agent import Agent, AgentRun, AgentSetup
 from .checkpoint import Checkpoint, fingerprint
 from .segments import LocalSegments, SegmentJob, Segments, attempt_report
 
@@ -80,34 +76,33 @@ class ParticleLog:
                 "lineages": self.lineages, "iterations": self.iterations, "stopped_at": self.stopped_at}
 
 
-def run_particles(built: BuiltModel, plan: BuiltModel, keyframes: list[ContactKeyframe], settings: PlannerSettings,
-                  seed: int, engine: RolloutEngine, progress=None, poll_keyframes=None,
-                  reference: Reference | None = None, segments: Segments | None = None,
-                  retried: int | None = None) -> tuple[AgentRun, ParticleLog]:
+def run_particles(setup: AgentSetup, seed: int, engine: RolloutEngine, progress=None, poll_keyframes=None,
+                  segments: Segments | None = None, retried: int | None = None) -> tuple[AgentRun, ParticleLog]:
     """One seed's solve with `settings.particles` particles; the best final particle's run (or the
     run that got furthest) and what the particles did. With one particle and no failure this is
     the single run, byte for byte. `poll_keyframes` returns keyframes appended while solving; they
     are taken between segments (where the single run would reach them too: after the current). With
-    a `reference`, the keyframes are a tracking solve's (`agent.Agent`). `segments` runs each batch
+    the setup's `reference`, the keyframes are a tracking solve's (`agent.Agent`). `segments` runs each batch
     of segments (default: here, one after another); the result does not depend on where. The
     segment of keyframe `retried` gets no retries (another run already retried it in vain)."""
+    settings = setup.settings
     n = settings.particles
-    keyframes = list(keyframes)
+    keyframes = list(setup.keyframes)
     given = len(keyframes)
     log = ParticleLog()
 
     def resume(cp: Checkpoint) -> Agent:
-        return Agent.resume(cp, built, plan, keyframes, settings, engine, reference)
+        return setup.resume(cp, engine, keyframes)  # the keyframes appended so far included
 
     segments = segments if segments is not None else LocalSegments(resume)
-    first = Agent(built, plan, keyframes, settings, seed, engine, reference).checkpoint()
+    first = setup.agent(seed, engine).checkpoint()
     starts = {0: [_with_stream(first, fresh_stream(seed, 0, 0, 0, i)) if i else first for i in range(n)]}
     ancestry = {0: list(range(n))}
     k, furthest, survivors, chosen, redo = 0, None, [], [], None
     while True:
         new = poll_keyframes() if poll_keyframes is not None else None
         if new:
-            keyframes, starts = _appended(starts, keyframes, new, built, plan, settings, engine)
+            keyframes, starts = _appended(starts, keyframes, new, setup, engine)
         if k >= len(keyframes):
             break
         nkf = len(keyframes)
@@ -191,7 +186,7 @@ def _segment_progress(progress, k: int, i: int, n: int, nkf: int, iterations_bef
     return report
 
 
-def _appended(starts: dict, keyframes: list, new: list, built, plan, settings, engine) -> tuple[list, dict]:
+def _appended(starts: dict, keyframes: list, new: list, setup: AgentSetup, engine) -> tuple[list, dict]:
     """Keyframes appended while solving: every checkpoint carries them on, as a single run's tracker
     would (a finished run resumes with them from its current time)."""
     extended = keyframes + list(new)
@@ -199,9 +194,9 @@ def _appended(starts: dict, keyframes: list, new: list, built, plan, settings, e
     for level, cps in starts.items():
         out[level] = []
         for cp in cps:
-            agent = Agent.resume(cp, built, plan, keyframes, settings, engine)
+            agent = setup.resume(cp, engine, keyframes)
             agent.extend_keyframes(new)
-            agent.fingerprint = fingerprint(built, settings, extended)
+            agent.fingerprint = fingerprint(setup.built, setup.settings, extended)
             out[level].append(agent.checkpoint())
     return extended, out
 
