@@ -1,15 +1,14 @@
 """The progress of a whole solve, from its seeds' progress events: the mean fraction over every seed
 (seeds not heard from yet count as not started), the furthest keyframe any seed has reached, the
 planning effort spent, the retries and back-ups so far (a solve that struggles says so while it
-works), and an estimate of the time left. Plain Python (no bpy) so the numbers the
-status bar shows are testable on their own.
+works), and an estimate of the time left. Plain Python (no bpy, nothing of the solver) so the
+numbers the status bar shows are testable on their own.
 
 Per-seed events arrive interleaved; showing whichever seed reported last made the bar jump back
 and forth, so the bar is the mean and the text names the furthest keyframe.
 """
 from __future__ import annotations
 
-from ..solver.formats.events import Event
 from .i18n import iface_
 
 
@@ -28,7 +27,7 @@ class SolveProgress:
         """Take one `progress` event (`seed`, `fraction`, optionally `cost`, `reached`, `keyframes`,
         `iterations`, `retries`, `backups`); a finished seed (`solution`) counts as complete."""
         seed = event.get("seed")
-        if event.get("event") == Event.SOLUTION:
+        if "solution" in event:  # a finished seed's event carries its solution
             seed = event["solution"]["seed"]
             self.fraction[seed] = 1.0
             return
