@@ -20,11 +20,13 @@ def _task(tmp_path, method):
         doc = json.loads((ROOT / "scenes/tasks/armchair_stand_sit_stand.json").read_text())
         doc["keyframes"] = doc["keyframes"][:2]
         doc["settings"]["backups"] = 2  # keyframes that fail: retried and backed up, twice (short, still whole)
+        doc["settings"].update(rollouts=16, max_iterations=2)  # determinism is checked, not the motion
         for kf in doc["keyframes"]:
             kf["time_limit"] = 0.3
     else:
         doc = json.loads((ROOT / "scenes/tasks/assist_box_jump_low.json").read_text())
-        doc["settings"] = {"population": 8, "samples": 160}
+        # One physical version per seed (no re-tracking, no new plans): its determinism is checked.
+        doc["settings"] = {"population": 8, "samples": 160, "physical_retries": 0, "replans": 0}
     path = tmp_path / f"{method}.json"
     path.write_text(json.dumps(doc))
     return path

@@ -214,6 +214,8 @@ def test_keyframe_success_and_failure_timing():
 def test_short_real_run_reaches_hand_targets(tmp_path):
     doc = json.loads((ROOT / "scenes" / "tasks" / "reach_hand_targets.json").read_text())
     doc["keyframes"] = doc["keyframes"][:1]
+    doc["keyframes"][0]["time_limit"] = 0.6  # the report's measures are checked, not the reach: one short try
+    doc["settings"].update(retries=0, backups=0)
     path = tmp_path / "reach.json"
     path.write_text(json.dumps(doc))
     p = subprocess.run([sys.executable, "-m", "solver", "run", str(path), "--out", str(tmp_path / "o"),
@@ -252,6 +254,8 @@ def test_keyframes_appended_on_stdin_reach_the_running_solve(tmp_path):
 def test_bench_mpc_reports_table_2_measures(tmp_path):
     doc = json.loads((ROOT / "scenes" / "tasks" / "reach_hand_targets.json").read_text())
     doc["keyframes"] = doc["keyframes"][:1]
+    doc["keyframes"][0]["time_limit"] = 0.6  # the report's measures are checked, not the reach: one short try
+    doc["settings"].update(retries=0, backups=0)
     path = tmp_path / "reach.json"
     path.write_text(json.dumps(doc))
     p = subprocess.run([sys.executable, "-m", "benchmarks.bench", "mpc", "--task", str(path), "--trials", "1",
