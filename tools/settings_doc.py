@@ -23,6 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from solver.core.registry import METHODS, PLANNERS  # noqa: E402
+from solver.formats.settings import field_default  # noqa: E402
 from solver.methods import get_method  # noqa: E402
 from solver.mpc.planners.base import planner_class  # noqa: E402
 
@@ -98,18 +99,9 @@ def planner_methods(methods: dict[type, list[str]]) -> tuple[list[str], str]:
 
 
 # -- one field ------------------------------------------------------------------------------------
-def default_value(f: dataclasses.Field):
-    """The field's default (a fresh one from its factory), or MISSING for a required field."""
-    if f.default is not dataclasses.MISSING:
-        return f.default
-    if f.default_factory is not dataclasses.MISSING:
-        return f.default_factory()
-    return dataclasses.MISSING
-
-
 def default_text(f: dataclasses.Field) -> str:
     """The default as a user writes it in the task's JSON: `null`, `true`, `"cubic"`, `{}`."""
-    value = default_value(f)
+    value = field_default(f)
     if value is dataclasses.MISSING:
         return "required"
     if dataclasses.is_dataclass(value):
@@ -179,7 +171,7 @@ def documented_base(cls, documented) -> type | None:
 
 def same_field(a: dataclasses.Field, b: dataclasses.Field) -> bool:
     """Whether two fields read alike to a user: the same default, type and metadata."""
-    return default_value(a) == default_value(b) and a.type == b.type and dict(a.metadata) == dict(b.metadata)
+    return field_default(a) == field_default(b) and a.type == b.type and dict(a.metadata) == dict(b.metadata)
 
 
 def table(cls, base: type | None) -> list[str]:
@@ -193,7 +185,7 @@ def table(cls, base: type | None) -> list[str]:
         if was is not None and same_field(f, was):
             continue
         default = default_text(f)
-        if was is not None and default_value(was) != default_value(f):
+        if was is not None and field_default(was) != field_default(f):
             default += f" ({base.__name__}: {default_text(was)})"
         description = f.metadata.get("description", "*(no description)*")
         rows.append(f"| `{f.name}` | {cell(default)} | {cell(json_type(hints[f.name]))} | "
@@ -249,7 +241,7 @@ def example(method: str, options: dict[str, type]) -> str:
     """A task-file excerpt choosing a planner and one of its options (the first ones that have any)."""
     planner = next(n for n, o in options.items() if dataclasses.fields(o))
     first = dataclasses.fields(options[planner])[0]
-    settings = {next(iter(REGISTRY_CHOICES)): planner, OPTIONS_FIELD: {first.name: default_value(first)}}
+    settings = {next(iter(REGISTRY_CHOICES)): planner, OPTIONS_FIELD: {first.name: field_default(first)}}
     return json.dumps({"method": method, "settings": settings}, indent=2, ensure_ascii=False)
 
 

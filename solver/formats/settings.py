@@ -27,10 +27,16 @@ def _setting(default, description: str, **meta):
     return field(default=default, metadata=dict(meta, description=description))
 
 
+def field_default(f):
+    """A dataclass field's default (a fresh one from its factory), or MISSING for a required field."""
+    if f.default is not MISSING:
+        return f.default
+    return f.default_factory() if f.default_factory is not MISSING else MISSING
+
+
 def default_of(settings_class, name: str):
     """The default of setting `name` of a settings dataclass (for command-line defaults)."""
-    f = settings_class.__dataclass_fields__[name]
-    return f.default_factory() if f.default is MISSING else f.default
+    return field_default(settings_class.__dataclass_fields__[name])
 
 
 # -- simulate ------------------------------------------------------------------------------------
