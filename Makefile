@@ -38,7 +38,7 @@ blenders: $(BLENDER_VENVS)
 	command -v $$py >/dev/null || { echo "error: $$py not found; bpy $* needs it (pyenv install 3.13)"; exit 2; }; \
 	test -x .venv-blender-$*/bin/python || $$py -m venv .venv-blender-$*; \
 	.venv-blender-$*/bin/python -m pip install --quiet --upgrade pip && \
-	.venv-blender-$*/bin/python -m pip install --quiet "bpy==$*" "$$np" mujoco==4.0.0 pytest==9.0.3
+	.venv-blender-$*/bin/python -m pip install --quiet "bpy==$*" "$$np" mujoco==4.0.0 pytest==9.0.3 pytest-xdist==3.8.0
 	touch $@
 
 # The main job: build the extension, install it into a sandboxed Blender (bpy), load the armchair
@@ -47,12 +47,17 @@ blenders: $(BLENDER_VENVS)
 demo: venv
 	$(PY) tools/demo.py
 
-# The whole suite on Blender 5.0, then the tests marked `every_blender` on each of the other Blenders.
+# The whole suite on Blender 5.0, then the tests marked `every_blender` on each of the other Blenders;
+# each run spread over the machine's cores (pytest-xdist), a test file's tests on one of them (its
+# module fixtures made once).
+TEST_WORKERS ?= auto
+XDIST := -n $(TEST_WORKERS) --dist loadfile
 test: venv lint blenders
-	$(PY) -m pytest -q tests
+	$(PY) -m pytest -q $(XDIST) tests
 	@for v in $(OTHER_BLENDERS); do \
 	  echo "== the Blender tests on Blender $$v"; \
-	  .venv-blender-$$v/bin/python -m pytest -q -p no:cacheprovider -m every_blender $(BLENDER_TESTS) || exit $$?; \
+	  .venv-blender-$$v/bin/python -m pytest -q -p no:cacheprovider $(XDIST) -m every_blender $(BLENDER_TESTS) \
+	    || exit $$?; \
 	done
 
 # The project's own lint rules (pyproject.toml [tool.ruff]); part of `make test`.

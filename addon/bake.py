@@ -5,14 +5,31 @@ scene's frame rate, written through the action's channels (`actions`: slotted or
 Editor can plot and timeline markers at the keyframes' reached times."""
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import bpy
 import numpy as np
 
-from ..solver.core.rotations import quat_mul
+from ..solver.core.rotations import from_matrices, quat_mul
 from .actions import assign, new_channels
 
 LINEAR = 1  # bpy keyframe interpolation enum value of 'LINEAR'
 BAKED = "physkey_baked"  # custom property marking the actions PhysKey bakes
+
+
+@dataclass(frozen=True)
+class Clip:
+    """A solution's motion as it is baked: the model it plays on, its rows' times (s) and qpos, and
+    where it lands on the timeline (its first frame and the scene's frame rate)."""
+    model: object
+    times: np.ndarray
+    qpos: np.ndarray
+    start: int
+    fps: float
+
+    def frames(self, times=None) -> np.ndarray:
+        """The timeline frames of `times` (s; the clip's own rows' by default)."""
+        return self.start + np.asarray(self.times if times is None else times, float) * self.fps
 
 
 def continuous_quaternions(q):
@@ -25,7 +42,6 @@ def continuous_quaternions(q):
 
 def bone_channels(obj, model, qpos: np.ndarray) -> dict:
     """Per bone: (location (F, 3) or None, rotation_quaternion (F, 4)) for every row of qpos."""
-    from mathutils import Matrix
     nf = len(qpos)
     out = {}
     scale = obj.matrix_world.to_scale()[0]
@@ -46,8 +62,8 @@ def bone_channels(obj, model, qpos: np.ndarray) -> dict:
             world[:, 3, 3] = 1.0
             basis = rest_inv @ inv_obj @ world
             loc = basis[:, :3, 3]
-            rot = np.array([list(Matrix(m[:3, :3].tolist()).to_quaternion()) for m in basis])
-            out[pb.name] = (loc, continuous_quaternions(rot))
+            rotation = basis[:, :3, :3] / np.linalg.norm(basis[:, :3, :3], axis=1, keepdims=True)  # unit columns
+            out[pb.name] = (loc, continuous_quaternions(from_matrices(rotation)))
             continue
         rot = np.tile([1.0, 0.0, 0.0, 0.0], (nf, 1))
         for j in bone.physkey.joints:
@@ -120,15 +136,14 @@ def write_action(obj, channels: dict, name: str, frames, properties: dict | None
     return action, slot, bag
 
 
-def bake_action(obj, model, frame_times, frame_qpos, name: str, frame_start: int, fps: float,
-                extra: dict | None = None):
-    """A new Action holding the motion on the physics character, with `extra` {property name:
+def bake_action(obj, clip: Clip, name: str, extra: dict | None = None):
+    """A new Action holding the clip on the physics character, with `extra` {property name:
     (times, values)} as custom-property curves on the object."""
-    frames = frame_start + np.asarray(frame_times, float) * fps
-    action, slot, bag = write_action(obj, bone_channels(obj, model, np.asarray(frame_qpos, float)), name, frames)
+    action, slot, bag = write_action(obj, bone_channels(obj, clip.model, np.asarray(clip.qpos, float)), name,
+                                     clip.frames())
     for prop, (times, values) in (extra or {}).items():
         obj[prop] = float(values[0]) if len(values) else 0.0
-        _fcurve(bag, f'["{prop}"]', 0, frame_start + np.asarray(times, float) * fps, np.asarray(values, float))
+        _fcurve(bag, f'["{prop}"]', 0, clip.frames(times), np.asarray(values, float))
     for pb in obj.pose.bones:
         pb.rotation_mode = "QUATERNION"
     return action, slot
@@ -158,12 +173,12 @@ def free_joint_curves(channels, frames, q7) -> None:
         _fcurve(channels, "rotation_quaternion", i, frames, rot[:, i])
 
 
-def bake_free_bodies(scene, model, frame_times, frame_qpos, name: str, frame_start: int, fps: float) -> list:
+def bake_free_bodies(scene, clip: Clip, name: str) -> list:
     """Furniture the character pushed around: each free environment body whose object is in the
     scene gets a new action with its location and rotation."""
     import mujoco
     actions = []
-    frames = frame_start + np.asarray(frame_times, float) * fps
+    model, frames = clip.model, clip.frames()
     for j in range(model.njnt):
         if model.jnt_type[j] != mujoco.mjtJoint.mjJNT_FREE or model.joint(j).name == "root":
             continue
@@ -172,7 +187,7 @@ def bake_free_bodies(scene, model, frame_times, frame_qpos, name: str, frame_sta
         if obj is None:
             continue
         a = int(model.jnt_qposadr[j])
-        q = np.asarray(frame_qpos, float)
+        q = np.asarray(clip.qpos, float)
         action = bpy.data.actions.new(f"{name}_{body}")
         slot, bag = new_channels(action, obj)
         free_joint_curves(bag, frames, q[:, a:a + 7])

@@ -157,7 +157,7 @@ def _ball_object(scene, index: int, radius: float):
     return obj
 
 
-def bake_balls(scene, model, frame_times, frame_qpos, name: str, frame_start: int, fps: float) -> list:
+def bake_balls(scene, clip, name: str) -> list:
     """A solution's thrown balls onto ball objects (made when missing): location and rotation per
     frame, hidden (viewport and render) while a ball waits on the rack, before it is thrown. Returns
     the new actions, named `name` + ball number."""
@@ -166,8 +166,7 @@ def bake_balls(scene, model, frame_times, frame_qpos, name: str, frame_start: in
     from ..solver.formats.perturbations import BALL_PREFIX, RACK_X
     from .actions import assign, new_channels
     from .bake import free_joint_curves
-    q = np.asarray(frame_qpos, float)
-    frames = frame_start + np.asarray(frame_times, float) * fps
+    model, q, frames = clip.model, np.asarray(clip.qpos, float), clip.frames()
     actions = []
     for j in range(model.njnt):
         body = model.body(int(model.jnt_bodyid[j])).name

@@ -301,6 +301,12 @@ class PHYSKEY_PT_solve(_Sidebar, bpy.types.Panel):
             col.prop(props, "assist_max_wall_s", text="Time limit (s)")
             col.prop(props, "assist_curriculum", text="Curriculum")
             col.prop(props, "assist_physical", text="Physical Versions")
+        col.prop(props, "settings_json", text="More")  # further settings as JSON (docs/SETTINGS.md)
+        from .taskio import shadowed_settings
+        shadowed = shadowed_settings(props)
+        if shadowed:
+            col.label(text=iface_("More sets {}: the field above is not used").format(", ".join(shadowed)),
+                      icon="ERROR", translate=False)
         if _solve_running(context):
             row = layout.row()
             # a bar, not an editable slider: the solve moves it (the mean over seeds, never backwards)

@@ -15,7 +15,7 @@ from bpy.props import (
 
 from ..solver.core.registry import METHODS, PLANNERS
 from ..solver.formats.objective_terms import TERM_NAMES
-from ..solver.formats.settings import AssistSettings, PlannerSettings
+from ..solver.formats.settings import AssistSettings, ContactSettings
 from .setting_props import setting_property
 
 GROUP_ITEMS = [("core", "Core", "Spine and root"), ("right_leg", "Right leg", ""), ("left_leg", "Left leg", ""),
@@ -239,18 +239,20 @@ class PHYSKEY_PG_scene(bpy.types.PropertyGroup):
                              "while it solves (contact keyframes)")
     active_hit: bpy.props.IntProperty(default=0)
     method: EnumProperty(items=METHOD_ITEMS, default="contact")
-    settings_json: StringProperty(default="{}", description="Further method settings as JSON (override the fields)")
+    settings_json: StringProperty(default="{}", description="Further method settings as JSON, by name "
+                                                            "(docs/SETTINGS.md); a setting also drawn as a field is "
+                                                            "taken from here")
     # The methods' settings on the panel (taskio.FIELDS): default, bounds and description are the
     # solver's (solver.formats.settings).
     # Contact keyframes (PartwiseMPC)
-    mpc_rollouts: setting_property(PlannerSettings, "rollouts")
+    mpc_rollouts: setting_property(ContactSettings, "rollouts")
     mpc_effort: EnumProperty(items=[("adaptive", "Adaptive", "Plan each control step until the cost stops improving"),
                                     ("fixed", "Fixed", "A fixed number of planning iterations per control step")],
                              default="adaptive", description="How much planning each control step gets")
-    mpc_budget: setting_property(PlannerSettings, "budget", default=1)
-    mpc_planner: setting_property(PlannerSettings, "planner", items=PLANNER_ITEMS)
-    mpc_particles: setting_property(PlannerSettings, "particles")
-    mpc_grasp: setting_property(PlannerSettings, "grasp", items=[
+    mpc_budget: setting_property(ContactSettings, "budget", default=1)
+    mpc_planner: setting_property(ContactSettings, "planner", items=PLANNER_ITEMS)
+    mpc_particles: setting_property(ContactSettings, "particles")
+    mpc_grasp: setting_property(ContactSettings, "grasp", items=[
         ("friction", "Friction", "Hands hold free objects by friction only: honest physics"),
         ("sticky", "Sticky hands", "A hand keyed to a free object it touches is welded to it until no keyframe "
                                    "pairs them (the force it carries is reported)")])

@@ -299,14 +299,15 @@ def _root_slot(mapping, rig) -> str:
     return min(SLOTS, key=lambda s: (depth[s], SLOTS.index(s)))
 
 
-def bake_onto_rig(rig, physics, model, frame_times, frame_qpos, name: str, frame_start: int, fps: float):
-    """A new Action on the animator's rig with the solved motion, each bone keyed in its own rotation
-    mode (the rig's current action is kept with a fake user, never edited); returns (action, slot)."""
+def bake_onto_rig(rig, physics, clip, name: str):
+    """A new Action on the animator's rig with the clip (`bake.Clip`) solved on `physics`, each bone keyed
+    in its own rotation mode (the rig's current action is kept with a fake user, never edited); returns
+    (action, slot)."""
     from .actions import assign
     from .bake import write_action
     from .rigify_bake import is_rigify_generated, rigify_channels
     mapping = mapping_of(rig)
-    frame_qpos = np.asarray(frame_qpos, float)
+    model, frame_qpos = clip.model, np.asarray(clip.qpos, float)
     if is_rigify_generated(rig):
         channels, switches = rigify_channels(rig, mapped_targets(rig, physics, model, frame_qpos, mapping))
     else:
@@ -314,8 +315,7 @@ def bake_onto_rig(rig, physics, model, frame_times, frame_qpos, name: str, frame
     current = rig.animation_data.action if rig.animation_data else None
     if current is not None:
         current.use_fake_user = True
-    action, slot, _ = write_action(rig, channels, name, frame_start + np.asarray(frame_times, float) * fps,
-                                   properties=switches)
+    action, slot, _ = write_action(rig, channels, name, clip.frames(), properties=switches)
     action.use_fake_user = True
     assign(rig, action, slot)
     return action, slot

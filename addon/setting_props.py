@@ -4,21 +4,12 @@ default, bound and description. A field's metadata says what the solver accepts 
 (`soft_min`/`soft_max`); the property gets the same, so the panel offers only what a solve accepts."""
 from __future__ import annotations
 
-import dataclasses
-
 from bpy.props import BoolProperty, EnumProperty, FloatProperty, IntProperty
 
-from ..solver.formats.settings import default_of
+from ..solver.formats.settings import setting_field
 from .i18n import rpt_
 
 POSITIVE_FLOAT_MIN = 1e-6  # a float that must be > 0 and has no `min` of its own: the least the field takes
-
-
-def _field(settings_class, name: str) -> dataclasses.Field:
-    for f in dataclasses.fields(settings_class):
-        if f.name == name:
-            return f
-    raise KeyError(rpt_("{} has no setting '{}'").format(settings_class.__name__, name))
 
 
 def _bounds(meta, kind) -> dict:
@@ -35,12 +26,15 @@ def _bounds(meta, kind) -> dict:
 
 
 def setting_property(settings_class, name: str, **overrides):
-    """The bpy property for setting `name` of dataclass `settings_class`: Bool, Int, Float, or Enum (a
-    field with `choices`, or `items=` given), with the field's default, description and bounds;
-    `overrides` (any bpy.props keyword) win."""
-    f = _field(settings_class, name)
+    """The bpy property for setting `name` of a method's settings class: Bool, Int, Float, or Enum (a
+    field with `choices`, or `items=` given), with the field's default for that method, its description
+    and bounds; `overrides` (any bpy.props keyword) win."""
+    try:
+        f, method_default = setting_field(settings_class, name)
+    except KeyError:
+        raise KeyError(rpt_("{} has no setting '{}'").format(settings_class.__name__, name)) from None
     meta = f.metadata
-    default = overrides.pop("default", default_of(settings_class, name))
+    default = overrides.pop("default", method_default)
     kw = {"description": meta.get("description", ""), "default": default}
     if "items" in overrides or "choices" in meta:
         kw["items"] = [(c, c.replace("_", " ").capitalize(), "") for c in meta.get("choices", ())]

@@ -14,7 +14,7 @@ import numpy as np
 
 from ..solver.formats.events import Event
 from .actions import assign
-from .bake import add_markers, bake_action, bake_free_bodies
+from .bake import Clip, add_markers, bake_action, bake_free_bodies
 from .continuation import KEYS, pose_keys_action, remember, splice
 from .hits import bake_balls
 from .i18n import rpt_
@@ -106,6 +106,12 @@ def _load(item):
     return arrays, model
 
 
+def _clip(arrays, model, fps: float, start: int) -> Clip:
+    """The solution as it is baked at `fps` from frame `start`."""
+    times, frames = _frames_at(arrays, model, fps)
+    return Clip(model, times, frames, start, fps)
+
+
 def _frames_at(arrays, model, fps: float) -> tuple[np.ndarray, np.ndarray]:
     """The solution's frames at `fps`: its own when it was solved at that rate, else resampled from
     its simulation steps (the scene's fps changed since the solve: the motion is re-timed, its
@@ -156,13 +162,13 @@ def _preview(context, index: int) -> None:
         _set_aside(target)
     _remove_previews()
     fps, start = scene_fps(scene), scene.physkey.solutions[index].start_frame
-    times, frames = _frames_at(arrays, model, fps)
-    action, slot = bake_action(obj, model, times, frames, PREVIEW_ACTION, start, fps)
+    clip = _clip(arrays, model, fps, start)
+    action, slot = bake_action(obj, clip, PREVIEW_ACTION)
     assign(obj, action, slot)
-    bake_balls(scene, model, times, frames, PREVIEW_BALLS, start, fps)
+    bake_balls(scene, clip, PREVIEW_BALLS)
     if rig is not None:  # the animator looks at their own character
         from .retarget import bake_onto_rig
-        bake_onto_rig(rig, obj, model, times, frames, PREVIEW_RIG_ACTION, start, fps)
+        bake_onto_rig(rig, obj, clip, PREVIEW_RIG_ACTION)
 
 
 def _own_rig(scene, obj):
@@ -228,8 +234,9 @@ def keep(context, index: int):
         _set_aside(target)
     end_preview(context)
     keys = pose_keys_action(_own_rig(scene, obj) or obj)
-    times, frames = _frames_at(arrays, model, fps)
-    action, slot = bake_action(obj, model, times, frames, name, start, fps, extra=_curves(arrays))
+    clip = _clip(arrays, model, fps, start)
+    times = clip.times
+    action, slot = bake_action(obj, clip, name, extra=_curves(arrays))
     action.use_fake_user = True
     remember(action, bpy.path.abspath(item.result_path), start, item.splice_skipped,  # Solve from Here reads them
              item.splice_action)
@@ -238,12 +245,12 @@ def keep(context, index: int):
     if item.splice_action is not None:  # solved from a frame of an earlier Keep: its keys before that frame
         splice(action, item.splice_action, start)
     assign(obj, action, slot)
-    bake_free_bodies(scene, model, times, frames, action.name, start, fps)
-    bake_balls(scene, model, times, frames, f"{action.name} ball", start, fps)
+    bake_free_bodies(scene, clip, action.name)
+    bake_balls(scene, clip, f"{action.name} ball")
     rig = _own_rig(scene, obj)
     if rig is not None:  # the animator's own rig, the physics humanoid made from it
         from .retarget import bake_onto_rig
-        rig_action, _ = bake_onto_rig(rig, obj, model, times, frames, f"{action.name}_{rig.name}", start, fps)
+        rig_action, _ = bake_onto_rig(rig, obj, clip, f"{action.name}_{rig.name}")
         if item.splice_rig_action is not None:
             splice(rig_action, item.splice_rig_action, start)
     add_markers(scene, json.loads(item.reached_json), start, fps, f"{name} kf")

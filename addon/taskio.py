@@ -99,8 +99,20 @@ FIELDS = {"contact": dict(_MPC_FIELDS, mpc_grasp="grasp"), "track": _MPC_FIELDS,
                      "assist_curriculum": "curriculum", "assist_physical": "physical"}}
 
 
+def shadowed_settings(props) -> list[str]:
+    """The settings `settings_json` (drawn as More) sets that a field of the Solve panel also holds:
+    the JSON wins, so the panel names them beside the fields."""
+    try:
+        extra = json.loads(props.settings_json or "{}")
+    except ValueError:
+        return []
+    drawn = set(FIELDS.get(props.method, {}).values()) | ({"budget"} if props.method in ("contact", "track") else set())
+    return sorted(k for k in extra if k in drawn) if isinstance(extra, dict) else []
+
+
 def settings_from_scene(props) -> dict:
-    """The method's settings: the panel's fields, then anything in `settings_json` on top."""
+    """The method's settings: the panel's fields, then anything in `settings_json` (the panel's More,
+    which names the fields it overrides: `shadowed_settings`) on top."""
     out = {key: getattr(props, field) for field, key in FIELDS.get(props.method, {}).items()}
     if props.method in ("contact", "track") and props.mpc_effort == "fixed":  # no budget: adaptive effort
         out["budget"] = props.mpc_budget

@@ -24,7 +24,7 @@ from solver.core.errors import InvalidInput
 from solver.core.mujoco_log import route_warnings
 from solver.core.paths import task_path
 from solver.core.registry import PLANNERS, check_name
-from solver.formats.settings import PlannerSettings, default_of
+from solver.formats.settings import ContactSettings, default_of
 from solver.formats.task import SceneRef, build_scene
 from solver.physics.model import build_model
 from solver.physics.rollout import RolloutEngine, get_state
@@ -235,7 +235,7 @@ def bench_mpc(task_name: str, trials: int, rollouts: int, planner: str, budget: 
     it_wall = sum(e["plan_wall_s"] for e in entries) / max(sum(e["iterations"] for e in entries), 1)
     plan = prepared.plan
     data = mujoco.MjData(plan.model)
-    nstep = int(np.ceil(prepared.settings.horizon / plan.model.opt.timestep - 1e-9))
+    nstep = int(np.ceil(prepared.settings.sampling.horizon / plan.model.opt.timestep - 1e-9))
     floors = []
     for q in visited or [plan.initial_qpos()]:
         data.qpos[:] = q
@@ -247,7 +247,7 @@ def bench_mpc(task_name: str, trials: int, rollouts: int, planner: str, budget: 
     sim_time = sum(e["duration_s"] for e in entries)
     return {"benchmark": "mpc", "task": task.name, "scene_params": task.scene.params,
             "variant": task.scene.variant, "planner": planner, "rollouts": rollouts,
-            "budget": prepared.settings.budget, "slowdown": prepared.settings.slowdown, "trials": trials,
+            "budget": prepared.settings.effort.budget, "slowdown": prepared.settings.effort.slowdown, "trials": trials,
             "success_rate": len(ok) / trials, "successes": len(ok),
             "duration_mean_s": round(float(durations.mean()), 3) if len(ok) else None,
             "duration_std_s": round(float(durations.std()), 3) if len(ok) else None,
@@ -260,7 +260,7 @@ def bench_mpc(task_name: str, trials: int, rollouts: int, planner: str, budget: 
             "won_by": {k: round(float(np.mean([e["won_by"][k] for e in entries])), 4) for k in entries[0]["won_by"]}
             if entries else None,
             "failed_keyframes": [e["failed_keyframe"] for e in entries if not e["success"]],
-            "particles": prepared.settings.particles,
+            "particles": prepared.settings.recovery.particles,
             "furthest_keyframes": [e["particles"]["furthest_keyframe"] for e in entries if "particles" in e],
             "backups": sum(e["particles"]["backups"] for e in entries if "particles" in e),
             "retries": sum(sum(1 for a in e["particles"]["attempts"] if a["attempt"]) for e in entries
@@ -278,7 +278,7 @@ def bench_mpc(task_name: str, trials: int, rollouts: int, planner: str, budget: 
             # Planning effort: iterations per 0.015 s control step, and the machine's wall time per second
             # of successful motion (every trial's wall time, over the successful trials' motion).
             "iterations_per_step": round(sum(e["iterations"] for e in entries) / max(
-                sum(e["duration_s"] for e in entries) / prepared.settings.planning_timestep, 1e-9), 3),
+                sum(e["duration_s"] for e in entries) / prepared.settings.sampling.planning_timestep, 1e-9), 3),
             "wall_s_per_motion_s": round(wall / float(durations.sum()), 2) if len(ok) else None,
             "iteration_ms": round(1e3 * it_wall, 3), "floor_iteration_ms": round(1e3 * floor, 3),
             "overhead_vs_floor": round(it_wall / floor, 3), "threads_per_trial": nthread, "workers": workers,
@@ -366,7 +366,7 @@ def bench_track(task_name: str, seeds: int, workers: int | None = None) -> dict:
     import tempfile
 
     from solver.core import schema
-    from solver.formats.settings import TrackSettings
+    from solver.formats.settings import TrackSettings, method_settings
     from solver.formats.task import load_task
     from solver.methods.physical import ASSISTED_REFERENCE
     from solver.run.pool import run_seeds
@@ -378,8 +378,8 @@ def bench_track(task_name: str, seeds: int, workers: int | None = None) -> dict:
     t = schema.from_dict(type(task), schema.to_dict(task))
     if task.method == "assist":
         t.settings = dict(t.settings, physical=True)
-    step_s = schema.from_dict(TrackSettings, t.settings if task.method == "track" else ASSISTED_REFERENCE,
-                              "settings").planning_timestep
+    step_s = method_settings(TrackSettings, t.settings if task.method == "track"
+                             else ASSISTED_REFERENCE).sampling.planning_timestep
     t.seeds = list(range(seeds))
     entries = []
     start = time.perf_counter()
@@ -562,7 +562,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--task", help="mpc: contact task name or file")
     p.add_argument("--trials", type=int, default=4, help="mpc: seeds to run")
     p.add_argument("--first-seed", type=int, default=0, help="mpc: the first of the --trials seeds")
-    p.add_argument("--rollouts", type=int, default=default_of(PlannerSettings, "rollouts"), help="mpc: N")
+    p.add_argument("--rollouts", type=int, default=default_of(ContactSettings, "rollouts"), help="mpc: N")
     p.add_argument("--planner", default=None,
                    help=f"mpc (default partwise), hits (default the task's): a registered planner "
                    f"({', '.join(PLANNERS)})")

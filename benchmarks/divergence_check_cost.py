@@ -68,7 +68,7 @@ def planner_cost(threads: int, iterations: int = 100) -> dict:
             for _ in range(iterations):
                 planner.iterate(s0, 0.0, prep.keyframes[0])
             total = time.perf_counter() - start
-    return {"rollouts": prep.settings.rollouts, "steps": planner.nstep, "nstate": engine.nstate,
+    return {"rollouts": prep.settings.sampling.rollouts, "steps": planner.nstep, "nstate": engine.nstate,
             "iteration_ms": round(1e3 * total / iterations, 3), "check_us": round(1e6 * check.total / iterations, 1),
             "fraction": round(check.total / total, 5)}
 

@@ -20,6 +20,9 @@ def pytest_configure(config):
     """Every temporary folder of the run — the add-on's solve folders of an unsaved file, Blender's
     user folder, the solver's scratch — goes into one folder removed when the tests end (Blender's
     exit below skips Python's own cleanup, so it is removed in `pytest_sessionfinish`)."""
+    if hasattr(config, "workerinput"):  # a pytest-xdist worker: the run's folder is its controller's
+        tempfile.tempdir = os.environ["TMPDIR"]
+        return
     folder = tempfile.mkdtemp(prefix="physkey-tests-")
     _EXIT["tmp"] = folder
     os.environ["TMPDIR"] = folder

@@ -404,12 +404,12 @@ def test_a_search_that_misses_starts_over_with_fresh_noise_and_the_closest_is_ke
         problem = Problem(prep.built, prep.keyframes, prep.settings)
         opt = AssistOptimizer(problem, engine, initial_state(prep.built))
         alone = [float(opt.evaluate(opt.run(3, attempt=a)[0][None], K - 1).kf_error[0]) for a in (0, 1)]
-        prep0 = assist.prepare(task_from_dict(dict(doc, settings=dict(doc["settings"], retries=0))))
+        prep0 = assist.prepare(task_from_dict(dict(doc, settings=dict(doc["settings"], search_restarts=0))))
         once = assist.solve(prep0, 3, engine)
         monkeypatch.setattr(assist_module, "SUCCESS_RATIO", 1e9)  # every search counts as within
         within = assist.solve(prep, 3, engine)
     searches = sol.summary["searches"]
-    assert AssistSettings().retries == 1 and len(searches) == 2  # a 24-rollout search misses 5%
+    assert AssistSettings().search_restarts == 1 and len(searches) == 2  # a 24-rollout search misses 5%
     assert [s["kf_error"] for s in searches] == pytest.approx(alone, rel=1e-12)
     assert alone[0] != pytest.approx(alone[1], rel=1e-6)  # fresh noise, another motion
     assert sol.summary["kf_error"] == pytest.approx(min(alone), rel=1e-12)

@@ -62,7 +62,7 @@ def test_a_checkpoint_for_other_settings_is_refused(tmp_path):
         agent = Agent(prep.built, prep.plan, prep.keyframes, prep.settings, 0, engine)
         agent.step()
         agent.checkpoint().save(tmp_path / "c.npz")
-        other = dataclasses.replace(prep.settings, rollouts=17)
+        other = dataclasses.replace(prep.settings, sampling=dataclasses.replace(prep.settings.sampling, rollouts=17))
         with pytest.raises(InvalidInput, match="another model, planner settings or keyframes"):
             Agent.resume(Checkpoint.load(tmp_path / "c.npz"), prep.built, prep.plan, prep.keyframes, other, engine)
     (tmp_path / "junk.npz").write_bytes(b"not a zip")

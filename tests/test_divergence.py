@@ -21,7 +21,7 @@ from solver.assist.optimizer import PENALTY, AssistOptimizer
 from solver.assist.problem import Problem
 from solver.core import schema
 from solver.formats.contact_keyframes import parse_keyframes
-from solver.formats.settings import PlannerSettings
+from solver.formats.settings import SamplingSettings, contact_settings
 from solver.formats.task import SceneRef, build_scene, task_from_dict
 from solver.methods.assist import ASSIST as assist
 from solver.methods.assist import initial_state
@@ -180,7 +180,7 @@ def test_planner_scores_diverged_candidates_inf_and_never_adopts_one():
             return run(state, ctrl, mocap_pos, copy, eq_active)
 
         engine.run = spy
-        settings = PlannerSettings(rollouts=16, exploration=0.3)
+        settings = SamplingSettings(rollouts=16, exploration=0.3)
         objective = Objective(plan)
         space = ControlSpace.of(plan, objective.act_group, settings)
         planner = make_planner(space, settings, _ElbowQuietRng(column))
@@ -249,7 +249,7 @@ def test_agent_that_blows_up_is_unstable_at_the_reference_time(tmp_path):
     keyframes = parse_keyframes([{"pairs": [{"body1": "pelvis", "pos1": [0, 0, 0], "body2": "world",
                                              "pos2": [0, 0, 0.9]}], "time_limit": 2.0}])
     with RolloutEngine(plan.model, 2) as engine:
-        run = run_agent(built, plan, keyframes, PlannerSettings(rollouts=16), 0, engine)
+        run = run_agent(built, plan, keyframes, contact_settings(rollouts=16), 0, engine)
     assert run.unstable_at is not None and not run.success and "BADQACC" in run.unstable_reason
     # Replaying the agent's own controls in a plain loop warns in the step that starts at unstable_at.
     m, dt = built.model, built.model.opt.timestep
@@ -262,7 +262,7 @@ def test_agent_that_blows_up_is_unstable_at_the_reference_time(tmp_path):
     assert np.all(np.diff(run.times) > 0.5 * dt)
     # The method packages it as an unstable solution; result.json says so.
     # No retries or back-ups: each would blow up again (the packaging is checked, not the recovery).
-    prep = ContactPrepared(None, PlannerSettings(rollouts=16, retries=0, backups=0), built, keyframes, plan)
+    prep = ContactPrepared(None, contact_settings(rollouts=16, segment_retries=0, backups=0), built, keyframes, plan)
     with RolloutEngine(plan.model, 2) as engine:
         sol = contact.solve(prep, 0, engine)
     assert sol.unstable_time == pytest.approx(run.unstable_at)

@@ -5,7 +5,7 @@ budget plans exactly that many iterations with the noise untouched."""
 import numpy as np
 import pytest
 
-from solver.formats.settings import PlannerSettings
+from solver.formats.settings import EffortSettings, SamplingSettings
 from solver.mpc.effort import Effort
 from solver.mpc.planners.base import ControlSpace, Noise, make_planner
 
@@ -25,7 +25,7 @@ def _iterations(effort, costs, t=1.0, switched=False, head=None):
 
 
 def test_stops_on_a_converged_cost_and_continues_on_an_improving_one():
-    s = PlannerSettings(improvement=0.02, max_iterations=6)
+    s = EffortSettings(improvement=0.02, max_iterations=6)
     effort = Effort(s, DT)
     _iterations(effort, [(10.0, 10.0)], t=0.0)  # a first step, to leave the start's boost behind
     converged = [(10.0, 9.99)] * 10  # 0.1% better each time
@@ -35,7 +35,7 @@ def test_stops_on_a_converged_cost_and_continues_on_an_improving_one():
 
 
 def test_more_effort_after_a_keyframe_switch_and_while_falling_or_the_cost_rises():
-    s = PlannerSettings(improvement=0.02, max_iterations=3, boost_s=0.5, fall_speed=0.5)
+    s = EffortSettings(improvement=0.02, max_iterations=3, boost_s=0.5, fall_speed=0.5)
     improving = [(10.0 * 0.9 ** k, 10.0 * 0.9 ** (k + 1)) for k in range(20)]
     converged = [(10.0, 10.0)] * 20
     effort = Effort(s, DT)
@@ -54,7 +54,7 @@ def test_more_effort_after_a_keyframe_switch_and_while_falling_or_the_cost_rises
 def test_a_retry_plans_at_least_its_escalation_per_step_with_a_finer_stopping_rule():
     """Escalation e (the particle layer's retry of a failed segment) is real effort: at least e
     iterations per control step, a cap e times higher, and the improvement threshold divided by e."""
-    s = PlannerSettings(improvement=0.02, max_iterations=3)
+    s = EffortSettings(improvement=0.02, max_iterations=3)
     converged = [(10.0, 10.0)] * 40
     steady = [(10.0 * 0.985 ** k, 10.0 * 0.985 ** (k + 1)) for k in range(40)]  # 1.5% better each time
     counts = {}
@@ -68,16 +68,17 @@ def test_a_retry_plans_at_least_its_escalation_per_step_with_a_finer_stopping_ru
 
 
 def test_a_fixed_budget_plans_exactly_that_many():
-    effort = Effort(PlannerSettings(budget=3), DT)
+    effort = Effort(EffortSettings(budget=3), DT)
     assert _iterations(effort, [(10.0, 10.0)] * 10, switched=True) == 3
     assert effort.noise_scale(2) == 1.0 and effort.wide_fraction() == 0.0
 
 
 def test_noise_anneals_except_for_the_wide_samples():
-    s = PlannerSettings(rollouts=12, planner="baseline", anneal=0.5, wide_fraction=0.2, exploration=0.1)
+    s = SamplingSettings(rollouts=12, planner="baseline", exploration=0.1)
+    e = EffortSettings(anneal=0.5, wide_fraction=0.2)
     space = ControlSpace(nu=2, lo=-np.ones(2) * 100, hi=np.ones(2) * 100, act_group=np.array([0, 1]),
                          offsets=np.linspace(0.0, 0.35, 3), spline="cubic")
-    effort = Effort(s, DT)
+    effort = Effort(e, DT)
     full = make_planner(space, s, np.random.default_rng(5))
     annealed = make_planner(space, s, np.random.default_rng(5))
     noise = Noise(effort.noise_scale(2), effort.wide_fraction())

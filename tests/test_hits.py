@@ -162,7 +162,8 @@ def test_a_thrown_ball_is_baked_hidden_until_it_is_thrown(tmp_path):
     qpos[:, a] = np.where(times < 0.5, RACK_X, np.linspace(-2, 1, len(times)))
     qpos[:, a + 3:a + 7] = [0.0, 0.0, 0.0, 1.0]
     hits = addon(module, "hits")
-    (action,) = hits.bake_balls(bpy.context.scene, model, times, qpos, "test balls", 1, 24.0)
+    (action,) = hits.bake_balls(bpy.context.scene, addon(module, "bake").Clip(model, times, qpos, 1, 24.0),
+                              "test balls")
     obj = bpy.context.scene.objects["PhysKey Ball 1"]
     assert obj.users_collection[0].name == "PhysKey Hits" and tuple(obj.scale) == pytest.approx((0.2,) * 3)
     assert obj.animation_data.action == action

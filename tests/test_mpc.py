@@ -12,7 +12,7 @@ import pytest
 from solver.formats.contact_keyframes import ContactKeyframe, ContactPair
 from solver.formats.objective_terms import TERM_NAMES
 from solver.formats.scene import GROUPS
-from solver.formats.settings import PlannerSettings
+from solver.formats.settings import SamplingSettings
 from solver.formats.task import SceneRef, build_scene
 from solver.mpc.keyframe_tracker import KeyframeTracker
 from solver.mpc.objectives.contact import ALPHA, Costs, Objective
@@ -131,7 +131,7 @@ def test_part_cost_counts_shared_terms_once(objective):
 
 def _planner(objective, **settings):
     plan = objective.built
-    settings = PlannerSettings(**settings)
+    settings = SamplingSettings(**settings)
     return PartwisePlanner(ControlSpace.of(plan, objective.act_group, settings), settings, None,
                            np.random.default_rng(0))
 
@@ -215,7 +215,7 @@ def test_short_real_run_reaches_hand_targets(tmp_path):
     doc = json.loads((ROOT / "scenes" / "tasks" / "reach_hand_targets.json").read_text())
     doc["keyframes"] = doc["keyframes"][:1]
     doc["keyframes"][0]["time_limit"] = 0.6  # the report's measures are checked, not the reach: one short try
-    doc["settings"].update(retries=0, backups=0)
+    doc["settings"].update(segment_retries=0, backups=0)
     path = tmp_path / "reach.json"
     path.write_text(json.dumps(doc))
     p = subprocess.run([sys.executable, "-m", "solver", "run", str(path), "--out", str(tmp_path / "o"),
@@ -255,7 +255,7 @@ def test_bench_mpc_reports_table_2_measures(tmp_path):
     doc = json.loads((ROOT / "scenes" / "tasks" / "reach_hand_targets.json").read_text())
     doc["keyframes"] = doc["keyframes"][:1]
     doc["keyframes"][0]["time_limit"] = 0.6  # the report's measures are checked, not the reach: one short try
-    doc["settings"].update(retries=0, backups=0)
+    doc["settings"].update(segment_retries=0, backups=0)
     path = tmp_path / "reach.json"
     path.write_text(json.dumps(doc))
     p = subprocess.run([sys.executable, "-m", "benchmarks.bench", "mpc", "--task", str(path), "--trials", "1",
@@ -284,7 +284,7 @@ def test_slowdown_plans_only_the_iterations_that_fit(tmp_path):
     doc["keyframes"][0]["time_limit"] = 0.3  # 20 control steps, then the keyframe fails
     doc["settings"]["budget"] = 1
     prep = contact.prepare(task_from_dict(doc))
-    control_dt = prep.settings.planning_timestep
+    control_dt = prep.settings.sampling.planning_timestep
     substeps = round(control_dt / prep.built.model.opt.timestep)
 
     def control_steps(run):
@@ -297,10 +297,11 @@ def test_slowdown_plans_only_the_iterations_that_fit(tmp_path):
         iteration_s = fixed.plan_wall_s / fixed.iterations
         per_step, fitted = {}, {}
         for fits in (1.5, 3.5):
-            settings = dataclasses.replace(prep.settings, slowdown=control_dt / (fits * iteration_s))
+            settings = dataclasses.replace(prep.settings, effort=dataclasses.replace(
+                prep.settings.effort, slowdown=control_dt / (fits * iteration_s)))
             run = run_agent(prep.built, prep.plan, prep.keyframes, settings, 0, engine)
             per_step[fits] = run.iterations / control_steps(run)
-            fitted[fits] = (control_dt / settings.slowdown) / (run.plan_wall_s / run.iterations)
+            fitted[fits] = (control_dt / settings.effort.slowdown) / (run.plan_wall_s / run.iterations)
     # Planning until the budget is *passed* would make about one more per step than fits.
     for fits in (1.5, 3.5):
         assert max(1.0, fitted[fits] - 1.25) <= per_step[fits] <= max(1.0, fitted[fits]) + 0.25, (per_step, fitted)

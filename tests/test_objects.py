@@ -13,7 +13,7 @@ from solver.builders.mjcf import compile_spec, scene_to_spec
 from solver.core.paths import task_path
 from solver.formats.contact_keyframes import ContactKeyframe, ContactPair, parse_keyframes
 from solver.formats.scene import GROUPS
-from solver.formats.settings import PlannerSettings
+from solver.formats.settings import SamplingSettings
 from solver.formats.task import SceneRef, build_scene, load_task
 from solver.methods.contact import CONTACT, planning_models
 from solver.mpc.agent import Agent
@@ -288,7 +288,7 @@ def test_grasp_pairs_are_the_keyframes_body_object_pairs():
     scene = build_scene(task.scene)
     assert grasp_pairs(parse_keyframes(task.keyframes), scene) == [("hand_right", "box"), ("hand_left", "box")]
     assert task.settings["grasp"] == "sticky"
-    built, plan = planning_models(scene, PlannerSettings(), grasps=[("hand_right", "box")])
+    built, plan = planning_models(scene, SamplingSettings(), grasps=[("hand_right", "box")])
     assert plan.grasps == built.grasps and plan.model.neq == 1 and plan.model.eq_active0[0] == 0
 
 
@@ -372,7 +372,7 @@ def test_a_solution_reports_its_grasps_and_the_objects_quality():
     hold time and force beside the box's weight, and the object's quality figures."""
     task = load_task(task_path("box_lift_place"))
     task.keyframes = task.keyframes[:1]
-    task.settings = dict(task.settings, rollouts=16, max_iterations=2, retries=0, backups=0, particles=1)
+    task.settings = dict(task.settings, rollouts=16, max_iterations=2, segment_retries=0, backups=0, particles=1)
     prep = CONTACT.prepare(task)
     with RolloutEngine(prep.plan.model, 1) as engine:
         sol = CONTACT.solve(prep, 3, engine)

@@ -227,3 +227,30 @@ def test_a_mistake_in_a_panel_fails(panel, old, new):
         draw_panel(bpy, cls)  # the real one draws
         with pytest.raises(LayoutError):
             draw_panel(bpy, broken)
+
+
+def test_the_panel_outlines_in_the_docs_are_current():
+    """docs/PANELS.md is what the panels draw now (tools/panel_outline.py --write)."""
+    import importlib.util
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[1]
+    spec = importlib.util.spec_from_file_location("panel_outline", root / "tools" / "panel_outline.py")
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    assert tool.DOC.read_text(encoding="utf-8") == tool.page(), \
+        "docs/PANELS.md is out of date: run .venv/bin/python tools/panel_outline.py --write"
+
+
+def test_more_settings_say_which_fields_they_override():
+    """A setting in More (JSON) that a field also holds is named under the fields: the JSON wins."""
+    bpy, module = installed_extension()
+    props = bpy.context.scene.physkey
+    taskio = __import__(f"{module.__name__}.addon.taskio", fromlist=["taskio"])
+    props.method, props.settings_json = "contact", '{"rollouts": 12, "horizon": 0.5}'
+    try:
+        assert taskio.shadowed_settings(props) == ["rollouts"]
+        assert taskio.settings_from_scene(props)["rollouts"] == 12
+        props.settings_json = "not json"
+        assert taskio.shadowed_settings(props) == []
+    finally:
+        props.settings_json = "{}"

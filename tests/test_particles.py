@@ -71,7 +71,7 @@ def test_a_sustain_longer_than_the_time_limit_can_be_met():
     """The time limit bounds how long a keyframe may take to be *reached*; holding it for its sustain
     afterwards may take longer (the loop guard counted time limits only and cut such a keyframe
     off, with no reason given)."""
-    doc = _prepared(retries=0, backups=0)
+    doc = _prepared(segment_retries=0, backups=0)
     doc["keyframes"] = doc["keyframes"][:1]
     doc["keyframes"][0].update(tolerance=10.0, sustain=1.5, time_limit=0.2)  # met from the start
     run, _ = _run(doc)
@@ -79,7 +79,7 @@ def test_a_sustain_longer_than_the_time_limit_can_be_met():
 
 
 def test_retries_and_backups_are_bounded_and_the_furthest_keyframe_is_reported():
-    doc = _prepared(particles=2, retries=1, backups=1)
+    doc = _prepared(particles=2, segment_retries=1, backups=1)
     doc["keyframes"][1]["pairs"] = [{"body1": "pelvis", "pos1": [0, 0, 0], "body2": "world", "pos2": [10, 0, 1]}]
     doc["keyframes"][1]["time_limit"] = 0.15  # 10 m away in 0.15 s: no particle can
     seen = []
@@ -103,13 +103,13 @@ def test_retries_and_backups_are_bounded_and_the_furthest_keyframe_is_reported()
 def test_a_keyframe_retried_elsewhere_gets_no_retry():
     """`retried`: the segment of that keyframe is tried once each time the solve gets there (another
     run retried it in vain); the others keep their retries and the back-ups are as before."""
-    doc = _prepared(particles=2, retries=1, backups=1)
+    doc = _prepared(particles=2, segment_retries=1, backups=1)
     doc["keyframes"][1]["pairs"] = [{"body1": "pelvis", "pos1": [0, 0, 0], "body2": "world", "pos2": [10, 0, 1]}]
     doc["keyframes"][1]["time_limit"] = 0.15  # no particle can
     run, log = _run(doc, retried=1)
     assert not run.success and log.stopped_at == 1 and log.backups == 1
     assert [(a["keyframe"], a["attempt"]) for a in log.attempts] == [(0, 0), (1, 0), (0, 0), (1, 0)]
-    whole, log = _run(_prepared(particles=1, retries=1, backups=1))
+    whole, log = _run(_prepared(particles=1, segment_retries=1, backups=1))
     assert whole.success and log.stopped_at is None
 
 
@@ -130,7 +130,7 @@ def test_a_retry_weighs_the_contact_term_more(monkeypatch):
         return plan(planner, scorer, state, t, kf, noise)
 
     monkeypatch.setattr(agent_module, "plan_iteration", watched)
-    doc = _prepared(retries=3, backups=1, retry_contact=1.0)
+    doc = _prepared(segment_retries=3, backups=1, retry_contact=1.0)
     doc["keyframes"] = doc["keyframes"][:2]
     doc["keyframes"][1].update(name="far", time_limit=0.15, weights={"Contact": 100.0},
                                pairs=[{"body1": "pelvis", "pos1": [0, 0, 0], "body2": "world", "pos2": [10, 0, 1]}])
@@ -174,7 +174,7 @@ def test_a_particles_try_reports_how_long_it_went_without_coming_closer():
 def test_a_failed_first_keyframe_starts_over_with_its_backups():
     """Nothing comes before the first segment: a back-up starts it over (fresh noise, retries again),
     still bounded."""
-    doc = _prepared(particles=1, retries=1, backups=2)
+    doc = _prepared(particles=1, segment_retries=1, backups=2)
     doc["keyframes"][0]["pairs"] = [{"body1": "pelvis", "pos1": [0, 0, 0], "body2": "world", "pos2": [10, 0, 1]}]
     doc["keyframes"][0]["time_limit"] = 0.1
     run, log = _run(doc)
@@ -183,7 +183,8 @@ def test_a_failed_first_keyframe_starts_over_with_its_backups():
 
 
 @pytest.mark.parametrize("field, value, words", [("particles", 0, "must be > 0"), ("particles", 1000, "at most 64"),
-                                                 ("retries", -1, "must be >= 0"), ("max_iterations", 0, "must be > 0"),
+                                                 ("segment_retries", -1, "must be >= 0"),
+                                                 ("max_iterations", 0, "must be > 0"),
                                                  ("improvement", -0.1, "must be >= 0")])
 def test_bad_particle_and_effort_settings_are_exit_2(tmp_path, field, value, words):
     doc = _prepared(**{field: value})
@@ -198,7 +199,7 @@ def test_keyframes_appended_while_solving_are_taken_between_segments(particles):
     """A keyframe appended while the solve runs (Blender's `append_keyframes` line) is attempted
     after the ones before it, by every particle, as a single run's tracker would."""
     from solver.formats.contact_keyframes import parse_keyframes
-    doc = _prepared(particles=particles, retries=0, backups=0)
+    doc = _prepared(particles=particles, segment_retries=0, backups=0)
     doc["keyframes"] = doc["keyframes"][:1]
     extra = dict(doc["keyframes"][0], name="again", sustain=0.05)
     prep = CONTACT.prepare(task_from_dict(doc))
@@ -216,7 +217,7 @@ def test_keyframes_appended_while_solving_are_taken_between_segments(particles):
 
 def _lineage_run(folder: Path) -> Path:
     """A seed whose particles reach the end from two lineages (3 particles, a second keyframe few reach)."""
-    doc = _prepared(particles=3, retries=1, backups=1)
+    doc = _prepared(particles=3, segment_retries=1, backups=1)
     doc["keyframes"][1]["time_limit"] = 0.25
     doc["seeds"] = [1]
     folder.mkdir(parents=True, exist_ok=True)

@@ -87,7 +87,7 @@ def test_the_agent_applies_an_impulse_at_its_time_and_the_planner_does_not_know_
     impulse = np.array([-12.0, 5.0, 3.0])
     push = {"impulses": [{"time": 0.005, "body": "torso", "impulse": impulse.tolist()}]}
     hit, calm = _prepare(push, floating=True), _prepare(None, floating=True)
-    assert hit.settings.planning_timestep / hit.built.model.opt.timestep == pytest.approx(3)
+    assert hit.settings.sampling.planning_timestep / hit.built.model.opt.timestep == pytest.approx(3)
     a, b = _first_control_step(hit), _first_control_step(calm)
     np.testing.assert_array_equal(a.rec["ctl_ctrl"][0], b.rec["ctl_ctrl"][0])  # the same plan
     np.testing.assert_array_equal(a.rec["qpos"][1], b.rec["qpos"][1])  # the same first step

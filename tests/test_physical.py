@@ -15,6 +15,8 @@ from solver.methods.track import Track
 
 ROOT = Path(__file__).resolve().parents[1]
 TASK = ROOT / "tests" / "data" / "golden" / "assist.json"  # a box jump with a tiny budget
+# Where a test checks what is done with trackings and not how well they track: a small tracking budget.
+QUICK_TRACKING = {"rollouts": 16, "max_iterations": 2}
 
 
 def _run(out: Path, **settings) -> dict:
@@ -100,7 +102,7 @@ def test_a_physical_version_that_stops_short_is_tracked_again_with_fresh_noise_a
     prep = ASSIST.prepare(task_from_dict(json.loads((out / "task.json").read_text())))
     with np.load(out / "seed_0" / "result.npz") as z:
         assisted = Solution(times=z["times"], qpos=z["qpos"], success=True, cost=0.0)
-    assert physical_module.RETRY["key_boost"] > TrackSettings().key_boost
+    assert physical_module.RETRY["key_boost"] > TrackSettings().terms.key_boost
     for key, value in physical_module.RETRY.items():
         monkeypatch.setitem(physical_module.ASSISTED_REFERENCE, key, value)
     alone = physical_module.physical_version(prep, assisted, entry["keyframe_times"], np.zeros(0),
@@ -210,8 +212,8 @@ def test_a_physical_version_counts_its_bodies_sinking_in(runs):
     with np.load(out / "seed_0" / "result.npz") as z:
         assisted = Solution(times=z["times"], qpos=z["qpos"], success=True, cost=0.0)
     track_prep = Track().prepare(physical_module.tracking_task(prep, assisted, entry["keyframe_times"]))
-    assert track_prep.settings.w_penetration == physical_module.ASSISTED_REFERENCE["w_penetration"] > 0
-    assert TrackSettings().w_penetration == 0.0
+    assert track_prep.settings.terms.w_penetration == physical_module.ASSISTED_REFERENCE["w_penetration"] > 0
+    assert TrackSettings().terms.w_penetration == 0.0
     sensors = [name for name in track_prep.plan.sensor_slices if name.endswith("_contact")]
     assert sensors == [f"{b}_contact" for b in track_prep.plan.character_bodies]
     assert all(t["max_penetration_m"] >= 0 for t in entry["physical"]["tries"])
@@ -220,9 +222,9 @@ def test_a_physical_version_counts_its_bodies_sinking_in(runs):
 def test_a_plan_whose_physical_version_misses_is_searched_anew_and_the_better_plan_kept(monkeypatch):
     """`replans` (default 2): where the search reached the sketch (here every search counts as within
     its 5%) and this box jump's physical version stops short, the assisted search is done anew — its
-    searches draw the noise of the attempts after the first plan's, each plan searching up to `retries`
-    + 1 times — and its motion tracked (the progress counts the search started over as a retry); `plans`
-    lists both, and the solution kept is the better plan's, its physical version with it. Each plan's
+    searches draw the noise of the attempts after the first plan's, each plan searching up to
+    `search_restarts` + 1 times — and its motion tracked (the progress counts the search started over as
+    a retry); `plans` lists both, and the solution kept is the better plan's, its physical version with it. Each plan's
     search is what the optimizer gives alone for its attempt. Both plans' physical versions stop at the
     same keyframe (the take-off): no third plan. A search that missed its 5% (it had its own fresh
     starts), a first plan close enough, or `replans` 0 plans once."""
@@ -235,7 +237,8 @@ def test_a_plan_whose_physical_version_misses_is_searched_anew_and_the_better_pl
     from solver.methods.physical import close_enough
     from solver.physics.rollout import RolloutEngine
     doc = json.loads(TASK.read_text())
-    doc["settings"] = dict(doc["settings"], retries=1, replans=2, physical_retries=0)
+    doc["settings"] = dict(doc["settings"], search_restarts=1, replans=2, physical_retries=0,
+                          physical_settings=QUICK_TRACKING)
     prep = ASSIST.prepare(task_from_dict(doc))
     K = len(prep.keyframes.qpos)
     with RolloutEngine(prep.engine_model(), 2) as engine:

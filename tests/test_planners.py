@@ -12,7 +12,7 @@ import pytest
 from test_bad_input import check_invalid, run_cli
 
 from solver.core.registry import PLANNERS
-from solver.formats.settings import PlannerSettings
+from solver.formats.settings import SamplingSettings
 from solver.mpc.objectives.contact import Costs
 from solver.mpc.planners.base import NOMINAL, ORIGINS, SAMPLED, ControlSpace, make_planner, planner_class
 from solver.mpc.planners.cem import CrossEntropyPlanner
@@ -56,7 +56,7 @@ def test_every_registered_planner_solves_through_the_cli(tmp_path, name):
 
 @pytest.mark.parametrize("name", list(PLANNERS))
 def test_proposals_start_from_the_shifted_nominal_within_the_control_range(name):
-    settings = PlannerSettings(rollouts=12, exploration=2.0, planner=name)
+    settings = SamplingSettings(rollouts=12, exploration=2.0, planner=name)
     planner = make_planner(_space(), settings, np.random.default_rng(0))
     planner.nominal = np.full((KNOTS, NU), 0.25)
     candidates = planner.propose(None, 0.1)
@@ -69,7 +69,7 @@ def test_proposals_start_from_the_shifted_nominal_within_the_control_range(name)
 
 
 def test_cross_entropy_refits_the_plan_to_the_elite():
-    settings = PlannerSettings(rollouts=10, exploration=0.05, planner="cem",
+    settings = SamplingSettings(rollouts=10, exploration=0.05, planner="cem",
                                planner_options={"elite_fraction": 0.3, "min_std": 0.01})
     planner = make_planner(_space(), settings, np.random.default_rng(1))
     assert isinstance(planner, CrossEntropyPlanner) and planner.elites() == 3
@@ -88,7 +88,7 @@ def test_cross_entropy_refits_the_plan_to_the_elite():
 
 
 def test_cross_entropy_keeps_the_plan_when_every_candidate_diverges():
-    settings = PlannerSettings(rollouts=6, planner="cem")
+    settings = SamplingSettings(rollouts=6, planner="cem")
     planner = make_planner(_space(), settings, np.random.default_rng(2))
     planner.nominal = np.full((KNOTS, NU), -0.5)
     planner.propose(None, 0.0)
@@ -106,7 +106,7 @@ def test_planner_classes_come_from_the_registry():
 
 def test_an_unregistered_planner_in_the_task_is_exit_2_listing_the_planners(tmp_path):
     rc, out, err = run_cli(_short_contact_task(tmp_path, "ilqg"), tmp_path / "out")
-    check_invalid(rc, out, err, ["settings.planner", "unknown planner 'ilqg'"] + [f"{n}" for n in PLANNERS])
+    check_invalid(rc, out, err, ["settings.planner", 'got "ilqg"'] + [f"{n}" for n in PLANNERS])
     assert not (tmp_path / "out").exists()
 
 

@@ -173,18 +173,11 @@ def test_a_planner_the_menu_does_not_list_stays_in_the_json():
     assert props.mpc_planner == "partwise" and taskio.settings_from_scene(props)["planner"] == "someday"
 
 
-def fields_of(cls):
-    import dataclasses
-    return {f.name: f for f in dataclasses.fields(cls)}
-
-
 def test_method_settings_fields_are_the_solvers_settings():
     """Every settings field on the panel takes its default, bounds and description from the solver's
     settings dataclass; the method and planner menus are the solver's registry."""
-    import dataclasses
-
     from solver.core.registry import METHODS, PLANNERS
-    from solver.formats.settings import AssistSettings, PlannerSettings, TrackSettings
+    from solver.formats.settings import AssistSettings, ContactSettings, TrackSettings, setting_field
     bpy, module = installed_extension()
     taskio = addon(module, "taskio")
     rna = bpy.context.scene.physkey.bl_rna.properties
@@ -193,13 +186,12 @@ def test_method_settings_fields_are_the_solvers_settings():
         [(e.label, e.description) for e in METHODS.values()]
     assert [i.identifier for i in rna["mpc_planner"].enum_items] == list(PLANNERS)
     checked = 0
-    for method, cls in (("contact", PlannerSettings), ("assist", AssistSettings), ("track", TrackSettings)):
-        fields = {f.name: f for f in dataclasses.fields(cls)}
-        defaults = cls()
+    for method, cls in (("contact", ContactSettings), ("assist", AssistSettings), ("track", TrackSettings)):
         for prop_name, key in taskio.FIELDS[method].items():
-            prop, meta = rna[prop_name], fields[key].metadata
+            f, default = setting_field(cls, key)
+            prop, meta = rna[prop_name], f.metadata
             assert prop.description == meta["description"], prop_name
-            assert prop.default == pytest.approx(getattr(defaults, key)), prop_name
+            assert prop.default == pytest.approx(default), prop_name
             for bound in ("min", "max", "soft_min", "soft_max"):
                 if bound in meta:
                     got = getattr(prop, "hard_" + bound if bound in ("min", "max") else bound)
@@ -210,10 +202,10 @@ def test_method_settings_fields_are_the_solvers_settings():
                 assert prop.hard_min > 0, prop_name
             checked += 1
     assert checked == 4 + 6 + 3  # contact's (with the grasp), assist's, and track's (the planner fields)
-    budget, meta = rna["mpc_budget"], fields_of(PlannerSettings)["budget"].metadata
+    budget, meta = rna["mpc_budget"], setting_field(ContactSettings, "budget")[0].metadata
     assert budget.description == meta["description"] and budget.hard_min == 1 and budget.soft_max == meta["soft_max"]
     assert budget.default == 1  # shown when the effort is fixed; unset (adaptive) is the solver's default
-    assert PlannerSettings().budget is None and rna["mpc_effort"].default == "adaptive"
+    assert ContactSettings().effort.budget is None and rna["mpc_effort"].default == "adaptive"
 
 
 @pytest.mark.parametrize("preset", ["box_lift_place", "box_floor_pickup", "box_handover"])
@@ -240,5 +232,5 @@ def test_the_box_presets_come_back_with_their_free_box_and_sticky_hands(preset):
     kfs = parse_keyframes(parsed.keyframes)
     assert [p.body1 for p in kfs[1].pairs] == ["hand_right", "hand_left", "box"]
     prep = CONTACT.prepare(parsed)  # valid as the solver sees it, welds for both hands
-    assert prep.settings.grasp == "sticky" and prep.built.grasps == [("hand_right", "box"), ("hand_left", "box")]
-    assert prep.settings.particles == 3  # the preset's, through the panel's Particles field
+    assert prep.settings.grasp.grasp == "sticky" and prep.built.grasps == [("hand_right", "box"), ("hand_left", "box")]
+    assert prep.settings.recovery.particles == 3  # the preset's, through the panel's Particles field

@@ -15,7 +15,8 @@ def _slow_assist_task(tmp_path, wall_s=2.0):
     """An assist task whose seeds each take about `wall_s` seconds: long enough to be killed mid-seed."""
     doc = json.loads((ROOT / "scenes/tasks/assist_box_jump_low.json").read_text())
     # The search alone (no physical version, no search started over): only how long a seed runs matters.
-    doc["settings"] = {"population": 8, "samples": 10 ** 6, "max_wall_s": wall_s, "physical": False, "retries": 0}
+    doc["settings"] = {"population": 8, "samples": 10 ** 6, "max_wall_s": wall_s, "physical": False,
+                       "search_restarts": 0}
     path = tmp_path / "task.json"
     path.write_text(json.dumps(doc))
     return path

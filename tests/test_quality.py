@@ -128,8 +128,12 @@ def test_a_head_lying_on_a_bed_that_bobs_across_the_fall_line_has_not_fallen():
 
 @pytest.mark.parametrize("name", ["contact_partwise", "assist"])
 def test_solutions_report_their_quality(tmp_path, name):
-    out = tmp_path / "out"
-    proc = subprocess.run([sys.executable, "-m", "solver", "run", str(ROOT / f"tests/data/golden/{name}.json"),
+    out, task = tmp_path / "out", tmp_path / "task.json"
+    doc = json.loads((ROOT / f"tests/data/golden/{name}.json").read_text())
+    if name == "assist":  # the assisted solution's own quality: its physical version is not looked at
+        doc["settings"]["physical"] = False
+    task.write_text(json.dumps(doc))
+    proc = subprocess.run([sys.executable, "-m", "solver", "run", str(task),
                            "--out", str(out), "--workers", "0"], cwd=ROOT, capture_output=True, text=True,
                           timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]

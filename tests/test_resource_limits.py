@@ -86,5 +86,5 @@ def test_particles_beyond_memory_are_refused_and_the_record_estimate_is_what_a_r
         for _ in range(20):
             agent.step()
         held = sum(v.nbytes for k, v in agent.checkpoint().arrays.items() if k.startswith("record."))
-    estimate = run_record_bytes(prep.built.model, agent.data.time, prep.settings.planning_timestep)
+    estimate = run_record_bytes(prep.built.model, agent.data.time, prep.settings.sampling.planning_timestep)
     assert held <= estimate <= 1.05 * held

@@ -48,8 +48,8 @@ def _unreachable(doc):
     return doc
 
 
-@pytest.mark.parametrize("doc", [_doc(particles=3, retries=1, backups=1),
-                                 _unreachable(_doc(particles=2, retries=1, backups=1))],
+@pytest.mark.parametrize("doc", [_doc(particles=3, segment_retries=1, backups=1),
+                                 _unreachable(_doc(particles=2, segment_retries=1, backups=1))],
                          ids=["resampled", "retried-and-backed-up"])
 def test_segments_run_elsewhere_give_the_same_solve(doc, tmp_path):
     prep = CONTACT.prepare(task_from_dict(doc))

@@ -9,9 +9,8 @@ import json
 import re
 from pathlib import Path
 
-from solver.core import schema
 from solver.core.registry import METHODS, PLANNERS
-from solver.formats.settings import SimulateSettings, _setting
+from solver.formats.settings import SimulateSettings, groups_of, method_settings, setting
 from solver.methods import get_method
 from solver.mpc.planners.base import planner_class, planner_options
 
@@ -56,11 +55,18 @@ def missing_fields(doc: str) -> list[str]:
     sections = _sections(doc)
     missing = []
     for cls, names in _documented_classes():
+        grouped = bool(groups_of(cls))
         for f in dataclasses.fields(cls):
             value = _default(f)
-            row = f"| `{f.name}` |" if dataclasses.is_dataclass(value) else \
-                f"| `{f.name}` | `{json.dumps(value, ensure_ascii=False)}`"
-            if not any(row in sections.get(name, "") for name in names):
+            if grouped:  # a method's group: linked, with the method's own defaults where they differ
+                plain = type(value)()
+                rows = [f"- [{type(value).__name__}](#{type(value).__name__.lower()})"]
+                rows += [f"`{g.name}` `{json.dumps(getattr(value, g.name))}`" for g in dataclasses.fields(value)
+                         if getattr(value, g.name) != getattr(plain, g.name)]
+            else:
+                rows = [f"| `{f.name}` |" if dataclasses.is_dataclass(value) else
+                        f"| `{f.name}` | `{json.dumps(value, ensure_ascii=False)}`"]
+            if not all(any(row in sections.get(name, "") for name in names) for row in rows):
                 missing.append(f"{cls.__name__}.{f.name}")
     return missing
 
@@ -83,7 +89,7 @@ def test_a_setting_added_without_regenerating_fails(monkeypatch, capsys):
     tool = _tool()
     stale = DOC.read_text(encoding="utf-8")
     extra = dataclasses.make_dataclass(
-        "SimulateSettings", [("extra_setting", float, _setting(1.5, "A setting added after the page", positive=True))],
+        "SimulateSettings", [("extra_setting", float, setting(1.5, "A setting added after the page", positive=True))],
         bases=(SimulateSettings,))
     monkeypatch.setattr(type(get_method("simulate")), "settings_type", extra)
     fresh = tool.render()
@@ -114,5 +120,5 @@ def test_the_example_is_a_valid_choice_of_planner_and_options():
     doc = DOC.read_text(encoding="utf-8")
     example = json.loads(re.search(r"```json\n(.*?)```", doc, re.S).group(1))
     method = get_method(example["method"])
-    settings = schema.from_dict(method.settings_type, example["settings"], "settings")
-    assert planner_options(settings) is not None
+    settings = method_settings(method.settings_type, example["settings"])
+    assert planner_options(settings.sampling) is not None

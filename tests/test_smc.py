@@ -6,7 +6,7 @@ import mujoco
 import numpy as np
 import pytest
 
-from solver.formats.settings import PlannerSettings
+from solver.formats.settings import SamplingSettings
 from solver.mpc.objectives.contact import Costs
 from solver.mpc.planners.base import ControlSpace, make_planner
 from solver.mpc.planners.kdtree import KDTree, leaf_probabilities
@@ -58,7 +58,7 @@ def _costs(total):
 def test_samples_follow_the_mixture_of_the_leaves():
     """Leaves chosen ∝ f·V (with exp(−(c − c_min)/τ), τ = median − min), each sample Gaussian around
     its leaf's sample with σ × the leaf's widths."""
-    settings = PlannerSettings(rollouts=8, planner="smc", knots=1, planner_options={"temperature": 1.0})
+    settings = SamplingSettings(rollouts=8, planner="smc", knots=1, planner_options={"temperature": 1.0})
     planner = make_planner(_space(2, lo=-100.0, hi=100.0), settings, np.random.default_rng(0))
     for x in ([5, 5], [15, 5], [-5, 5], [5, 15], [5, -5]):
         planner._add(np.array(x, dtype=float), 0.0, fresh=True)
@@ -83,7 +83,7 @@ def _run_toy(name, seed, steps=25, n=45, **options):
     """Plan on a 2-D landscape with two equally good minima at ±(0.5, 0.5), one iteration per
     control step; per step, how many of the planner's samples lie within 0.25 of each mode (for SMC
     its whole population, for predictive sampling its candidates)."""
-    settings = PlannerSettings(rollouts=n, planner=name, exploration=0.05, knots=1, planner_options=options)
+    settings = SamplingSettings(rollouts=n, planner=name, exploration=0.05, knots=1, planner_options=options)
     planner = make_planner(_space(2), settings, np.random.default_rng(seed))
     near = []
     for k in range(steps):
@@ -104,7 +104,7 @@ def test_smc_keeps_both_modes_where_predictive_sampling_keeps_one(seed):
 
 
 def test_a_planner_restored_from_its_state_proposes_the_same():
-    settings = PlannerSettings(rollouts=12, planner="smc")
+    settings = SamplingSettings(rollouts=12, planner="smc")
     a = make_planner(_space(3, knots=3), settings, np.random.default_rng(4))
     for k in range(3):
         cand = a.propose(None, 0.015 * k)
@@ -153,7 +153,7 @@ def test_with_partwise_each_batch_tries_the_last_batchs_composed_candidates():
     from solver.mpc.planners.partwise import compose
     space = ControlSpace(nu=len(GROUPS), lo=-np.ones(len(GROUPS)), hi=np.ones(len(GROUPS)),
                          act_group=np.arange(len(GROUPS)), offsets=np.array([0.0]), spline="cubic")
-    settings = PlannerSettings(rollouts=16, planner="smc", knots=1, planner_options={"partwise": True})
+    settings = SamplingSettings(rollouts=16, planner="smc", knots=1, planner_options={"partwise": True})
     planner = make_planner(space, settings, np.random.default_rng(3))
     cand = planner.propose(None, 0.0)
     comp = np.abs(cand[:, 0, :])  # group g's cost: |its actuator's control|

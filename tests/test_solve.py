@@ -278,7 +278,8 @@ def test_kept_action_replays_the_result_and_the_animators_action_is_untouched(tm
     arm = _preset(bpy, "armchair_stand_sit_stand")
     scene = bpy.context.scene
     scene.physkey.num_seeds = 2
-    scene.physkey.settings_json = json.dumps({"retries": 0, "backups": 0})  # a small budget: two short runs
+    # a small budget, two short runs: the replay of what was solved is checked, not the motion
+    scene.physkey.settings_json = json.dumps({"segment_retries": 0, "backups": 0, "rollouts": 16, "max_iterations": 2})
     for kf in scene.physkey.contact_keyframes:
         kf.time_limit = 1.0
     mine = bpy.data.actions.new("animators_own")
@@ -466,7 +467,7 @@ def test_make_physical_tracks_the_keyed_animation_into_a_new_action():
     before = [tuple(k.co) for fc in fcurves(module, keyed) for k in fc.keyframe_points]
     scene.physkey.method = "track"
     scene.physkey.num_seeds = 1
-    scene.physkey.settings_json = json.dumps({"rollouts": 16, "max_iterations": 2, "retries": 0, "backups": 0})
+    scene.physkey.settings_json = json.dumps({"rollouts": 16, "max_iterations": 2, "segment_retries": 0, "backups": 0})
     assert bpy.ops.physkey.solve(wait=True) == {"FINISHED"}
     (item,) = scene.physkey.solutions
     result = json.loads((Path(bpy.path.abspath(item.result_path)).parents[1] / "result.json").read_text())

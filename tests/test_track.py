@@ -47,6 +47,11 @@ def _solve(prep, seed=0):
         return get_method("track").solve(prep, seed, engine)
 
 
+
+def _objective(plan, reference, prep):
+    """The tracking objective of `prep`'s keyframes and settings against `reference`."""
+    return TrackingObjective(plan, reference, prep.keyframes, prep.settings.terms, prep.settings.keyframes.key_window)
+
 def test_tracking_a_simulated_motion_reproduces_it(fall):
     times, qpos = fall
     sol = _solve(_track(times, qpos))
@@ -140,7 +145,7 @@ def test_the_objective_matches_a_hand_computation(fall, actuation):
                   w_root_vel=0.0, w_control=2.0, w_contact=0.0, w_com=0.0, w_com_vel=0.0, key_boost=0.0,
                   actuation=actuation)
     plan = prep.plan
-    obj = TrackingObjective(plan, prep.reference, prep.keyframes, prep.settings)
+    obj = _objective(plan, prep.reference, prep)
     m = plan.model
     data = mujoco.MjData(m)
     row = 40
@@ -192,7 +197,7 @@ def test_near_a_keyframe_the_boost_pulls_towards_the_keyframes_own_pose(fall):
     prep = _track(times, qpos, [start, key], **weights)
     assert prep.keyframes[0].name == "beside" and prep.keyframes[0].time == pytest.approx(t_key)
     plan = prep.plan
-    obj = TrackingObjective(plan, prep.reference, prep.keyframes, prep.settings)
+    obj = _objective(plan, prep.reference, prep)
     data = mujoco.MjData(m)
     bodies = obj.tracked_bodies
 
@@ -225,7 +230,7 @@ def test_near_a_keyframe_the_boost_pulls_towards_the_keyframes_own_pose(fall):
     through = dict(key, root_pos=[float(v) for v in ref_row[:3]],
                    joints={n: float(np.clip(v, *m.jnt_range[m.joint(n).id])) for n, v in zip(hinges, ref_row[adr])})
     prep = _track(times, qpos, [start, through], key_boost=2.0)
-    assert np.array_equal(TrackingObjective(plan, prep.reference, prep.keyframes, prep.settings).key_qpos,
+    assert np.array_equal(_objective(plan, prep.reference, prep).key_qpos,
                           prep.reference.qpos)
 
 
@@ -276,7 +281,7 @@ def test_the_balance_and_contact_terms_match_a_hand_computation(fall):
                   w_root_vel=0.0, w_control=0.0, w_contact=3.0, w_com=7.0, w_com_vel=0.4, key_boost=0.0,
                   com_on_support=False)
     plan, ref = prep.plan, prep.reference
-    obj = TrackingObjective(plan, ref, prep.keyframes, prep.settings)
+    obj = _objective(plan, ref, prep)
     m = plan.model
     data = mujoco.MjData(m)
     row = 20
@@ -321,7 +326,7 @@ def test_the_penetration_term_matches_a_hand_computation(fall):
     def term(reference_qpos):
         prep = _track(times, reference_qpos, w_penetration=30.0, **zero)
         plan, ref = prep.plan, prep.reference
-        obj = TrackingObjective(plan, ref, prep.keyframes, prep.settings)
+        obj = _objective(plan, ref, prep)
         m = plan.model
         data = mujoco.MjData(m)
         data.qpos[:] = pose
@@ -363,7 +368,7 @@ def test_the_balance_point_moves_with_the_planted_bodies(fall):
     prep = _track(times, qpos, w_joint=0.0, w_body=0.0, w_root_pos=0.0, w_root_rot=0.0, w_joint_vel=0.0,
                   w_root_vel=0.0, w_control=0.0, w_contact=0.0, w_com=7.0, w_com_vel=0.0, key_boost=0.0)
     plan, ref = prep.plan, prep.reference
-    obj = TrackingObjective(plan, ref, prep.keyframes, prep.settings)
+    obj = _objective(plan, ref, prep)
     m = plan.model
     data = mujoco.MjData(m)
     row = 20
@@ -395,13 +400,13 @@ def test_a_tracking_run_resumed_from_a_checkpoint_is_the_uninterrupted_run(fall)
     times, qpos = fall
     prep = _track(times[:151], qpos[:151], key_every=0.25, rollouts=12, max_iterations=2)
     with RolloutEngine(prep.plan.model, 2) as engine:
-        whole = Agent(prep.built, prep.plan, prep.keyframes, prep.settings, 5, engine, prep.reference)
+        whole = Agent(prep.built, prep.plan, prep.keyframes, prep.settings, 5, engine, prep.job())
         cp = None
         while not whole.done:
             if cp is None and whole.tracker.index == 1:
                 cp = whole.checkpoint()
             whole.step()
-        resumed = Agent.resume(cp, prep.built, prep.plan, prep.keyframes, prep.settings, engine, prep.reference)
+        resumed = Agent.resume(cp, prep.built, prep.plan, prep.keyframes, prep.settings, engine, prep.job())
         resumed.run()
     a, b = whole.result(), resumed.result()
     assert np.array_equal(a.qpos, b.qpos) and np.array_equal(a.ctrl, b.ctrl) and a.reached == b.reached

@@ -7,9 +7,13 @@ platform, and the pure-Python mujoco and cma. numpy comes with Blender. Then sta
 `blender_ext.py build` and checks the zip with `blender_ext.py validate`.
 
 Run: .venv/bin/python tools/build_extension.py   (or `make extension`)
+
+`main(folder)` stages and writes the zip in `folder` instead, so that processes building at once (the
+test workers) never share a half-written zip; the wheel cache is shared under a file lock.
 """
 from __future__ import annotations
 
+import fcntl
 import glob
 import os
 import shutil
@@ -53,11 +57,13 @@ def pip_download(packages, extra) -> None:
 
 def fetch_wheels() -> list[str]:
     os.makedirs(CACHE, exist_ok=True)
-    pip_download(PURE, [])
-    for py in PYTHONS:
-        for tags in PLATFORMS.values():
-            plat = [a for t in tags for a in ("--platform", t)]
-            pip_download(BINARY, ["--python-version", py, *plat])
+    with open(os.path.join(CACHE, ".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        pip_download(PURE, [])
+        for py in PYTHONS:
+            for tags in PLATFORMS.values():
+                plat = [a for t in tags for a in ("--platform", t)]
+                pip_download(BINARY, ["--python-version", py, *plat])
     wheels = sorted(os.path.basename(p) for p in glob.glob(os.path.join(CACHE, "*.whl")))
     wanted = []
     for w in wheels:
@@ -68,18 +74,18 @@ def fetch_wheels() -> list[str]:
     return wanted
 
 
-def stage(wheels: list[str]) -> None:
-    shutil.rmtree(STAGE, ignore_errors=True)
-    os.makedirs(os.path.join(STAGE, "wheels"))
+def stage(wheels: list[str], folder: str) -> None:
+    shutil.rmtree(folder, ignore_errors=True)
+    os.makedirs(os.path.join(folder, "wheels"))
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
     for src in SOURCES:
         path = os.path.join(ROOT, src)
         if os.path.isdir(path):
-            shutil.copytree(path, os.path.join(STAGE, src), ignore=ignore)
+            shutil.copytree(path, os.path.join(folder, src), ignore=ignore)
         else:
-            shutil.copy2(path, os.path.join(STAGE, src))
+            shutil.copy2(path, os.path.join(folder, src))
     for w in wheels:
-        shutil.copy2(os.path.join(CACHE, w), os.path.join(STAGE, "wheels", w))
+        shutil.copy2(os.path.join(CACHE, w), os.path.join(folder, "wheels", w))
     with open(os.path.join(ROOT, "blender_manifest.toml"), encoding="utf-8") as f:
         text = f.read()
     text = text.split("[build]")[0].rstrip() + "\n"  # the staged tree holds only what ships
@@ -87,21 +93,23 @@ def stage(wheels: list[str]) -> None:
     top += "\nplatforms = [" + ", ".join(f'"{p}"' for p in PLATFORMS) + "]\n"
     top += "wheels = [\n" + "".join(f'  "./wheels/{w}",\n' for w in wheels) + "]\n"
     text = top + "\n[" + tables
-    with open(os.path.join(STAGE, "blender_manifest.toml"), "w", encoding="utf-8") as f:
+    with open(os.path.join(folder, "blender_manifest.toml"), "w", encoding="utf-8") as f:
         f.write(text)
 
 
-def main() -> str:
+def main(folder: str | None = None) -> str:
+    """Build and validate the zip; in `folder` (staging and zip) if given, else build/extension and dist/."""
+    staging, dist = (os.path.join(folder, "extension"), folder) if folder else (STAGE, DIST)
     wheels = fetch_wheels()
-    stage(wheels)
+    stage(wheels, staging)
     tool = blender_ext_tool()
     with open(os.path.join(ROOT, "blender_manifest.toml"), "rb") as f:
         manifest = tomllib.load(f)
-    os.makedirs(DIST, exist_ok=True)
-    out = os.path.join(DIST, f"{manifest['id']}-{manifest['version']}.zip")
+    os.makedirs(dist, exist_ok=True)
+    out = os.path.join(dist, f"{manifest['id']}-{manifest['version']}.zip")
     if os.path.exists(out):
         os.remove(out)
-    subprocess.run([sys.executable, tool, "build", "--source-dir", STAGE, "--output-filepath", out], check=True,
+    subprocess.run([sys.executable, tool, "build", "--source-dir", staging, "--output-filepath", out], check=True,
                    stdout=subprocess.DEVNULL)
     subprocess.run([sys.executable, tool, "validate", out], check=True)
     print(f"built {out} ({os.path.getsize(out) / 1e6:.1f} MB, {len(wheels)} wheels)")

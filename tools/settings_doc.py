@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from solver.core.registry import METHODS, PLANNERS  # noqa: E402
-from solver.formats.settings import field_default  # noqa: E402
+from solver.formats.settings import RENAMED, field_default, groups_of  # noqa: E402
 from solver.methods import get_method  # noqa: E402
 from solver.mpc.planners.base import planner_class  # noqa: E402
 
@@ -58,7 +58,8 @@ def inner_types(tp) -> list:
 
 def key_paths(roots: list[type]) -> dict[type, str]:
     """Every settings dataclass reachable from `roots` → where it sits in a task file (`settings`, or
-    `settings.<field>` for a dataclass nested in a field), roots first, nested ones after their parent."""
+    `settings.<field>` for a dataclass nested in a field; a method's groups sit flat in `settings`),
+    roots first, nested ones after their parent."""
     paths: dict[type, str] = {}
     queue = [(cls, "settings") for cls in roots]
     while queue:
@@ -67,8 +68,10 @@ def key_paths(roots: list[type]) -> dict[type, str]:
             continue
         paths[cls] = path
         hints = field_types(cls)
+        flat = bool(groups_of(cls))
         for f in dataclasses.fields(cls):
-            queue += [(t, f"{path}.{f.name}") for t in inner_types(hints[f.name]) if dataclasses.is_dataclass(t)]
+            sub = path if flat else f"{path}.{f.name}"
+            queue += [(t, sub) for t in inner_types(hints[f.name]) if dataclasses.is_dataclass(t)]
     return paths
 
 
@@ -140,8 +143,9 @@ def lower_bound(meta: dict) -> str | None:
 def allowed(name: str, tp, meta: dict) -> str:
     """What values the field accepts, from its metadata: choices, hard bounds, list lengths, then
     soft bounds (the range Blender's sliders suggest) and any metadata key this tool does not know."""
-    parts = [", ".join(f"`{json.dumps(c)}`" for c in meta["choices"])] if "choices" in meta else []
-    if name in REGISTRY_CHOICES:
+    registry = name in REGISTRY_CHOICES  # its choices linked to their sections below
+    parts = [", ".join(f"`{json.dumps(c)}`" for c in meta["choices"])] if "choices" in meta and not registry else []
+    if registry:
         parts.append(", ".join(f"[`{json.dumps(c)}`](#{c})" for c in REGISTRY_CHOICES[name]))
     parts += [b for b in (lower_bound(meta),) if b]
     parts += [f"≤ {number(meta['max'])}"] if "max" in meta else []
@@ -206,13 +210,47 @@ def method_line(methods: list[str]) -> str:
     return "; ".join(f"**{m}** ({METHODS[m].label}: {METHODS[m].description})" for m in methods)
 
 
-def settings_section(cls, path: str, methods: list[str], documented) -> list[str]:
+def group_lines(cls) -> list[str]:
+    """A method's settings made of groups: the groups, the defaults it gives them where they differ
+    from the group's own, and the earlier names it still reads."""
+    lines = ["Its settings are these groups' (each read by one part of the solver), all flat in `settings`:", ""]
+    changed = []
+    for f in groups_of(cls).values():
+        value = f.default_factory()
+        group = type(value)
+        lines.append(f"- [{group.__name__}](#{group.__name__.lower()})")
+        plain = group()
+        changed += [f"`{g.name}` {default_json(getattr(value, g.name))} ({group.__name__}: "
+                    f"{default_json(getattr(plain, g.name))})" for g in dataclasses.fields(group)
+                    if getattr(value, g.name) != getattr(plain, g.name)]
+    lines.append("")
+    if changed:
+        lines += [f"Its own defaults: {', '.join(changed)}.", ""]
+    return lines + renamed_lines(cls)
+
+
+def renamed_lines(cls) -> list[str]:
+    """The earlier names of settings a method's class still reads (`RENAMED`)."""
+    names = RENAMED.get(cls.__name__)
+    return ["Earlier names it still reads: " + ", ".join(f"`{old}` as `{new}`" for old, new in names.items()) + ".",
+            ""] if names else []
+
+
+def default_json(value) -> str:
+    return f"`{json.dumps(value, ensure_ascii=False)}`"
+
+
+def settings_section(cls, path: str, methods: list[str], documented, readers: list[str]) -> list[str]:
     """One settings class: who takes it, where it goes in a task file, what it extends, its table."""
     lines = [f"### {cls.__name__}", ""]
     lines += [f"The settings of the method{'s' if len(methods) > 1 else ''} {method_line(methods)}.", ""] \
         if methods else []
+    lines += [f"In the settings of: {', '.join(f'**{m}**' for m in readers)}.", ""] if readers and not methods else []
     lines += [f"In a task file: `{path}`.", ""]
     lines += [doc, ""] if (doc := class_doc(cls)) else []
+    if groups_of(cls):
+        return lines + group_lines(cls)
+    lines += renamed_lines(cls)
     base = documented_base(cls, documented)
     if base is not None:
         lines += [f"Extends [{base.__name__}](#{base.__name__.lower()}): it takes every setting there, with "
@@ -254,7 +292,9 @@ def intro(takers: list[str], options_path: str, options: dict[str, type]) -> lis
         "and the planners' `Options`): edit those and run it again; tests/test_settings_doc.py fails while this "
         "page is out of date. -->", "",
         "A task file's `settings` object holds its method's settings: the method's settings class below (one "
-        "per method, in the order the methods are registered). A setting left out takes its default; an unknown "
+        "per method, in the order the methods are registered). The sampling-MPC methods' settings are groups, "
+        "each read by one part of the solver, all written flat in `settings`. A setting left out takes its "
+        "method's default; an unknown "
         "key, a value of the wrong type or one outside its allowed range is refused with an error that names it "
         "(`settings.horizon: must be > 0, got -1.0`). The Blender panels build their fields for these settings "
         "from the same metadata: the same defaults, bounds and descriptions.", "",
@@ -262,7 +302,7 @@ def intro(takers: list[str], options_path: str, options: dict[str, type]) -> lis
         f"own options go in `{options_path}` (see [Planner options](#planner-options)). A task-file excerpt:", "",
         "```json", example(takers[0], options), "```", "",
         "*Allowed* lists the checks a value must pass (`suggested` bounds are only the range Blender's sliders "
-        "offer); units are given in the descriptions. Some checks span several settings (the horizon against "
+        "offer); `unit` is the unit of a value. Some checks span several settings (the horizon against "
         "the planning timestep, the knots against the spline, the rollouts against the planner): they are "
         "not in the tables, and their errors name the setting.", "",
     ]
@@ -279,8 +319,12 @@ def render() -> str:
         first_user.setdefault(cls, name)
     documented = set(paths) | set(options.values())
     lines = intro(takers, options_path, options) + ["## Method settings", ""]
+    readers: dict[type, list[str]] = {}
+    for cls, ms in methods.items():
+        for f in groups_of(cls).values():
+            readers.setdefault(type(f.default_factory()), []).extend(ms)
     for cls, path in paths.items():
-        lines += settings_section(cls, path, methods.get(cls, []), documented)
+        lines += settings_section(cls, path, methods.get(cls, []), documented, readers.get(cls, []))
     lines += ["## Planner options", "",
               f"Each planner's options, for `{options_path}` when the settings choose that planner.", ""]
     for name, cls in options.items():

@@ -40,6 +40,32 @@ def from_matrix(m) -> np.ndarray:
     return out
 
 
+def from_matrices(m) -> np.ndarray:
+    """Unit quaternions (N, 4; w, x, y, z, w ≥ 0) of rotation matrices (N, 3, 3), all at once
+    (Shepperd's method: from the largest of the trace and the diagonal, never near a division by 0)."""
+    m = np.asarray(m, dtype=float)
+    n = np.arange(len(m))
+    t = np.stack([m[:, 0, 0] + m[:, 1, 1] + m[:, 2, 2], m[:, 0, 0], m[:, 1, 1], m[:, 2, 2]], axis=1)
+    k = np.argmax(t, axis=1)
+    r = np.sqrt(np.maximum(1.0 + 2.0 * t[n, k] - t[:, 0], 1e-300))  # 2 |q_k| of the largest component
+    d = 2.0 * r
+    skew = [m[:, 2, 1] - m[:, 1, 2], m[:, 0, 2] - m[:, 2, 0], m[:, 1, 0] - m[:, 0, 1]]  # 4 w x, 4 w y, 4 w z
+    sym = {(1, 2): m[:, 0, 1] + m[:, 1, 0], (1, 3): m[:, 0, 2] + m[:, 2, 0], (2, 3): m[:, 1, 2] + m[:, 2, 1]}
+    q = np.empty((len(m), 4))
+    for i in range(4):
+        rows = k == i
+        for j in range(4):  # component j from the largest, i
+            if j == i:
+                value = r / 2
+            elif 0 in (i, j):
+                value = skew[max(i, j) - 1] / d
+            else:
+                value = sym[(min(i, j), max(i, j))] / d
+            q[rows, j] = value[rows]
+    q /= np.linalg.norm(q, axis=1, keepdims=True)
+    return np.where(q[:, :1] < 0, -q, q)
+
+
 def tilt(tilt_deg) -> np.ndarray:
     """World-axes tilt [about x, about y] in degrees, applied x first."""
     qx = from_axis_angle((1, 0, 0), math.radians(tilt_deg[0]))

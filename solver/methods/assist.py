@@ -15,17 +15,16 @@ import numpy as np
 
 from ..assist.optimizer import AssistOptimizer
 from ..assist.problem import Problem
-from ..core import schema
 from ..core.errors import InvalidInput
 from ..formats.pose_keyframes import Keyframes, resolve, scene_at_first_pose
-from ..formats.settings import AssistSettings
+from ..formats.settings import AssistSettings, method_settings
 from ..formats.solution import Progress, Solution
 from ..formats.task import Task, build_scene
 from ..physics.model import BuiltModel, build_model
 from ..physics.quality import motion_quality
 from ..physics.rollout import DIVERGED, RolloutEngine, get_state
 from .base import Batch, Capabilities, Method, Prepared
-from .physical import close_enough, outcome, physical_rank, physical_version
+from .physical import close_enough, outcome, physical_rank, physical_settings, physical_version
 
 SUCCESS_RATIO = 0.05  # kf_error ≤ 5% of the unoptimized motion's
 PHYSICAL_SHARE = 0.7  # of a solve's progress, the assisted search's when the physical version follows
@@ -55,7 +54,8 @@ class Assist(Method):
 
 
 def _prepare(task: Task) -> AssistPrepared:
-    settings = schema.from_dict(AssistSettings, task.settings, "settings")
+    settings = method_settings(AssistSettings, task.settings)
+    physical_settings(settings.physical_settings)  # refused now, not after the search
     scene = build_scene(task.scene)
     for body in scene.character.bodies:
         for k, joint in enumerate(body.joints):
@@ -132,7 +132,7 @@ def _solution(opt: AssistOptimizer, problem: Problem, x: np.ndarray, upto: int, 
 
 
 def _solve(prep: AssistPrepared, seed: int, engine: RolloutEngine, progress) -> Solution:
-    """Search (started over where it misses, `retries`), package the motion and make it physical; a
+    """Search (started over where it misses, `search_restarts`), package the motion and make it physical; a
     plan whose search reached the sketch but whose physical version stops short or ends past 10% is
     searched anew (`replans`, `_plan_again`) and the plan with the better physical version kept.
     `plans` in the kept solution's summary lists each."""
@@ -144,7 +144,7 @@ def _solve(prep: AssistPrepared, seed: int, engine: RolloutEngine, progress) -> 
 
     share = PHYSICAL_SHARE if prep.settings.physical else 1.0  # of the progress bar: the rest is tracking's
 
-    attempt = 0  # the search under way: plan · (retries + 1) + retry, each drawing CMA-ES noise of its own
+    attempt = 0  # the search under way: plan · (search_restarts + 1) + retry, each drawing CMA-ES noise of its own
     again = 0  # searches started over so far, over every plan: the progress's retries
 
     def on_generation(samples, best, stage):
@@ -163,10 +163,10 @@ def _solve(prep: AssistPrepared, seed: int, engine: RolloutEngine, progress) -> 
     kept, plans = None, []
     for plan in range(prep.settings.replans + 1):
         plan_start = time.perf_counter()
-        # A search that misses starts over with fresh noise (`retries`); the closest to the keyframes is kept.
+        # A search that misses starts over with fresh noise (`search_restarts`); the closest to the keyframes is kept.
         found, searches = None, []
-        for retry in range(prep.settings.retries + 1):
-            attempt = plan * (prep.settings.retries + 1) + retry
+        for retry in range(prep.settings.search_restarts + 1):
+            attempt = plan * (prep.settings.search_restarts + 1) + retry
             again = len(searches) + sum(p["searches"] for p in plans)
             result = opt.run(seed, on_generation, on_stage, attempt)
             error = float(opt.evaluate(result[0][None], K - 1).kf_error[0])

@@ -1,7 +1,7 @@
 """`contact`: contact keyframes solved by sampling MPC (PartwiseMPC by default; any registered
 planner).
 
-Settings are `settings.PlannerSettings`; keyframes are contact keyframes (`contact_keyframes`).
+Settings are `settings.ContactSettings`; keyframes are contact keyframes (`contact_keyframes`).
 Each seed is an alternative solution: the planner's noise differs, and so does the emergent motion.
 """
 from __future__ import annotations
@@ -12,16 +12,16 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..builders.mjcf import model_from_xml
-from ..core import schema
 from ..core.errors import InvalidInput
 from ..core.memory import run_record_bytes
 from ..formats.contact_keyframes import ContactKeyframe, check_bodies, parse_keyframes
 from ..formats.perturbations import Perturbations, check_perturbations
 from ..formats.scene import SceneDesc
-from ..formats.settings import PlannerSettings
+from ..formats.settings import ContactSettings, SamplingSettings, method_settings
 from ..formats.solution import Solution
 from ..formats.task import Task, build_scene
 from ..mpc.agent import Agent, AgentSetup, longest_motion
+from ..mpc.jobs import ContactJob, TrackingJob
 from ..mpc.planners.base import COMPOSED, ORIGINS, planner_options
 from ..mpc.recovery.checkpoint import Checkpoint
 from ..mpc.recovery.particles import run_particles
@@ -29,7 +29,6 @@ from ..physics.diversity import motions_diversity
 from ..physics.grasp import grasp_pairs
 from ..physics.model import BuiltModel, build_model
 from ..physics.quality import motion_quality
-from ..physics.reference import Reference
 from ..physics.rollout import RolloutEngine
 from .base import Batch, Capabilities, Method, Prepared
 
@@ -44,13 +43,14 @@ class PlannedPrepared(Prepared):
     def engine_model(self):
         return self.plan.model
 
-    def reference_motion(self) -> Reference | None:
-        """The motion the agent tracks (the track method's), or None."""
-        return None
-
     def agent_setup(self) -> AgentSetup:
         """What this task's agents are made from."""
-        return AgentSetup(self.built, self.plan, self.keyframes, self.settings, self.reference_motion())
+        return AgentSetup(self.built, self.plan, self.keyframes, self.settings, self.job())
+
+    def job(self) -> ContactJob | TrackingJob:
+        """What its agents are asked to do: reach the contact keyframes (the track method's: follow its
+        reference)."""
+        return ContactJob()
 
     def resumer(self, engine: RolloutEngine, appended: list | None = None) -> Callable[[Checkpoint], Agent]:
         """Checkpoint → its agent, ready to step on `engine` (where a particle's segment runs), with
@@ -61,8 +61,9 @@ class PlannedPrepared(Prepared):
 
     def batch(self) -> Batch:
         """One planning iteration's rollouts."""
-        nstep = int(np.ceil(self.settings.horizon / self.settings.planning_timestep - 1e-9))
-        return Batch("settings.rollouts", self.plan.model, self.settings.rollouts, nstep)
+        sampling = self.settings.sampling
+        nstep = int(np.ceil(sampling.horizon / sampling.planning_timestep - 1e-9))
+        return Batch("settings.rollouts", self.plan.model, sampling.rollouts, nstep)
 
 
 @dataclass
@@ -72,16 +73,17 @@ class ContactPrepared(PlannedPrepared):
     def retained(self):
         """Particles keep whole runs' records: each particle's agent and its checkpoints at the
         keyframes a back-up may return to (`particles.run_particles`), each up to the whole run."""
-        s = self.settings
-        duration = longest_motion(self.keyframes, s) + 1.0
-        cap = s.budget if s.budget is not None else 2 * s.max_iterations
-        per_run = run_record_bytes(self.built.model, duration, s.planning_timestep, (2 ** s.retries) * cap)
-        runs = s.particles * (s.backups + 3)
-        return "settings.particles", f"{s.particles} particles keeping up to {runs} runs of {duration:.0f} s", \
+        effort, recovery = self.settings.effort, self.settings.recovery
+        duration = longest_motion(self.keyframes, self.settings) + 1.0
+        cap = effort.budget if effort.budget is not None else 2 * effort.max_iterations
+        per_run = run_record_bytes(self.built.model, duration, self.settings.sampling.planning_timestep,
+                                   (2 ** recovery.segment_retries) * cap)
+        runs = recovery.particles * (recovery.backups + 3)
+        return "settings.particles", f"{recovery.particles} particles keeping up to {runs} runs of {duration:.0f} s", \
             per_run * runs
 
 
-def planning_models(scene: SceneDesc, settings: PlannerSettings, actuation: str = "motor",
+def planning_models(scene: SceneDesc, sampling: SamplingSettings, actuation: str = "motor",
                     target_margin: float = 0.0, perturbations: Perturbations | None = None,
                     grasps: list[tuple[str, str]] | None = None,
                     contact_depths: bool = False) -> tuple[BuiltModel, BuiltModel]:
@@ -92,7 +94,7 @@ def planning_models(scene: SceneDesc, settings: PlannerSettings, actuation: str 
     built = build_model(scene, actuation=actuation, target_margin=target_margin, perturbations=perturbations,
                         grasps=grasps, contact_depths=contact_depths)
     plan_model = model_from_xml(built.xml)
-    plan_model.opt.timestep = settings.planning_timestep
+    plan_model.opt.timestep = sampling.planning_timestep
     plan = BuiltModel(xml=built.xml, model=plan_model, scene=built.scene, actuation=built.actuation,
                       character_bodies=built.character_bodies, nu_character=built.nu_character,
                       sensor_slices=built.sensor_slices, grasps=built.grasps)
@@ -101,20 +103,20 @@ def planning_models(scene: SceneDesc, settings: PlannerSettings, actuation: str 
 
 class Contact(Method):
     name = "contact"
-    settings_type = PlannerSettings
+    settings_type = ContactSettings
     capabilities = Capabilities(appended_keyframes=True, perturbations=True, particles=True)
 
     def prepare(self, task: Task) -> ContactPrepared:
-        settings = schema.from_dict(PlannerSettings, task.settings, "settings")
-        planner_options(settings)
+        settings = method_settings(ContactSettings, task.settings)
+        planner_options(settings.sampling)
         keyframes = parse_keyframes(task.keyframes)
         if not keyframes:
             raise InvalidInput("keyframes", "the contact method needs at least one contact keyframe")
         scene = build_scene(task.scene)
         check_bodies(keyframes, scene)
         check_perturbations(task.perturbations, scene, sum(k.time_limit + k.sustain for k in keyframes))
-        grasps = grasp_pairs(keyframes, scene) if settings.grasp == "sticky" else []
-        built, plan = planning_models(scene, settings, perturbations=task.perturbations or None, grasps=grasps)
+        grasps = grasp_pairs(keyframes, scene) if settings.grasp.grasp == "sticky" else []
+        built, plan = planning_models(scene, settings.sampling, perturbations=task.perturbations or None, grasps=grasps)
         return ContactPrepared(task, settings, built, keyframes, plan)
 
     def check_appended(self, items: list, scene: SceneDesc, path: str) -> None:
@@ -141,7 +143,7 @@ def _solution(prep: ContactPrepared, run) -> Solution:
     """An agent's run as a solution, with its planner's and its motion's figures."""
     n_it = max(len(run.origins), 1)
     won_by = {name: float(np.sum(run.origins == i)) / n_it for i, name in enumerate(ORIGINS)}
-    summary = {"planner": prep.settings.planner, "rollouts": prep.settings.rollouts,
+    summary = {"planner": prep.settings.sampling.planner, "rollouts": prep.settings.sampling.rollouts,
                "partwise_win_fraction": won_by["composed"], "won_by": won_by,
                "total_cost": float(run.cost_per_step.sum() * (prep.plan.model.opt.timestep)),
                "failed_keyframe": run.failed_keyframe, "failure": run.failure, "iterations": run.iterations,

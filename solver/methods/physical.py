@@ -15,6 +15,7 @@ import numpy as np
 
 from ..core import schema
 from ..formats.pose_keyframes import pose_error
+from ..formats.settings import TrackSettings, method_settings
 from ..formats.solution import Progress, Solution
 from ..formats.task import Task, task_from_dict
 from ..mpc.objectives.tracking import pose_columns
@@ -59,14 +60,22 @@ def timed_keyframes(items: list, times: list[float]) -> list:
     return out
 
 
+def physical_settings(given: dict) -> dict:
+    """The settings of a physical version's tracking: ASSISTED_REFERENCE's, the assisted task's
+    `physical_settings` over them; InvalidInput naming the setting where the track method refuses one."""
+    settings = dict(ASSISTED_REFERENCE, **given)
+    method_settings(TrackSettings, settings, "settings.physical_settings")
+    return settings
+
+
 def tracking_task(prep, assisted: Solution, keyframe_times: list[float], **settings) -> Task:
     """The track task that follows `assisted` (a solution of the assist method's `prep`) with no
-    assist: ASSISTED_REFERENCE's settings, `settings` over them."""
+    assist: ASSISTED_REFERENCE's settings, the task's `physical_settings` and then `settings` over them."""
     return task_from_dict({"schema_version": 1, "name": f"{prep.task.name} physical", "method": "track",
                            "scene": {"desc": schema.to_dict(prep.built.scene)},
                            "keyframes": timed_keyframes(prep.task.keyframes, keyframe_times),
                            "reference": {"times": assisted.times.tolist(), "qpos": assisted.qpos.tolist()},
-                           "settings": dict(ASSISTED_REFERENCE, **settings)})
+                           "settings": dict(physical_settings(prep.settings.physical_settings), **settings)})
 
 
 def physical_version(prep, assisted: Solution, keyframe_times: list[float], assist_force: np.ndarray,

@@ -25,10 +25,11 @@ from ..core import schema
 from ..core.errors import InvalidInput
 from ..formats.pose_keyframes import resolve
 from ..formats.scene import Pose, SceneDesc, Velocity
-from ..formats.settings import TrackSettings
+from ..formats.settings import TrackedKeyframeSettings, TrackSettings, method_settings
 from ..formats.solution import Solution
 from ..formats.task import Task, build_scene
 from ..formats.track_keyframes import TrackKeyframe
+from ..mpc.jobs import TrackingJob
 from ..mpc.objectives.tracking import pose_columns
 from ..mpc.planners.base import COMPOSED, ORIGINS, planner_options
 from ..mpc.recovery.particles import run_particles
@@ -47,8 +48,8 @@ class TrackPrepared(PlannedPrepared):
     motion_times: np.ndarray  # the reference as given, for its teleports
     motion_qpos: np.ndarray
 
-    def reference_motion(self) -> Reference:
-        return self.reference
+    def job(self) -> TrackingJob:
+        return TrackingJob(self.reference, self.built)
 
 
 class Track(Method):
@@ -57,24 +58,25 @@ class Track(Method):
     capabilities = Capabilities(reference=True, particles=True)
 
     def prepare(self, task: Task) -> TrackPrepared:
-        settings = schema.from_dict(TrackSettings, task.settings, "settings")
-        planner_options(settings)
+        settings = method_settings(TrackSettings, task.settings)
+        planner_options(settings.sampling)
         if task.reference is None:
             raise InvalidInput("reference", "the track method needs a reference motion (times and qpos, or a result)")
         scene = build_scene(task.scene)
-        probe, _ = planning_models(scene, settings, settings.actuation, settings.target_margin)
+        servos, sampling = settings.servos, settings.sampling
+        probe, _ = planning_models(scene, sampling, servos.actuation, servos.target_margin)
         if task.reference == {"sketch": "linear"}:
             times, qpos = sketch_reference(task.keyframes, scene, probe)
         else:
             times, qpos = read_reference(task.reference, probe.model.nq)
         scene = scene_at_reference_start(scene, probe, times, qpos)
-        built, plan = planning_models(scene, settings, settings.actuation, settings.target_margin,
-                                      contact_depths=settings.w_penetration > 0)
-        pad = settings.horizon + settings.key_window + 1.0
-        reference = build_reference(plan.model, built.character_bodies, times, qpos, settings.planning_timestep, pad)
-        if settings.actuation == "position":  # plans are corrections to the reference's own joint angles
+        built, plan = planning_models(scene, sampling, servos.actuation, servos.target_margin,
+                                      contact_depths=settings.terms.w_penetration > 0)
+        pad = sampling.horizon + settings.keyframes.key_window + 1.0
+        reference = build_reference(plan.model, built.character_bodies, times, qpos, sampling.planning_timestep, pad)
+        if servos.actuation == "position":  # plans are corrections to the reference's own joint angles
             reference.feedforward = servo_targets(plan.model, reference, plan.nu_character)
-        keyframes = track_keyframes(task.keyframes, scene, built, reference, settings)
+        keyframes = track_keyframes(task.keyframes, scene, built, reference, settings.keyframes)
         return TrackPrepared(task, settings, built, keyframes, plan, reference, times, qpos)
 
     def solve(self, prep: TrackPrepared, seed: int, engine: RolloutEngine, progress=None,
@@ -90,7 +92,7 @@ class Track(Method):
                                      run.unstable_at)
         jumps = teleports(prep.built.model, prep.motion_times, prep.motion_qpos, _root_dof(prep.built),
                           _hinge_dofs(prep.built))
-        summary = {"planner": prep.settings.planner, "rollouts": prep.settings.rollouts,
+        summary = {"planner": prep.settings.sampling.planner, "rollouts": prep.settings.sampling.rollouts,
                    "partwise_win_fraction": won_by["composed"], "won_by": won_by,
                    "failed_keyframe": run.failed_keyframe, "failure": run.failure, "iterations": run.iterations,
                    "plan_wall_s": round(run.plan_wall_s, 3), "particles": particles.summary(),
@@ -186,7 +188,7 @@ def scene_at_reference_start(scene: SceneDesc, built: BuiltModel, times: np.ndar
 
 
 def track_keyframes(items: list, scene: SceneDesc, built: BuiltModel, reference: Reference,
-                    settings: TrackSettings) -> list[TrackKeyframe]:
+                    settings: TrackedKeyframeSettings) -> list[TrackKeyframe]:
     """The task's pose keyframes (fixed times) as track keyframes, or the reference's own pose every
     `key_every` seconds where it names none; one at the reference's end if the last is well before it."""
     cols = pose_columns(built)

@@ -1,5 +1,6 @@
 """The agent: the simulated character advances under the current plan while the planner replans,
-and contact keyframes are checked off in order.
+and keyframes are checked off in order — contact keyframes, or a reference motion's track keyframes
+(the agent's `jobs.ContactJob` or `jobs.TrackingJob` says which).
 
 Effort: adaptive (`effort.Effort`: iterations until the cost stops improving; deterministic per
 seed), or `budget` planning iterations per control step, or with `slowdown` Γ as many iterations as
@@ -24,19 +25,15 @@ import numpy as np
 
 from ..formats.contact_keyframes import ContactKeyframe
 from ..formats.perturbations import Perturber
-from ..formats.settings import PlannerSettings
+from ..formats.settings import ContactSettings, TrackSettings
 from ..formats.solution import Progress
 from ..physics.features import Features
 from ..physics.grasp import Grasper
 from ..physics.model import BuiltModel
-from ..physics.quality import RISEN_HEAD_HEIGHT
-from ..physics.reference import Reference
 from ..physics.rollout import RolloutEngine, Trajectories, get_state, step_divergence
 from .effort import Effort
 from .iteration import Scorer, plan_iteration
-from .keyframe_tracker import KeyframeTracker, pair_distance, placements, resting_on
-from .objectives.contact import Objective, pressed
-from .objectives.tracking import ReferenceTracker, TrackingObjective, pose_columns
+from .jobs import ContactJob, TrackingJob
 from .planners.base import FULL_NOISE, ControlSpace, Noise, make_planner
 from .planners.hold import pose_holder
 from .recovery.checkpoint import Checkpoint, fingerprint
@@ -70,43 +67,42 @@ RECORDS = ("times", "qpos", "ctrls", "kf_idx", "dist", "ctl_t", "ctl_states", "c
            "origins")
 
 
-class Agent:
-    """One seed's run of the contact keyframes — or, given a `reference`, of the track keyframes of a
-    reference motion (`tracking`): `step()` advances one control step."""
+Settings = ContactSettings | TrackSettings
+Job = ContactJob | TrackingJob
 
-    def __init__(self, built: BuiltModel, plan: BuiltModel, keyframes: list[ContactKeyframe],
-                 settings: PlannerSettings, seed: int, engine: RolloutEngine, reference: Reference | None = None):
-        self.built, self.plan, self.settings, self.reference = built, plan, settings, reference
+
+class Agent:
+    """One seed's run of its `job` (contact keyframes unless told otherwise): `step()` advances one
+    control step."""
+
+    def __init__(self, built: BuiltModel, plan: BuiltModel, keyframes: list[ContactKeyframe], settings: Settings,
+                 seed: int, engine: RolloutEngine, job: Job | None = None):
+        self.built, self.plan, self.settings = built, plan, settings
+        self.job = job = job or ContactJob()
         m = self.m = built.model
         self.data = mujoco.MjData(m)
         self.data.qpos[:] = built.initial_qpos()
         self.data.qvel[:] = built.initial_qvel()
         mujoco.mj_forward(m, self.data)
-        if reference is None:
-            self.objective = Objective(plan, settings.speed_limit, settings.speed_weight)
-            self.tracker = KeyframeTracker(list(keyframes), overtime=settings.overtime)
-        else:
-            self.objective = TrackingObjective(plan, reference, list(keyframes), settings)
-            self.tracker = ReferenceTracker(list(keyframes))
-            self.pose_columns = pose_columns(built)
-        self.space = ControlSpace.of(plan, self.objective.act_group, settings)
-        if reference is not None and reference.feedforward is not None:
-            self.space.feedforward, self.space.feedforward_dt = reference.feedforward, reference.dt
+        self.objective = job.objective(plan, keyframes, settings)
+        self.tracker = job.tracker(keyframes, settings)
+        self.space = ControlSpace.of(plan, self.objective.act_group, settings.sampling)
+        job.prepare(self.space)
         self.space.hold = pose_holder(plan)
-        self.planner = make_planner(self.space, settings, np.random.default_rng(seed))
-        self.scorer = Scorer(plan, self.objective, self.space, settings, engine)
-        self.substeps = max(1, int(round(settings.planning_timestep / m.opt.timestep)))
+        self.planner = make_planner(self.space, settings.sampling, np.random.default_rng(seed))
+        self.scorer = Scorer(plan, self.objective, self.space, settings.sampling, engine)
+        self.substeps = max(1, int(round(settings.sampling.planning_timestep / m.opt.timestep)))
         self.control_dt = self.substeps * m.opt.timestep
-        self.effort = Effort(settings, self.control_dt)
-        # The contact term's weight × (set by the particle layer for a retry, as the effort's escalation;
-        # not a checkpoint's: a resumed segment gets its own from its job).
+        self.effort = Effort(settings.effort, self.control_dt)
+        # The contact term's weight × (a retry's: `retry_with`; not a checkpoint's: a resumed segment
+        # gets its own from its job).
         self.contact_press = 1.0
         self.head = m.body("head").id if "head" in built.character_bodies else None
         self.perturber = Perturber(m, built.perturbations)
         self.grasper = Grasper(m, [plan.model], built.grasps)
         self.fingerprint = fingerprint(built, settings, keyframes)
         self.planned_for = -1  # the keyframe index the last control step planned for
-        self._placements: dict[int, list] = {}  # keyframe index → its (object, support) body ids
+        self.placements: dict[int, list] = {}  # keyframe index → its (object, support) body ids
         self.horizon_total = longest_motion(keyframes, settings)
         self.rec = {name: [] for name in RECORDS}
         self.rec["times"].append(0.0)
@@ -120,12 +116,8 @@ class Agent:
         self.last_cost = None  # the latest finite best cost, for progress reports (JSON carries no inf)
 
     def distance(self, kf) -> float:
-        """How far the character is from keyframe `kf` now: its pairs' distance (m), or for a track
-        keyframe its pose's distance relative to the tolerances."""
-        if self.reference is None:
-            return pair_distance(self.m, self.data, kf, self.grasper.held(self.data) if self.grasper else frozenset())
-        q = self.data.qpos[self.pose_columns]
-        return kf.distance(q[:3], q[3:7], q[7:])
+        """How far the character is from keyframe `kf` now, as its job measures it."""
+        return self.job.distance(self, kf)
 
     def met_within(self, d: float) -> bool:
         """Whether the current keyframe, at distance `d` now, would be met were `d` within its
@@ -138,24 +130,12 @@ class Agent:
         return d > tracker.current.tolerance or (self.placed(tracker.index) and self.ends_up(tracker.index))
 
     def ends_up(self, index: int) -> bool:
-        """Whether keyframe `index` may end the clip now: the last keyframe, where it asks the character
-        to stay up, only with the head above RISEN_HEAD_HEIGHT. Nothing after it would catch a fall
-        begun within its sustain: a box put down and let go of ended a clip with the character on
-        its way to the floor (head at 0.5 m and dropping), counted a success."""
-        if (self.reference is not None or self.head is None or index != len(self.tracker.keyframes) - 1
-                or not self.tracker.keyframes[index].upright):
-            return True
-        return float(self.data.xpos[self.head, 2]) >= RISEN_HEAD_HEIGHT
+        """Whether keyframe `index` may end the clip now (`jobs.ContactJob.may_end`)."""
+        return self.job.may_end(self, index)
 
     def placed(self, index: int) -> bool:
-        """Whether every object keyframe `index` puts on something (box ↔ shelf) rests on it now: a
-        box held 10 cm above its shelf is not yet put there, however near its mark, and letting go of
-        it there drops it wherever it lands."""
-        if self.reference is not None or index >= len(self.tracker.keyframes):
-            return True
-        if index not in self._placements:
-            self._placements[index] = placements(self.built.scene, self.m, self.tracker.keyframes[index])
-        return resting_on(self.m, self.data, self._placements[index])
+        """Whether every object keyframe `index` puts on something rests on it now."""
+        return self.job.placed(self, index)
 
     @property
     def done(self) -> bool:
@@ -163,15 +143,13 @@ class Agent:
 
     # -- one control step --------------------------------------------------------------------------
     def step(self, progress=None, poll_keyframes=None) -> None:
-        m, data, tracker, settings, rec = self.m, self.data, self.tracker, self.settings, self.rec
+        m, data, tracker, rec = self.m, self.data, self.tracker, self.rec
         if poll_keyframes is not None:
             new = poll_keyframes()
             if new:
                 self.extend_keyframes(new)
         mujoco.mj_forward(m, data)
-        kf = tracker.current
-        if self.contact_press != 1.0 and self.reference is None:
-            kf = pressed(kf, self.contact_press)
+        kf = self.job.aim(tracker.current, self.contact_press)
         if self.grasper:  # sticky hands: welds on where this keyframe holds what a hand touches
             self.grasper.update(m, data, kf)
             self.scorer.eq_active = data.eq_active.astype(float)
@@ -180,28 +158,42 @@ class Agent:
         rec["ctl_states"].append(state)
         rec["ctl_sensors"].append(data.sensordata.copy())
         rec["ctl_kf"].append(tracker.index)
+        best_cost = self._plan(state, kf)
+        rec["ctl_ctrl"].append(self._advance())
+        if self.unstable_at is None:
+            self._watch(best_cost, progress)
+
+    def _plan(self, state: np.ndarray, kf) -> float:
+        """Plan this control step towards `kf` for as many iterations as the effort (or, with `slowdown`,
+        the wall time) gives; the best cost of the last iteration."""
+        data, effort, slowdown = self.data, self.effort, self.settings.effort.slowdown
         t0 = time.perf_counter()
         n_iter = 0
         head = None if self.head is None else float(data.xpos[self.head, 2])
-        self.effort.begin_step(data.time, tracker.index != self.planned_for, head)
-        self.planned_for = tracker.index
+        effort.begin_step(data.time, self.tracker.index != self.planned_for, head)
+        self.planned_for = self.tracker.index
         while True:
-            noise = FULL_NOISE if settings.slowdown is not None else Noise(self.effort.noise_scale(n_iter),
-                                                                          self.effort.wide_fraction())
+            noise = FULL_NOISE if slowdown is not None else Noise(effort.noise_scale(n_iter), effort.wide_fraction())
             info = plan_iteration(self.planner, self.scorer, state, data.time, kf, noise)
-            rec["origins"].append(info.origin)
+            self.rec["origins"].append(info.origin)
             n_iter += 1
             elapsed = time.perf_counter() - t0
-            if settings.slowdown is None:
-                if not self.effort.more(n_iter, float(info.costs[0]), info.best_cost):
+            if slowdown is None:
+                if not effort.more(n_iter, float(info.costs[0]), info.best_cost):
                     break
             # Γ: the agent advances at Γ × real time, so plan while another iteration (as long as the
             # last ones took) still fits in control_dt / Γ; at least one.
-            elif elapsed * (n_iter + 1) / n_iter > self.control_dt / settings.slowdown:
+            elif elapsed * (n_iter + 1) / n_iter > self.control_dt / slowdown:
                 break
-        self.effort.end_step()
+        effort.end_step()
         self.plan_wall += time.perf_counter() - t0
         self.iterations += n_iter
+        return info.best_cost
+
+    def _advance(self) -> np.ndarray | None:
+        """Simulate one control step under the plan, checking the keyframe off at every simulation
+        step; stops early where the step diverges or the last keyframe is done. The last control."""
+        m, data, tracker, rec = self.m, self.data, self.tracker, self.rec
         u = None
         for _ in range(self.substeps):
             u = self.planner.action(data.time)
@@ -227,16 +219,18 @@ class Agent:
             rec["dist"].append(d)
             if tracker.done:
                 break
-        rec["ctl_ctrl"].append(u)
-        if self.unstable_at is not None:
-            return
+        return u
+
+    def _watch(self, best_cost: float, progress) -> None:
+        """After a control step: a keyframe failed early (a fall, a stall), the progress reported."""
+        data, tracker, recovery = self.data, self.tracker, self.settings.recovery
         if self.head is not None:
-            tracker.watch_fall(data.time, float(data.xpos[self.head, 2]), settings.give_up_fallen_s)
-        if self.reference is None:  # a track keyframe is met at its time, not approached
-            d = rec["dist"][-1]
-            tracker.watch_stall(data.time, d, settings.give_up_stalled_s, held=self.met_within(d))
-        if np.isfinite(info.best_cost):
-            self.last_cost = info.best_cost
+            tracker.watch_fall(data.time, float(data.xpos[self.head, 2]), recovery.give_up_fallen_s)
+        if self.job.approaches:
+            d = self.rec["dist"][-1]
+            tracker.watch_stall(data.time, d, recovery.give_up_stalled_s, held=self.met_within(d))
+        if np.isfinite(best_cost):
+            self.last_cost = best_cost
         if progress is not None and self.last_cost is not None:
             frac = ((tracker.index + min(1.0, (data.time - tracker.start) / tracker.current.time_limit))
                     / len(tracker.keyframes))
@@ -246,9 +240,20 @@ class Agent:
             tracker.failed, tracker.failure = True, "time limit"
 
     def extend_keyframes(self, new: list[ContactKeyframe]) -> None:
-        """Keyframes appended while running (a finished run resumes with them)."""
+        """Keyframes appended while running (a finished run resumes with them); its checkpoints are
+        then valid for the keyframes with them."""
         self.tracker.append(list(new), self.data.time)
         self.horizon_total += longest_motion(new, self.settings)
+        self.fingerprint = fingerprint(self.built, self.settings, self.tracker.keyframes)
+
+    def retry_with(self, stream: dict | None, escalation: int, press: float) -> None:
+        """Plan on as a retry of a failed segment: the planner's noise from the RNG state `stream`
+        (None: its own, as checkpointed), `escalation` times the effort, the contact term weighed
+        `press` times (1: the keyframe's own)."""
+        if stream is not None:
+            self.planner.rng.bit_generator.state = stream
+            self.effort.escalation = escalation
+        self.contact_press = press
 
     def run(self, progress=None, poll_keyframes=None) -> AgentRun:
         """Step until done."""
@@ -274,10 +279,10 @@ class Agent:
 
     @classmethod
     def resume(cls, checkpoint: Checkpoint, built: BuiltModel, plan: BuiltModel, keyframes: list[ContactKeyframe],
-               settings: PlannerSettings, engine: RolloutEngine, reference: Reference | None = None) -> Agent:
+               settings: Settings, engine: RolloutEngine, job: Job | None = None) -> Agent:
         """The agent of `checkpoint`, ready to step on; InvalidInput if it was made for another model,
         settings or keyframes."""
-        agent = cls(built, plan, keyframes, settings, 0, engine, reference)
+        agent = cls(built, plan, keyframes, settings, 0, engine, job)
         checkpoint.check(agent.fingerprint)
         meta, arrays = checkpoint.meta, checkpoint.arrays
         mujoco.mj_setState(agent.m, agent.data, arrays["mujoco_state"], INTEGRATION)
@@ -310,38 +315,37 @@ class Agent:
                         plan_wall_s=self.plan_wall, grasps=self.grasper.summary(self.m) if self.grasper else [])
 
 
-def longest_motion(keyframes: list[ContactKeyframe], settings: PlannerSettings) -> float:
+def longest_motion(keyframes: list[ContactKeyframe], settings: Settings) -> float:
     """The most seconds of motion a run of `keyframes` can take: every time limit with its overtime,
     and every sustain."""
-    return sum(k.time_limit * (1.0 + settings.overtime) + k.sustain for k in keyframes)
+    return sum(k.time_limit * (1.0 + settings.recovery.overtime) + k.sustain for k in keyframes)
 
 
 @dataclass(frozen=True)
 class AgentSetup:
     """What every agent of one solve is made from — the model and its planning twin, the keyframes,
-    the planner settings and, for tracking, the reference — so particles, segments and a resumed
-    checkpoint make their agents in one place."""
+    the settings and the job — so particles, segments and a resumed checkpoint make their agents in
+    one place."""
     built: BuiltModel
     plan: BuiltModel
     keyframes: list
-    settings: PlannerSettings
-    reference: Reference | None = None
+    settings: Settings
+    job: Job = field(default_factory=ContactJob)
 
     def agent(self, seed: int, engine: RolloutEngine) -> Agent:
         """A fresh agent at the scene's start."""
-        return Agent(self.built, self.plan, self.keyframes, self.settings, seed, engine, self.reference)
+        return Agent(self.built, self.plan, self.keyframes, self.settings, seed, engine, self.job)
 
     def resume(self, checkpoint: Checkpoint, engine: RolloutEngine, keyframes: list | None = None) -> Agent:
         """The agent of `checkpoint`, with `keyframes` where keyframes were appended since the start."""
         return Agent.resume(checkpoint, self.built, self.plan, self.keyframes if keyframes is None else keyframes,
-                            self.settings, engine, self.reference)
+                            self.settings, engine, self.job)
 
 
-def run_agent(built: BuiltModel, plan: BuiltModel, keyframes: list[ContactKeyframe], settings: PlannerSettings,
-              seed: int, engine: RolloutEngine, progress=None, poll_keyframes=None,
-              reference: Reference | None = None) -> AgentRun:
+def run_agent(built: BuiltModel, plan: BuiltModel, keyframes: list[ContactKeyframe], settings: Settings,
+              seed: int, engine: RolloutEngine, progress=None, poll_keyframes=None, job: Job | None = None) -> AgentRun:
     """One seed's whole run."""
-    return Agent(built, plan, keyframes, settings, seed, engine, reference).run(progress, poll_keyframes)
+    return Agent(built, plan, keyframes, settings, seed, engine, job).run(progress, poll_keyframes)
 
 
 def _agent_costs(plan, objective, keyframes, states, sensors, ctrls, kf_index) -> np.ndarray:

@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import math
 
-from ..formats.settings import PlannerSettings
+from ..formats.settings import EffortSettings
 
 
 class Effort:
     """The per-control-step planning loop's stopping rule and noise schedule."""
 
-    def __init__(self, settings: PlannerSettings, control_dt: float):
+    def __init__(self, settings: EffortSettings, control_dt: float):
         self.s = settings
         self.control_dt = control_dt
         self.fixed = settings.budget is not None

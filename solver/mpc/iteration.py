@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..formats.contact_keyframes import ContactKeyframe
-from ..formats.settings import PlannerSettings
+from ..formats.settings import SamplingSettings
 from ..physics.features import Features
 from ..physics.model import BuiltModel
 from ..physics.rollout import RolloutEngine
@@ -32,7 +32,7 @@ class Scorer:
     """The agent's half of a planning iteration: roll a planner's candidates out from the current
     state on the planning model and score them with the objective under the active keyframe."""
 
-    def __init__(self, plan: BuiltModel, objective: Objective, space: ControlSpace, settings: PlannerSettings,
+    def __init__(self, plan: BuiltModel, objective: Objective, space: ControlSpace, settings: SamplingSettings,
                  engine: RolloutEngine):
         self.plan, self.objective, self.space, self.engine = plan, objective, space, engine
         self.dt = plan.model.opt.timestep

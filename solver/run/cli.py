@@ -189,7 +189,7 @@ def cmd_run(args, emit: Events) -> int:
     try:
         if ray is not None:
             from .ray_pool import run_seeds_ray
-            particles = method.capabilities.particles and prepared.settings.particles > 1
+            particles = method.capabilities.particles and prepared.settings.recovery.particles > 1
             run_seeds_ray(ray, task_doc, task.seeds, args.out, args.workers, emit, on_solution, on_failure,
                           particles=particles)
         else:

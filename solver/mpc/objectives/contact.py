@@ -18,7 +18,7 @@ from ...core.rotations import rotate
 from ...formats.contact_keyframes import WORLD, ContactKeyframe
 from ...formats.objective_terms import TERM_GROUPS
 from ...formats.scene import GROUPS
-from ...formats.settings import PlannerSettings, default_of
+from ...formats.settings import ContactTermSettings, default_of
 from ...physics.model import BuiltModel
 
 ALPHA = 0.1  # contact smoothing, eq. (5)
@@ -82,8 +82,8 @@ class Costs:
 class Objective:
     """Objective of one character in one model; `evaluate` scores a batch under a keyframe."""
 
-    def __init__(self, built: BuiltModel, speed_limit: float = default_of(PlannerSettings, "speed_limit"),
-                 speed_weight: float = default_of(PlannerSettings, "speed_weight")):
+    def __init__(self, built: BuiltModel, speed_limit: float = default_of(ContactTermSettings, "speed_limit"),
+                 speed_weight: float = default_of(ContactTermSettings, "speed_weight")):
         """`speed_limit` (m/s) and `speed_weight`: the speed-limit term (off at weight 0), which keeps
         limbs from whipping: a hand swung at 4 m/s sinks 2 cm into what it hits."""
         m = built.model

@@ -28,7 +28,7 @@ import numpy as np
 from ...builders.mjcf import ROOT_JOINT
 from ...core.rotations import angle_between
 from ...formats.scene import GROUPS
-from ...formats.settings import TrackSettings
+from ...formats.settings import TrackingTermSettings
 from ...formats.track_keyframes import TrackKeyframe
 from ...physics.model import BuiltModel
 from ...physics.reference import Reference
@@ -59,10 +59,10 @@ class TrackingObjective(Objective):
     """The tracking cost of a batch of rollouts against `reference`."""
 
     def __init__(self, built: BuiltModel, reference: Reference, keyframes: list[TrackKeyframe],
-                 settings: TrackSettings):
+                 terms: TrackingTermSettings, key_window: float):
         super().__init__(built)
         m = built.model
-        self.reference, self.s = reference, settings
+        self.reference, self.s = reference, terms
         self.joint_qpos = np.array([int(m.jnt_qposadr[m.joint(j.name).id]) for j in built.scene.joints()], dtype=int)
         self.root_qpos = int(m.jnt_qposadr[m.joint(ROOT_JOINT).id])
         self.root_dof = int(m.jnt_dofadr[m.joint(ROOT_JOINT).id])
@@ -79,7 +79,7 @@ class TrackingObjective(Objective):
         # mean position (the support's centre) and the centre of mass's place from it.
         count = self.ref_planted.sum(axis=1, keepdims=True)
         self.support_weights = np.divide(self.ref_planted, count, out=np.zeros_like(self.ref_planted),
-                                         where=count > 0) if settings.com_on_support else None
+                                         where=count > 0) if terms.com_on_support else None
         if self.support_weights is not None and reference.com is not None:
             support = np.einsum("nb,nbk->nk", self.support_weights, self.ref_body_pos)
             self.ref_com_target = reference.com - support  # rows with nothing planted: the world place
@@ -87,9 +87,9 @@ class TrackingObjective(Objective):
             self.ref_com_target = reference.com
         # The keyframe boost per grid row: 1 + boost × Σ w_k exp(−((t − t_k)/σ)²), σ = half the window.
         t = np.arange(len(reference.qpos)) * reference.dt
-        sigma = 0.5 * settings.key_window
+        sigma = 0.5 * key_window
         bumps = np.array([k.weight * np.exp(-((t - k.time) / sigma) ** 2) for k in keyframes]).reshape(-1, len(t))
-        self.boost = 1.0 + settings.key_boost * bumps.sum(axis=0)
+        self.boost = 1.0 + terms.key_boost * bumps.sum(axis=0)
         self.key_qpos, self.key_body_pos = key_targets(built, reference, keyframes, bumps, self.tracked_bodies)
 
     def bodies_for(self, kf) -> list[str]:

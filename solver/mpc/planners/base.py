@@ -19,7 +19,7 @@ import numpy as np
 
 from ...core import schema, splines
 from ...core.registry import PLANNERS, check_name, resolve
-from ...formats.settings import PlannerSettings
+from ...formats.settings import SamplingSettings
 from ...physics.model import BuiltModel
 from ..objectives.contact import Costs
 
@@ -48,7 +48,7 @@ class ControlSpace:
     hold: Callable[[np.ndarray], np.ndarray] | None = None
 
     @classmethod
-    def of(cls, plan: BuiltModel, act_group: np.ndarray, settings: PlannerSettings) -> ControlSpace:
+    def of(cls, plan: BuiltModel, act_group: np.ndarray, settings: SamplingSettings) -> ControlSpace:
         nu = plan.nu_character
         rng = plan.model.actuator_ctrlrange[:nu]
         return cls(nu=nu, lo=rng[:, 0], hi=rng[:, 1], act_group=np.asarray(act_group),
@@ -105,7 +105,7 @@ FULL_NOISE = Noise()
 
 @dataclass
 class NoOptions:
-    """A planner with no settings beyond `PlannerSettings`."""
+    """A planner with no settings beyond `SamplingSettings`."""
 
 
 class Planner(ABC):
@@ -114,15 +114,15 @@ class Planner(ABC):
 
     Options: type = NoOptions
 
-    def __init__(self, space: ControlSpace, settings: PlannerSettings, options, rng: np.random.Generator):
+    def __init__(self, space: ControlSpace, settings: SamplingSettings, options, rng: np.random.Generator):
         self.space, self.s, self.options, self.rng = space, settings, options, rng
         self.sigma = settings.exploration * 0.5 * (space.hi - space.lo)  # noise std per actuator
         self.nominal = np.clip(np.zeros((settings.knots, space.nu)), space.lo, space.hi)
         self.knot_start = 0.0
 
     @classmethod  # noqa: B027 (an optional hook: most planners need no checks of their own)
-    def check(cls, settings: PlannerSettings, options, path: str) -> None:
-        """Refuse settings this planner cannot run (InvalidInput); `PlannerSettings.check` has checked
+    def check(cls, settings: SamplingSettings, options, path: str) -> None:
+        """Refuse settings this planner cannot run (InvalidInput); `SamplingSettings.check` has checked
         what every planner needs."""
 
     def shifted(self, knots: np.ndarray, t: float) -> np.ndarray:
@@ -159,7 +159,7 @@ def planner_class(name: str) -> type[Planner]:
     return resolve(PLANNERS, name)
 
 
-def planner_options(settings: PlannerSettings, path: str = "settings"):
+def planner_options(settings: SamplingSettings, path: str = "settings"):
     """The chosen planner's own settings, checked, with the planner's checks of the whole."""
     cls = planner_class(settings.planner)
     options = schema.from_dict(cls.Options, settings.planner_options, f"{path}.planner_options")
@@ -167,6 +167,6 @@ def planner_options(settings: PlannerSettings, path: str = "settings"):
     return options
 
 
-def make_planner(space: ControlSpace, settings: PlannerSettings, rng: np.random.Generator) -> Planner:
+def make_planner(space: ControlSpace, settings: SamplingSettings, rng: np.random.Generator) -> Planner:
     """The planner `settings.planner` names, ready to plan."""
     return planner_class(settings.planner)(space, settings, planner_options(settings), rng)

@@ -8,22 +8,21 @@ exploration; the floor is 0.1 of the control (here `min_std` × half the control
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
 from ...core.errors import InvalidInput
+from ...formats.settings import setting
 from ..objectives.contact import Costs
 from .base import FULL_NOISE, NOMINAL, SAMPLED, Noise, Outcome, Planner
 
 
 @dataclass
 class CrossEntropyOptions:
-    elite_fraction: float = field(default=0.1, metadata={"positive": True, "max": 1.0,
-                                                         "description": "Share of the samples kept as the elite"})
-    min_elites: int = field(default=2, metadata={"min": 2, "description": "The fewest elite samples"})
-    min_std: float = field(default=0.05, metadata={"nonneg": True, "description": "Floor of the sampling spread, "
-                                                                                  "× half the control range"})
+    elite_fraction: float = setting(0.1, "Share of the samples kept as the elite", positive=True, max=1.0)
+    min_elites: int = setting(2, "The fewest elite samples", min=2)
+    min_std: float = setting(0.05, "Floor of the sampling spread, × half the control range", nonneg=True)
 
 
 class CrossEntropyPlanner(Planner):

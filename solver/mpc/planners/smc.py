@@ -35,11 +35,12 @@ the population keeps more modes alive (tests/test_smc.py).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
 from ...core.errors import InvalidInput
+from ...formats.settings import setting
 from ..objectives.contact import Costs
 from .base import COMPOSED, FULL_NOISE, NOMINAL, SAMPLED, Noise, Outcome, Planner
 from .kdtree import KDTree, leaf_probabilities
@@ -48,25 +49,21 @@ from .partwise import compose, part_columns_of, partitionings_of
 
 @dataclass
 class SMCOptions:
-    keep_fraction: float = field(default=0.1, metadata={"nonneg": True, "max": 1.0, "description":
-                                 "Share M/N of the samples carried to the next control step (the paper's 0.1)"})
-    uniform_fraction: float = field(default=0.2, metadata={"nonneg": True, "max": 1.0, "description":
-                                    "Share of each control step's samples drawn uniformly in the control range "
-                                    "(the paper's 20%)"})
-    leaf_sigma: float = field(default=0.5, metadata={"positive": True, "description":
-                              "σ: a sample's spread around its leaf's sample, × the leaf's width (the paper's 0.5)"})
-    greedy_fraction: float = field(default=0.5, metadata={"nonneg": True, "max": 1.0, "description":
-                                   "Share of each batch sampled around the best leaf (the paper's N_g / N)"})
-    greedy_sigma: float = field(default=0.025, metadata={"positive": True, "description":
-                                "σ_g: the greedy samples' spread, × the best leaf's width (the paper: 0.005 in its "
-                                "units)"})
-    temperature: float = field(default=0.1, metadata={"positive": True, "description":
-                               "Fitness exp(−(cost − best) / τ), τ = this × (median cost − best)"})
-    hold_guess: bool = field(default=True, metadata={"description":
-                             "Each control step, try a plan that holds the current pose"})
-    partwise: bool = field(default=False, metadata={"description":
-                           "Each batch, try PartwiseMPC's composed candidates of the previous batch (one per "
-                           "partitioning: each body part's knots from the rollout best for that part)"})
+    keep_fraction: float = setting(0.1, "Share M/N of the samples carried to the next control step (the paper's 0.1)",
+                                   nonneg=True, max=1.0)
+    uniform_fraction: float = setting(0.2, "Share of each control step's samples drawn uniformly in the control "
+                                           "range (the paper's 20%)", nonneg=True, max=1.0)
+    leaf_sigma: float = setting(0.5, "σ: a sample's spread around its leaf's sample, × the leaf's width (the paper's "
+                                     "0.5)", positive=True)
+    greedy_fraction: float = setting(0.5, "Share of each batch sampled around the best leaf (the paper's N_g / N)",
+                                     nonneg=True, max=1.0)
+    greedy_sigma: float = setting(0.025, "σ_g: the greedy samples' spread, × the best leaf's width (the paper: 0.005 "
+                                         "in its units)", positive=True)
+    temperature: float = setting(0.1, "Fitness exp(−(cost − best) / τ), τ = this × (median cost − best)",
+                                 positive=True)
+    hold_guess: bool = setting(True, "Each control step, try a plan that holds the current pose")
+    partwise: bool = setting(False, "Each batch, try PartwiseMPC's composed candidates of the previous batch (one per "
+                                    "partitioning: each body part's knots from the rollout best for that part)")
 
 
 class SMCPlanner(Planner):

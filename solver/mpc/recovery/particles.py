@@ -5,7 +5,7 @@ K particles — whole agents — attempt each keyframe segment from checkpoints 
 segment ended. Those that reach the keyframe survive and are resampled by cost (systematic
 resampling over soft-min weights); a particle drawn more than once continues with a fresh noise
 stream, so the copies explore differently. If no particle completes a segment, the segment is
-retried with twice the planning effort and fresh noise (`retries` times), then the solve backs up
+retried with twice the planning effort and fresh noise (`segment_retries` times), then the solve backs up
 one keyframe (`backups` times) and redoes the previous segment with fresh noise (the same noise
 would only lead back to the same state) — the first segment, with nothing before it, starts over
 itself; past that it stops and reports the
@@ -21,7 +21,7 @@ from ...core import schema
 from ...formats.solution import Progress
 from ...physics.rollout import RolloutEngine
 from ..agent import Agent, AgentRun, AgentSetup
-from .checkpoint import Checkpoint, fingerprint
+from .checkpoint import Checkpoint
 from .segments import LocalSegments, SegmentJob, Segments, attempt_report
 
 
@@ -81,95 +81,125 @@ def run_particles(setup: AgentSetup, seed: int, engine: RolloutEngine, progress=
     """One seed's solve with `settings.particles` particles; the best final particle's run (or the
     run that got furthest) and what the particles did. With one particle and no failure this is
     the single run, byte for byte. `poll_keyframes` returns keyframes appended while solving; they
-    are taken between segments (where the single run would reach them too: after the current). With
-    the setup's `reference`, the keyframes are a tracking solve's (`agent.Agent`). `segments` runs each batch
-    of segments (default: here, one after another); the result does not depend on where. The
-    segment of keyframe `retried` gets no retries (another run already retried it in vain)."""
-    settings = setup.settings
-    n = settings.particles
-    keyframes = list(setup.keyframes)
-    given = len(keyframes)
-    log = ParticleLog()
+    are taken between segments (where the single run would reach them too: after the current). The
+    setup's job says whose keyframes they are (`jobs`). `segments` runs each batch of segments
+    (default: here, one after another); the result does not depend on where. The segment of keyframe
+    `retried` gets no retries (another run already retried it in vain)."""
+    return _ParticleSolve(setup, seed, engine, progress, segments, retried).run(poll_keyframes)
 
-    def resume(cp: Checkpoint) -> Agent:
-        return setup.resume(cp, engine, keyframes)  # the keyframes appended so far included
 
-    segments = segments if segments is not None else LocalSegments(resume)
-    first = setup.agent(seed, engine).checkpoint()
-    starts = {0: [_with_stream(first, fresh_stream(seed, 0, 0, 0, i)) if i else first for i in range(n)]}
-    ancestry = {0: list(range(n))}
-    k, furthest, survivors, chosen, redo = 0, None, [], [], None
-    while True:
-        new = poll_keyframes() if poll_keyframes is not None else None
-        if new:
-            keyframes, starts = _appended(starts, keyframes, new, setup, engine)
-        if k >= len(keyframes):
-            break
+class _ParticleSolve:
+    """One seed's particles from segment to segment: where each segment starts (`starts`, checkpoints
+    per keyframe index), which first-segment particle each descends from (`ancestry`), and the run
+    that got furthest."""
+
+    def __init__(self, setup: AgentSetup, seed: int, engine: RolloutEngine, progress, segments, retried):
+        self.setup, self.seed, self.engine, self.progress, self.retried = setup, seed, engine, progress, retried
+        self.settings = setup.settings.recovery
+        self.n = self.settings.particles
+        self.keyframes = list(setup.keyframes)
+        self.log = ParticleLog()
+        self.segments = segments if segments is not None else LocalSegments(self.resume)
+        first = setup.agent(seed, engine).checkpoint()
+        self.starts = {0: [_with_stream(first, fresh_stream(seed, 0, 0, 0, i)) if i else first
+                           for i in range(self.n)]}
+        self.ancestry = {0: list(range(self.n))}
+        self.furthest = None
+
+    def resume(self, cp: Checkpoint) -> Agent:
+        return self.setup.resume(cp, self.engine, self.keyframes)  # the keyframes appended so far included
+
+    def run(self, poll_keyframes) -> tuple[AgentRun, ParticleLog]:
+        k, survivors, chosen, redo, log = 0, [], [], None, self.log
+        while True:
+            new = poll_keyframes() if poll_keyframes is not None else None
+            if new:
+                self.keyframes, self.starts = _appended(self.starts, self.keyframes, new, self.setup, self.engine)
+            if k >= len(self.keyframes):
+                break
+            survivors = self.segment(k, redo)
+            if not survivors:
+                if log.backups < self.settings.backups:
+                    log.backups += 1
+                    # redo the previous segment from its start with fresh noise; the first segment has
+                    # nothing before it, so it starts again itself (its retries again too)
+                    k = redo = max(k - 1, 0)
+                    continue
+                break
+            chosen = self.resample(k, survivors)
+            k += 1
+            for old in [j for j in self.starts if j < k - (self.settings.backups - log.backups)]:
+                del self.starts[old]  # no back-up left can return that far: its checkpoints go (memory)
+        if k >= len(self.keyframes):
+            return self.finish(k, survivors, chosen), log
+        log.furthest, log.stopped_at = self.furthest.index, k
+        return self.resume(self.furthest.checkpoint).result(), log
+
+    def segment(self, k: int, redo: int | None) -> list:
+        """Every particle attempts segment `k` (retried with fresh noise and more effort while none
+        reaches its keyframe); the (particle index, outcome) of those that do."""
+        log, settings, seed, keyframes = self.log, self.settings, self.seed, self.keyframes
         nkf = len(keyframes)
-        appended = [schema.to_dict(kf) for kf in keyframes[given:]]
-        survivors = []  # (index among this segment's particles, its outcome)
-        for attempt in range((0 if k == retried else settings.retries) + 1):
+        appended = [schema.to_dict(kf) for kf in keyframes[len(self.setup.keyframes):]]
+        survivors = []
+        for attempt in range((0 if k == self.retried else settings.segment_retries) + 1):
             fresh = attempt or k == redo  # a retry, or a backed-up segment: not the noise that led here
             jobs = [SegmentJob(cp, k, fresh_stream(seed, k, attempt, log.backups, i + 1) if fresh else None,
                                2 ** attempt, appended, retry_press(settings.retry_contact, attempt))
-                    for i, cp in enumerate(starts[k])]
-
+                    for i, cp in enumerate(self.starts[k])]
             retries = sum(a["attempt"] > 0 for a in log.attempts) + (attempt > 0)
 
-            def report(j: int, spent_before: int, jobs=jobs, nkf=nkf, k=k, retries=retries):
-                return _segment_progress(progress, k, j, n, nkf,
+            def report(j: int, spent_before: int, jobs=jobs, retries=retries):
+                return _segment_progress(self.progress, k, j, self.n, nkf,
                                          log.iterations + spent_before - jobs[j].checkpoint.meta["iterations"],
                                          retries, log.backups)
             tries = []
-            for i, outcome in enumerate(segments.run(jobs, report)):
+            for i, outcome in enumerate(self.segments.run(jobs, report)):
                 log.iterations += outcome.iterations
                 tries.append(attempt_report(jobs[i], outcome, keyframes[k].tolerance))
                 if outcome.reached:
                     survivors.append((i, outcome))
-                elif furthest is None or outcome.further_than(furthest):
-                    furthest = outcome
+                elif self.furthest is None or outcome.further_than(self.furthest):
+                    self.furthest = outcome
             best = min((o.last_cost for _, o in survivors if o.last_cost is not None), default=None)
             log.attempts.append({"keyframe": k, "attempt": attempt, "survivors": len(survivors),
                                  "best_cost": None if best is None else round(float(best), 6), "particles": tries})
             if survivors:
                 break
-        if not survivors:
-            if log.backups < settings.backups:
-                log.backups += 1
-                # redo the previous segment from its start with fresh noise; the first segment has
-                # nothing before it, so it starts again itself (its retries again too)
-                k = redo = max(k - 1, 0)
-                continue
-            break
+        return survivors
+
+    def resample(self, k: int, survivors: list) -> np.ndarray:
+        """The particles that start segment k + 1, drawn from the survivors of segment k by cost (a copy
+        drawn twice continues with noise of its own); the survivors' indices drawn."""
+        seed, backups = self.seed, self.log.backups
         costs = np.array([o.last_cost if o.last_cost is not None else np.inf for _, o in survivors])
-        rng = np.random.default_rng([seed, k, log.backups, 1_000_003])
-        chosen = systematic_resample(softmin_weights(costs), n, rng)
+        chosen = systematic_resample(softmin_weights(costs), self.n, np.random.default_rng([seed, k, backups,
+                                                                                            1_000_003]))
         checkpoints, seen = [], set()
         for j, s in enumerate(chosen):
             cp = survivors[s][1].checkpoint
             if s in seen:  # a copy: the same state, its own noise from here on
-                cp = _with_stream(cp, fresh_stream(seed, k + 1, log.backups, j, 2))
+                cp = _with_stream(cp, fresh_stream(seed, k + 1, backups, j, 2))
             seen.add(int(s))
             checkpoints.append(cp)
-        starts[k + 1] = checkpoints
-        ancestry[k + 1] = [ancestry[k][survivors[s][0]] for s in chosen]
-        k += 1
-        for old in [j for j in starts if j < k - (settings.backups - log.backups)]:
-            del starts[old]  # no back-up left can return that far: its checkpoints go (memory)
-    if k >= len(keyframes):  # every final particle reached the last keyframe: the cheapest whole run wins
+        self.starts[k + 1] = checkpoints
+        self.ancestry[k + 1] = [self.ancestry[k][survivors[s][0]] for s in chosen]
+        return chosen
+
+    def finish(self, k: int, survivors: list, chosen: np.ndarray) -> AgentRun:
+        """Every final particle reached the last keyframe: the cheapest whole run wins, and each other
+        lineage's cheapest run is an alternative."""
         distinct = sorted({int(s) for s in chosen})  # copies share one run
-        runs = [resume(survivors[s][1].checkpoint).result() for s in distinct]
+        runs = [self.resume(survivors[s][1].checkpoint).result() for s in distinct]
         costs = [float(np.mean(r.cost_per_step)) for r in runs]
-        lineage = {int(s): ancestry[k][j] for j, s in enumerate(chosen)}
+        lineage = {int(s): self.ancestry[k][j] for j, s in enumerate(chosen)}
         order = sorted(range(len(runs)), key=lambda i: costs[i])  # ties: the lower particle first
         firsts = {}
         for i in order:  # each lineage's cheapest run, cheapest lineage first
             firsts.setdefault(lineage[distinct[i]], i)
-        log.furthest, log.lineages = len(keyframes), len(set(ancestry[k]))
-        log.alternatives = [runs[i] for i in list(firsts.values())[1:]]
-        return runs[order[0]], log
-    log.furthest, log.stopped_at = furthest.index, k
-    return resume(furthest.checkpoint).result(), log
+        self.log.furthest, self.log.lineages = len(self.keyframes), len(set(self.ancestry[k]))
+        self.log.alternatives = [runs[i] for i in list(firsts.values())[1:]]
+        return runs[order[0]]
 
 
 def _segment_progress(progress, k: int, i: int, n: int, nkf: int, iterations_before: int, retries: int = 0,
@@ -196,7 +226,6 @@ def _appended(starts: dict, keyframes: list, new: list, setup: AgentSetup, engin
         for cp in cps:
             agent = setup.resume(cp, engine, keyframes)
             agent.extend_keyframes(new)
-            agent.fingerprint = fingerprint(setup.built, setup.settings, extended)
             out[level].append(agent.checkpoint())
     return extended, out
 

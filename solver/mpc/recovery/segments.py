@@ -100,10 +100,7 @@ class Segments(Protocol):
 def run_segment(job: SegmentJob, resume: Callable[[Checkpoint], Agent], report=None) -> SegmentOutcome:
     """One segment: the particle of `job.checkpoint` steps until it passes `job.keyframe` or is done."""
     agent = resume(job.checkpoint)
-    if job.stream is not None:
-        agent.planner.rng.bit_generator.state = job.stream
-        agent.effort.escalation = job.escalation
-    agent.contact_press = job.press
+    agent.retry_with(job.stream, job.escalation, job.press)
     while not agent.done and agent.tracker.index <= job.keyframe:
         agent.step(report)
     return SegmentOutcome(agent.checkpoint(), agent.tracker.index > job.keyframe, int(agent.tracker.index),

@@ -1,0 +1,93 @@
+"""What an agent is asked to do: reach contact keyframes in order, or follow a reference motion through
+its track keyframes. The agent plans, steps and checkpoints alike for both; a job says what differs —
+the objective, the keyframe watch, how far the character is from a keyframe, and when one may count.
+"""
+from __future__ import annotations
+
+from ..physics.model import BuiltModel
+from ..physics.quality import RISEN_HEAD_HEIGHT
+from ..physics.reference import Reference
+from .keyframe_tracker import KeyframeTracker, pair_distance, placements, resting_on
+from .objectives.contact import Objective, pressed
+from .objectives.tracking import ReferenceTracker, TrackingObjective, pose_columns
+
+
+class ContactJob:
+    """Contact keyframes (`ContactSettings`): each keyframe's pairs approached until they hold."""
+    approaches = True  # a keyframe is approached, so one that stalls on the way may fail early
+
+    def objective(self, plan: BuiltModel, keyframes: list, settings) -> Objective:
+        return Objective(plan, settings.terms.speed_limit, settings.terms.speed_weight)
+
+    def tracker(self, keyframes: list, settings) -> KeyframeTracker:
+        return KeyframeTracker(list(keyframes), overtime=settings.recovery.overtime)
+
+    def prepare(self, space) -> None:
+        """Nothing to add to the control space: plans are the controls themselves."""
+
+    def aim(self, keyframe, press: float):
+        """The keyframe the planner is given: its contact term weighed `press` times (a retry's)."""
+        return keyframe if press == 1.0 else pressed(keyframe, press)
+
+    def distance(self, agent, keyframe) -> float:
+        """Its pairs' distance now (m)."""
+        held = agent.grasper.held(agent.data) if agent.grasper else frozenset()
+        return pair_distance(agent.m, agent.data, keyframe, held)
+
+    def may_end(self, agent, index: int) -> bool:
+        """The last keyframe, where it asks the character to stay up, ends the clip only with the head
+        above RISEN_HEAD_HEIGHT: nothing after it would catch a fall begun within its sustain (a box put
+        down and let go of ended a clip with the character on its way to the floor)."""
+        keyframes = agent.tracker.keyframes
+        if agent.head is None or index != len(keyframes) - 1 or not keyframes[index].upright:
+            return True
+        return float(agent.data.xpos[agent.head, 2]) >= RISEN_HEAD_HEIGHT
+
+    def placed(self, agent, index: int) -> bool:
+        """Every object keyframe `index` puts on something (box ↔ shelf) rests on it now: a box held
+        10 cm above its shelf is not yet put there, however near its mark."""
+        if index >= len(agent.tracker.keyframes):
+            return True
+        if index not in agent.placements:
+            agent.placements[index] = placements(agent.built.scene, agent.m, agent.tracker.keyframes[index])
+        return resting_on(agent.m, agent.data, agent.placements[index])
+
+
+class TrackingJob:
+    """A reference motion (`TrackSettings`) followed through its track keyframes, each met at its time."""
+    approaches = False  # a track keyframe is met at its time, not approached
+
+    def __init__(self, reference: Reference, built: BuiltModel):
+        self.reference = reference
+        self.pose_columns = pose_columns(built)
+
+    def objective(self, plan: BuiltModel, keyframes: list, settings) -> TrackingObjective:
+        return TrackingObjective(plan, self.reference, list(keyframes), settings.terms, settings.keyframes.key_window)
+
+    def tracker(self, keyframes: list, settings) -> ReferenceTracker:
+        return ReferenceTracker(list(keyframes))
+
+    def prepare(self, space) -> None:
+        """Plans ride on the reference's own torques where it has them."""
+        if self.reference.feedforward is not None:
+            space.feedforward, space.feedforward_dt = self.reference.feedforward, self.reference.dt
+
+    def aim(self, keyframe, press: float):
+        return keyframe
+
+    def distance(self, agent, keyframe) -> float:
+        """Its pose's distance relative to the keyframe's tolerances."""
+        q = agent.data.qpos[self.pose_columns]
+        return keyframe.distance(q[:3], q[3:7], q[7:])
+
+    def may_end(self, agent, index: int) -> bool:
+        return True
+
+    def placed(self, agent, index: int) -> bool:
+        return True
+
+
+def job_for(reference: Reference | None, built: BuiltModel) -> ContactJob | TrackingJob:
+    """The job of a solve: tracking where it follows a reference motion, contact keyframes otherwise."""
+    return ContactJob() if reference is None else TrackingJob(reference, built)
+
