@@ -53,7 +53,7 @@ demo: venv
 TEST_WORKERS ?= auto
 XDIST := -n $(TEST_WORKERS) --dist loadfile
 test: venv lint blenders
-	$(PY) -m pytest -q $(XDIST) tests
+	$(PY) -m pytest -q $(XDIST) --durations=15 tests
 	@for v in $(OTHER_BLENDERS); do \
 	  echo "== the Blender tests on Blender $$v"; \
 	  .venv-blender-$$v/bin/python -m pytest -q -p no:cacheprovider $(XDIST) -m every_blender $(BLENDER_TESTS) \

@@ -195,7 +195,8 @@ def test_angles_slightly_outside_the_range_are_clamped_with_a_warning():
 
 def test_short_real_optimization_halves_the_keyframe_error(tmp_path):
     path = tmp_path / "jump.json"
-    path.write_text(json.dumps(low_jump_task(samples=960, max_wall_s=3600)))
+    # the search alone: its physical version is the physical tests' (test_physical.py)
+    path.write_text(json.dumps(low_jump_task(samples=960, max_wall_s=3600, physical=False)))
     p = subprocess.run([sys.executable, "-m", "solver", "run", str(path), "--out", str(tmp_path / "o"), "--workers",
                         "0", "--jsonl"], cwd=ROOT, capture_output=True, text=True, timeout=900)
     assert p.returncode == 0, p.stderr[-2000:]

@@ -8,12 +8,11 @@ in its last bit (measured: 7e-15 in a cost, 1e-14 in an assisted motion's qpos).
 the golden's name, dtype and shape, integers are equal, and floats agree to 1e-9 — where any change
 of algorithm or setting moves them by orders of magnitude more. Bytes across runs and backends on
 one machine are held elsewhere (`test_determinism_soak`, `test_ray`)."""
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from shared_solves import solved
 
 ROOT = Path(__file__).resolve().parents[1]
 GOLDEN = ROOT / "tests" / "data" / "golden"
@@ -21,12 +20,8 @@ NAMES = ["simulate", "contact_partwise", "contact_baseline", "assist"]
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_solve_gives_the_golden_bytes(tmp_path, name):
-    out = tmp_path / name
-    proc = subprocess.run([sys.executable, "-m", "solver", "run", str(GOLDEN / f"{name}.json"), "--out", str(out),
-                           "--num-seeds", "2", "--workers", "2"], cwd=ROOT, capture_output=True, text=True,
-                          timeout=300)
-    assert proc.returncode == 0, proc.stderr[-2000:]
+def test_solve_gives_the_golden_bytes(name):
+    out = solved(GOLDEN / f"{name}.json", seeds=2, workers=2)  # shared with the tests that read these solves
     for seed in (0, 1):
         with np.load(out / f"seed_{seed}" / "result.npz", allow_pickle=False) as got, \
                 np.load(GOLDEN / f"{name}_seed_{seed}.npz", allow_pickle=False) as golden:

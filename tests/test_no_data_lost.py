@@ -98,7 +98,6 @@ def test_a_solution_written_but_not_yet_listed_is_imported_too(tmp_path):
     assert sorted(s.seed for s in bpy.context.scene.physkey.solutions) == [0, 1]
 
 
-@pytest.mark.every_blender
 def test_a_seeds_other_lineages_are_listed_under_it_and_kept_as_their_own_actions(tmp_path):
     """Particles that reached the end another way: Blender lists each lineage right under its seed's
     solution, and Keep bakes it into an action named after it."""

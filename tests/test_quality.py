@@ -3,13 +3,11 @@ foot on a hinge, and a head. Penetration is the sphere's depth below the floor; 
 distance a planted foot travels; jerk is 6a for a hinge angle a·t³; a fall is the time the head is
 low where lying is not allowed; the fastest body is the one swung fastest. And every contact and
 assist solution reports them."""
-import json
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from shared_solves import solution, solved
 
 from solver.formats.scene import SCHEMA_VERSION, Body, Character, Environment, Geom, Joint, SceneDesc
 from solver.physics.model import build_model
@@ -127,17 +125,8 @@ def test_a_head_lying_on_a_bed_that_bobs_across_the_fall_line_has_not_fallen():
 
 
 @pytest.mark.parametrize("name", ["contact_partwise", "assist"])
-def test_solutions_report_their_quality(tmp_path, name):
-    out, task = tmp_path / "out", tmp_path / "task.json"
-    doc = json.loads((ROOT / f"tests/data/golden/{name}.json").read_text())
-    if name == "assist":  # the assisted solution's own quality: its physical version is not looked at
-        doc["settings"]["physical"] = False
-    task.write_text(json.dumps(doc))
-    proc = subprocess.run([sys.executable, "-m", "solver", "run", str(task),
-                           "--out", str(out), "--workers", "0"], cwd=ROOT, capture_output=True, text=True,
-                          timeout=300)
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    (entry,) = json.loads((out / "result.json").read_text())["solutions"]
+def test_solutions_report_their_quality(name):
+    entry = solution(solved(ROOT / f"tests/data/golden/{name}.json"), 0)  # the golden test's solve, shared
     q = entry["quality"]
     assert 0.0 <= q["max_penetration_m"] < 0.05 and q["foot_sliding_m"] >= 0.0 and q["jerk_rms"] > 0.0
     assert (q["fall_s"] is None) == (name == "assist")

@@ -34,6 +34,10 @@ def fall():
     return sol.times, sol.qpos
 
 
+# Where the verdicts are checked, not how closely the tracking follows: a small planning budget.
+QUICK = {"rollouts": 20, "max_iterations": 3}
+
+
 def _track(times, qpos, keyframes=(), **settings):
     task = task_from_dict({"schema_version": 1, "name": "track", "method": "track", "keyframes": list(keyframes),
                            "reference": {"times": np.asarray(times).tolist(), "qpos": np.asarray(qpos).tolist()},
@@ -47,10 +51,10 @@ def _solve(prep, seed=0):
         return get_method("track").solve(prep, seed, engine)
 
 
-
 def _objective(plan, reference, prep):
     """The tracking objective of `prep`'s keyframes and settings against `reference`."""
     return TrackingObjective(plan, reference, prep.keyframes, prep.settings.terms, prep.settings.keyframes.key_window)
+
 
 def test_tracking_a_simulated_motion_reproduces_it(fall):
     times, qpos = fall
@@ -95,7 +99,7 @@ def test_a_reference_that_teleports_is_flagged_and_missed_there(fall):
     jumped = qpos.copy()
     cut = int(np.searchsorted(times, 0.75))
     jumped[cut:, 0] += 1.0  # the root jumps 1 m along x at 0.75 s
-    prep = _track(times, jumped, key_every=0.5)
+    prep = _track(times, jumped, key_every=0.5, **QUICK)
     sol = _solve(prep)
     assert [round(t["time"], 3) for t in sol.summary["teleports"]] == [round(float(times[cut]), 3)]
     assert "moves 1.00 m" in sol.summary["teleports"][0]["what"]
@@ -120,7 +124,7 @@ def test_each_sketch_keyframe_gets_its_verdict(fall):
                 "joints": {n: float(v) for n, v in zip(hinges, q[7:7 + len(hinges)])}}
     keys = [pose(0.0, name="start"), pose(0.5, name="halfway"), pose(1.0, 0.6, name="up high"),
             pose(1.5, name="end")]
-    sol = _solve(_track(times, qpos, keys))
+    sol = _solve(_track(times, qpos, keys, **QUICK))
     verdicts = {v["name"]: v for v in sol.summary["keyframes"]}
     assert list(verdicts) == ["halfway", "up high", "end"]
     assert verdicts["halfway"]["verdict"] == "reached" and verdicts["halfway"]["distance"] < 1.0

@@ -240,6 +240,29 @@ def check_references(scene: SceneDesc, path: str = "") -> None:
     """Cross-field checks: unique names, parents that exist and come first, actuators and contact
     exclusions that name existing joints/bodies, an initial pose over existing joints."""
     ch, cpath = scene.character, _sub(path, "character")
+    bodies = _check_names(scene, path)
+    joints = {j.name: j for b in ch.bodies for j in b.joints}
+    driven = {}
+    for i, a in enumerate(ch.actuators):
+        apath = f"{cpath}.actuators[{i}].joint"
+        if a.joint not in joints:
+            raise InvalidInput(apath, f"no joint '{a.joint}' in character")
+        if a.joint in driven:
+            raise InvalidInput(apath, f"joint '{a.joint}' already has an actuator ({driven[a.joint]})")
+        driven[a.joint] = apath
+    for i, pair in enumerate(ch.exclude_contacts):
+        if len(pair) != 2:
+            raise InvalidInput(f"{cpath}.exclude_contacts[{i}]", f"must be a pair of body names, got {len(pair)} names")
+        for k, name in enumerate(pair):
+            if name not in bodies:
+                raise InvalidInput(f"{cpath}.exclude_contacts[{i}][{k}]", f"no body '{name}' in character")
+    _check_initial_state(scene, {name: j.type for name, j in joints.items()}, path)
+
+
+def _check_names(scene: SceneDesc, path: str) -> set[str]:
+    """Every body, joint, geom and site name unique (the builder's own names included); each character
+    body's parent listed before it. The character's body names."""
+    ch, cpath = scene.character, _sub(path, "character")
     seen_bodies: dict[str, str] = {}
     names = {"body": {}, "joint": {}, "geom": {}, "site": {}}
 
@@ -281,23 +304,12 @@ def check_references(scene: SceneDesc, path: str = "") -> None:
         for kind, items in (("geom", b.geoms), ("site", b.sites)):
             for k, item in enumerate(items):
                 claim(kind, item.name, f"{bpath}.{kind}s[{k}]")
-    joints = {j.name: j for b in ch.bodies for j in b.joints}
-    driven = {}
-    for i, a in enumerate(ch.actuators):
-        apath = f"{cpath}.actuators[{i}].joint"
-        if a.joint not in joints:
-            raise InvalidInput(apath, f"no joint '{a.joint}' in character")
-        if a.joint in driven:
-            raise InvalidInput(apath, f"joint '{a.joint}' already has an actuator ({driven[a.joint]})")
-        driven[a.joint] = apath
-    for i, pair in enumerate(ch.exclude_contacts):
-        if len(pair) != 2:
-            raise InvalidInput(f"{cpath}.exclude_contacts[{i}]", f"must be a pair of body names, got {len(pair)} names")
-        for k, name in enumerate(pair):
-            if name not in seen_bodies:
-                raise InvalidInput(f"{cpath}.exclude_contacts[{i}][{k}]", f"no body '{name}' in character")
+    return set(seen_bodies)
+
+
+def _check_initial_state(scene: SceneDesc, kinds: dict[str, str], path: str) -> None:
+    """The initial pose and velocity name existing joints of the kind their field holds."""
     ppath = _sub(path, "initial_pose")
-    kinds = {name: j.type for name, j in joints.items()}
     for field_name, kind, items in (("joints", "hinge", scene.initial_pose.joints),
                                     ("ball_joints", "ball", scene.initial_pose.ball_joints)):
         for name in items:

@@ -7,6 +7,8 @@ pose, `mj_fwdPosition`), so every method's solutions are measured alike.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import mujoco
 import numpy as np
 
@@ -68,27 +70,65 @@ def motion_quality(model: mujoco.MjModel, character_bodies: list[str], times: np
     """
     qpos = np.asarray(qpos, dtype=float)
     times = np.asarray(times, dtype=float)
-    data = mujoco.MjData(model)
     ids = [model.body(b).id for b in character_bodies]
+    objects = free_objects(model, ids)
+    scan = _scan(model, ids, [model.body(b).id for b in FOOT_BODIES if b in character_bodies],
+                 model.body(HEAD_BODY).id if HEAD_BODY in character_bodies else None, objects, qpos)
+    n = len(qpos)
+    planted = scan.foot_down[1:] & scan.foot_down[:-1]
+    sliding = float(np.sum(np.linalg.norm(np.diff(scan.foot_xy, axis=0), axis=-1) * planted)) if n > 1 else 0.0
+    fall = None
+    if HEAD_BODY in character_bodies and may_lie is not None:
+        fallen = (scan.head_z < FALLEN_HEAD_HEIGHT) & ~np.asarray(may_lie, dtype=bool)
+        if segment is not None:
+            fallen &= head_was_up(scan.head_z, segment)
+        dt_each = np.diff(times, append=times[-1]) if n else np.zeros(0)
+        fall = float(np.sum(dt_each[fallen]))
+    char_geom = np.isin(model.geom_bodyid, ids)
+    out = {"max_penetration_m": round(float(scan.depth.max(initial=0.0)), 6),
+           "max_penetration_at": _deepest(model, char_geom, times, scan.depth, scan.deepest_pair),
+           "foot_sliding_m": round(sliding, 6),
+           "jerk_rms": round(_jerk_rms(model, character_bodies, times, qpos, fps), 3),
+           "max_body_speed": _fastest(character_bodies, times, scan.body_xyz),
+           "fall_s": None if fall is None else round(fall, 6)}
+    if objects and n > 1:  # objects the character handles: never through anything, never carried by nothing
+        speed = np.linalg.norm(np.diff(scan.obj_xyz, axis=0), axis=-1) / np.maximum(np.diff(times), 1e-12)[:, None]
+        loose = (speed > MOVING_OBJECT_SPEED) & ~scan.obj_touch[1:] & ~scan.obj_touch[:-1]
+        out["object_penetration_m"] = round(float(scan.obj_depth.max(initial=0.0)), 6)
+        out["object_unsupported_s"] = round(float(np.sum(np.diff(times)[:, None] * loose)), 6)
+    return out
+
+
+@dataclass
+class _PoseScan:
+    """Per pose of a trajectory: the deepest character contact (depth and geoms), the feet's ground
+    position and touch, the head's height, the bodies' and the free objects' positions, the objects'
+    deepest overlap and touch."""
+    depth: np.ndarray
+    deepest_pair: np.ndarray
+    foot_xy: np.ndarray
+    foot_down: np.ndarray
+    head_z: np.ndarray
+    body_xyz: np.ndarray
+    obj_xyz: np.ndarray
+    obj_depth: np.ndarray
+    obj_touch: np.ndarray
+
+
+def _scan(model: mujoco.MjModel, ids: list[int], feet: list[int], head: int | None, objects: list[int],
+          qpos: np.ndarray) -> _PoseScan:
+    """Every pose's contacts and positions (`_PoseScan`), from MuJoCo's collision of each pose."""
     char_body = np.isin(np.arange(model.nbody), ids)
     char_geom = char_body[model.geom_bodyid]
-    feet = [model.body(b).id for b in FOOT_BODIES if b in character_bodies]
-    head = model.body(HEAD_BODY).id if HEAD_BODY in character_bodies else None
-    objects = free_objects(model, ids)
     obj_geom = np.isin(model.geom_bodyid, objects)
     if objects:  # near-contacts reported too (positive distances), for the objects' touch only
         model = _with_margin(model, obj_geom, TOUCH_TOLERANCE)
-        data = mujoco.MjData(model)
+    data = mujoco.MjData(model)
     n = len(qpos)
-    obj_depth = np.zeros(n)
-    obj_xyz = np.zeros((n, len(objects), 3))
-    obj_touch = np.zeros((n, len(objects)), dtype=bool)
-    depth = np.zeros(n)
-    deepest_pair = np.zeros((n, 2), dtype=int)  # per pose: the geoms of its deepest character contact
-    foot_xy = np.zeros((n, len(feet), 2))
-    foot_down = np.zeros((n, len(feet)), dtype=bool)
-    head_z = np.zeros(n)
-    body_xyz = np.zeros((n, len(ids), 3))
+    scan = _PoseScan(depth=np.zeros(n), deepest_pair=np.zeros((n, 2), dtype=int), foot_xy=np.zeros((n, len(feet), 2)),
+                     foot_down=np.zeros((n, len(feet)), dtype=bool), head_z=np.zeros(n),
+                     body_xyz=np.zeros((n, len(ids), 3)), obj_xyz=np.zeros((n, len(objects), 3)),
+                     obj_depth=np.zeros(n), obj_touch=np.zeros((n, len(objects)), dtype=bool))
     for i in range(n):
         data.qpos[:] = qpos[i]
         mujoco.mj_fwdPosition(model, data)
@@ -98,51 +138,37 @@ def motion_quality(model: mujoco.MjModel, character_bodies: list[str], times: np
             mine = char_geom[g[:, 0]] | char_geom[g[:, 1]]
             if mine.any():
                 k = int(np.argmin(np.where(mine, np.asarray(con.dist), np.inf)))
-                depth[i], deepest_pair[i] = max(0.0, -float(con.dist[k])), g[k]
+                scan.depth[i], scan.deepest_pair[i] = max(0.0, -float(con.dist[k])), g[k]
             bodies = model.geom_bodyid[g]
             on_obj = obj_geom[g[:, 0]] | obj_geom[g[:, 1]]
             if on_obj.any():
-                obj_depth[i] = max(0.0, -float(np.min(np.asarray(con.dist)[on_obj])))
+                scan.obj_depth[i] = max(0.0, -float(np.min(np.asarray(con.dist)[on_obj])))
             for k, o in enumerate(objects):
-                obj_touch[i, k] = bool(((bodies[:, 0] == o) | (bodies[:, 1] == o)).any())
+                scan.obj_touch[i, k] = bool(((bodies[:, 0] == o) | (bodies[:, 1] == o)).any())
             near = np.asarray(con.dist) > 0.0  # within the objects' margin, not touching: counts for nothing else
             if near.any():
                 g, bodies, mine = g[~near], bodies[~near], mine[~near]
             for k, f in enumerate(feet):
                 touching = (((bodies[:, 0] == f) & ~char_body[bodies[:, 1]])
                             | ((bodies[:, 1] == f) & ~char_body[bodies[:, 0]]))
-                foot_down[i, k] = bool(touching.any())
-        foot_xy[i] = data.xpos[feet, :2]
-        body_xyz[i] = data.xpos[ids]
-        obj_xyz[i] = data.xpos[objects]
+                scan.foot_down[i, k] = bool(touching.any())
+        scan.foot_xy[i] = data.xpos[feet, :2]
+        scan.body_xyz[i] = data.xpos[ids]
+        scan.obj_xyz[i] = data.xpos[objects]
         if head is not None:
-            head_z[i] = data.xpos[head, 2]
-    planted = foot_down[1:] & foot_down[:-1]
-    sliding = float(np.sum(np.linalg.norm(np.diff(foot_xy, axis=0), axis=-1) * planted)) if n > 1 else 0.0
+            scan.head_z[i] = data.xpos[head, 2]
+    return scan
+
+
+def _jerk_rms(model: mujoco.MjModel, character_bodies: list[str], times: np.ndarray, qpos: np.ndarray,
+              fps: float) -> float:
+    """RMS of the hinge angles' third derivative at `fps` frames per second (0 with under 4 frames)."""
     hinge = character_hinges(model, character_bodies)
-    jerk = 0.0
-    frames = np.arange(times[0], times[-1] + 1e-9, 1.0 / fps) if n else np.zeros(0)
-    if len(frames) > 3 and hinge:
-        angles = np.stack([np.interp(frames, times, qpos[:, a]) for a in hinge], axis=1)
-        jerk = float(np.sqrt(np.mean((np.diff(angles, n=3, axis=0) * fps ** 3) ** 2)))
-    fall = None
-    if head is not None and may_lie is not None:
-        fallen = (head_z < FALLEN_HEAD_HEIGHT) & ~np.asarray(may_lie, dtype=bool)
-        if segment is not None:
-            fallen &= head_was_up(head_z, segment)
-        dt_each = np.diff(times, append=times[-1]) if n else np.zeros(0)
-        fall = float(np.sum(dt_each[fallen]))
-    out = {"max_penetration_m": round(float(depth.max(initial=0.0)), 6),
-           "max_penetration_at": _deepest(model, char_geom, times, depth, deepest_pair),
-           "foot_sliding_m": round(sliding, 6), "jerk_rms": round(jerk, 3),
-           "max_body_speed": _fastest(character_bodies, times, body_xyz),
-           "fall_s": None if fall is None else round(fall, 6)}
-    if objects and n > 1:  # objects the character handles: never through anything, never carried by nothing
-        speed = np.linalg.norm(np.diff(obj_xyz, axis=0), axis=-1) / np.maximum(np.diff(times), 1e-12)[:, None]
-        loose = (speed > MOVING_OBJECT_SPEED) & ~obj_touch[1:] & ~obj_touch[:-1]
-        out["object_penetration_m"] = round(float(obj_depth.max(initial=0.0)), 6)
-        out["object_unsupported_s"] = round(float(np.sum(np.diff(times)[:, None] * loose)), 6)
-    return out
+    frames = np.arange(times[0], times[-1] + 1e-9, 1.0 / fps) if len(qpos) else np.zeros(0)
+    if len(frames) <= 3 or not hinge:
+        return 0.0
+    angles = np.stack([np.interp(frames, times, qpos[:, a]) for a in hinge], axis=1)
+    return float(np.sqrt(np.mean((np.diff(angles, n=3, axis=0) * fps ** 3) ** 2)))
 
 
 def _fastest(bodies: list[str], times: np.ndarray, xyz: np.ndarray) -> dict | None:

@@ -137,12 +137,7 @@ def cmd_run(args, emit: Events) -> int:
     from ..methods import get_method
     from ..physics.result import ResultIndex
     from .pool import run_seeds
-    if args.workers is not None and args.workers < 0:
-        raise InvalidInput("--workers", f"must be 0 or more, got {args.workers}")
-    if args.address is not None and args.backend != "ray":
-        raise InvalidInput("--address", "a cluster address goes with --backend ray")
-    if args.backend == "ray" and args.workers == 0:
-        raise InvalidInput("--workers", "0 (inline) is the local backend's; with --backend ray give 1 or more")
+    _check_run_options(args)
     _check_out_dir(args.out)
     task, prepared = _prepare(args.task, args.num_seeds)  # everything is checked before --out is touched
     workers = args.workers if args.workers is not None else min(len(task.seeds), os.cpu_count() or 1)
@@ -167,15 +162,8 @@ def cmd_run(args, emit: Events) -> int:
     emit({"event": Event.START, "task": task.name, "method": task.method, "seeds": task.seeds,
           "out": os.path.abspath(args.out), "model": os.path.abspath(os.path.join(args.out, "model.xml"))})
     start = time.perf_counter()
-    on_eof = _parent_gone if args.exit_with_stdin else None
     method = get_method(task.method)
-    if args.jsonl and method.capabilities.appended_keyframes:
-        from .feed import start_stdin_reader
-        scene = prepared.built.scene
-        start_stdin_reader(sys.stdin, args.out, lambda items, path: method.check_appended(items, scene, path),
-                           emit, on_eof)
-    elif on_eof is not None:
-        threading.Thread(target=lambda: (sys.stdin.read(), on_eof()), name="physkey-parent-watch", daemon=True).start()
+    _listen_to_stdin(args, method, prepared.built.scene, emit)
 
     def on_solution(entry):
         index.add(entry)
@@ -206,13 +194,40 @@ def cmd_run(args, emit: Events) -> int:
           "failed": len(index.doc["failed"]), "wall_s": round(time.perf_counter() - start, 3),
           "diversity": index.doc["diversity"]})
     if not args.jsonl:
-        best = min(index.doc["solutions"], key=lambda e: e["cost"], default=None)
-        print(f"{ok}/{len(task.seeds)} seed(s) solved in {time.perf_counter() - start:.1f} s; "
-              f"results in {os.path.abspath(args.out)}", file=emit.stdout)
-        if best:
-            print(f"best: seed {best['seed']} (cost {best['cost']:.4g}) -> "
-                  f"{os.path.join(os.path.abspath(args.out), best['npz'])}", file=emit.stdout)
+        _print_summary(index.doc, len(task.seeds), time.perf_counter() - start, args.out, emit.stdout)
     return EXIT_OK if ok else EXIT_INTERNAL
+
+
+def _check_run_options(args) -> None:
+    """The options of `run` that contradict each other or themselves (InvalidInput naming the option)."""
+    if args.workers is not None and args.workers < 0:
+        raise InvalidInput("--workers", f"must be 0 or more, got {args.workers}")
+    if args.address is not None and args.backend != "ray":
+        raise InvalidInput("--address", "a cluster address goes with --backend ray")
+    if args.backend == "ray" and args.workers == 0:
+        raise InvalidInput("--workers", "0 (inline) is the local backend's; with --backend ray give 1 or more")
+
+
+def _listen_to_stdin(args, method, scene, emit: Events) -> None:
+    """With --jsonl, keyframes appended on stdin reach the running solve (methods that take them); with
+    --exit-with-stdin, the run ends when stdin closes (the parent, Blender, is gone)."""
+    on_eof = _parent_gone if args.exit_with_stdin else None
+    if args.jsonl and method.capabilities.appended_keyframes:
+        from .feed import start_stdin_reader
+        start_stdin_reader(sys.stdin, args.out, lambda items, path: method.check_appended(items, scene, path),
+                           emit, on_eof)
+    elif on_eof is not None:
+        threading.Thread(target=lambda: (sys.stdin.read(), on_eof()), name="physkey-parent-watch", daemon=True).start()
+
+
+def _print_summary(doc: dict, seeds: int, wall_s: float, out: str, stdout) -> None:
+    """The two lines a person reads after a run: how many seeds were solved, and the best."""
+    ok = len(doc["solutions"])
+    best = min(doc["solutions"], key=lambda e: e["cost"], default=None)
+    print(f"{ok}/{seeds} seed(s) solved in {wall_s:.1f} s; results in {os.path.abspath(out)}", file=stdout)
+    if best:
+        where = os.path.join(os.path.abspath(out), best["npz"])
+        print(f"best: seed {best['seed']} (cost {best['cost']:.4g}) -> {where}", file=stdout)
 
 
 def cmd_export_mjcf(args) -> int:
