@@ -2,11 +2,12 @@
 
 Pure Python over plain bone records (no `bpy`): names first — Rigify meta-rigs and generated rigs
 (`ORG-`/`DEF-`, `.L/.R`), Mixamo (`mixamorig:LeftUpLeg`), the Unreal mannequin (`thigh_l`),
-Blender's own metarig names — then topology where names fail: the pelvis is the nearest common
-ancestor of the thighs, the chest the nearest common ancestor of the upper arms, the abdomen the
-spine bones between them, the head the top of the chain above the chest. The slots are the default
-humanoid's body names, so a mapped rig is the default humanoid with the animator's proportions.
-Fingers, face, twist and mechanism bones are left unmapped: welded to their mapped parent.
+Biovision captures (`LeftHip`, `LeftCollar` → `LeftShoulder`), Blender's own metarig names — then
+topology where names fail: the pelvis is the nearest common ancestor of the thighs, the chest the
+nearest common ancestor of the upper arms, the abdomen the spine bones between them, the head the
+top of the chain above the chest. The slots are the default humanoid's body names, so a mapped rig
+is the default humanoid with the animator's proportions. Fingers, face, twist and mechanism bones
+are left unmapped: welded to their mapped parent.
 """
 from __future__ import annotations
 
@@ -25,13 +26,18 @@ LABELS = {"pelvis": n_("Pelvis"), "waist_lower": n_("Lower back"), "torso": n_("
 SIDE_LABELS = {"left": n_("left"), "right": n_("right")}
 # What a limb bone is called, after prefixes and the side are taken off (lower case, no separators).
 _LIMB_NAMES = {
-    "thigh": ("thigh", "upleg", "upperleg", "thighbone", "femur", "hipjoint"),
+    "thigh": ("thigh", "upleg", "upperleg", "thighbone", "femur", "hipjoint", "hip"),
     "shin": ("shin", "calf", "leg", "lowerleg", "knee", "tibia", "crus"),
     "foot": ("foot", "ankle"),
     "upper_arm": ("upperarm", "arm", "humerus"),
     "lower_arm": ("forearm", "lowerarm", "elbow", "radius", "ulna"),
     "hand": ("hand", "wrist", "palm"),
 }
+# Names a limb bone has only below a bone of another name, taken where no bone has one of
+# `_LIMB_NAMES`: in Biovision captures (`LeftCollar` → `LeftShoulder` → `LeftElbow`) the shoulder
+# below the collar is the upper arm; in Mixamo's (`Spine2` → `LeftShoulder` → `LeftArm`) the clavicle.
+_FALLBACK_LIMB_NAMES = {"upper_arm": ("shoulder",)}
+_FALLBACK_PARENTS = {"upper_arm": ("collar", "clavicle")}
 _SPINE_NAMES = ("spine", "neck", "head", "chest", "upperchest", "abdomen", "back")
 # Bones that are controls, helpers or deformation extras, never the limb itself.
 _HELPER = re.compile(r"(^|[^a-z])(ik|fk|mch|wgt|pole|target|tweak|twist|roll|parent|socket|ctrl|ctl|helper|"
@@ -50,7 +56,12 @@ class BoneInfo:
 
 
 class MappingError(ValueError):
-    """A rig in which no humanoid can be found; the message says what is missing and how to fix it."""
+    """A rig in which no humanoid can be found; the message says what is missing and how to fix it, and
+    `partial` {slot: bone} holds what was found, for the animator to finish by hand."""
+
+    def __init__(self, message: str, partial: dict[str, str] | None = None):
+        super().__init__(message)
+        self.partial = dict(partial or {})
 
 
 def side_and_base(name: str) -> tuple[str | None, str]:
@@ -113,11 +124,11 @@ class _Rig:
         return next((x for x in self.ancestors(a) if x in up), None)
 
 
-def _limb_candidates(rig: _Rig, limb: str, side: str) -> list[str]:
+def _limb_candidates(rig: _Rig, limb: str, side: str, names: dict = _LIMB_NAMES) -> list[str]:
     out = []
     for b in rig.by_name.values():
         s, base = side_and_base(b.name)
-        if s == side and base in _LIMB_NAMES[limb] and not is_helper(b.name):
+        if s == side and base in names.get(limb, ()) and not is_helper(b.name):
             out.append(b.name)
     # deform bones first, then the shallowest (DEF-thigh.L before DEF-thigh.L.001)
     return sorted(out, key=lambda n: (not rig.by_name[n].deform, len(rig.ancestors(n)), n))
@@ -130,6 +141,9 @@ def _limbs(rig: _Rig, side: str) -> dict[str, str]:
         above = None
         for limb in chain:
             names = [n for n in _limb_candidates(rig, limb, side) if above is None or above in rig.ancestors(n)]
+            if not names and above is None:
+                names = [n for n in _limb_candidates(rig, limb, side, _FALLBACK_LIMB_NAMES) if rig.parent[n]
+                         and side_and_base(rig.parent[n])[1] in _FALLBACK_PARENTS[limb]]
             if not names and above is not None:  # topology: the next bone down the chain
                 names = [c for c in rig.children[above] if not is_helper(c)
                          and side_and_base(c)[0] in (side, None)][:1]
@@ -228,15 +242,27 @@ def _subtree(rig: _Rig, name: str) -> set[str]:
     return out
 
 
-def map_humanoid(bones: list[BoneInfo], up: int = 2) -> dict[str, str]:
-    """{slot: bone name} for every slot in SLOTS, or MappingError naming what could not be found.
-    `up` is the index of the armature's up axis (Z in Blender)."""
-    rig = _Rig(bones)
+def map_humanoid(bones: list[BoneInfo], up: int = 2, given: dict[str, str] | None = None) -> dict[str, str]:
+    """{slot: bone name} for every slot in SLOTS, or MappingError naming what could not be found (with
+    the slots that were). `given` {slot: bone}: the animator's picks, kept (those naming a bone of the
+    rig); the rest is found around them. `up` is the index of the armature's up axis (Z in Blender)."""
+    names = {b.name for b in bones}
+    given = {s: b for s, b in (given or {}).items() if s in SLOTS and b in names}
     found: dict[str, str] = {}
+    try:
+        return _map(bones, up, found, given)
+    except MappingError as e:
+        raise MappingError(str(e), dict(e.partial or found, **given)) from None
+
+
+def _map(bones: list[BoneInfo], up: int, found: dict[str, str], given: dict[str, str]) -> dict[str, str]:
+    """map_humanoid's search, filling `found` as it goes."""
+    rig = _Rig(bones)
     for side in SIDES:
         found.update(_limbs(rig, side))
     if not found:  # nothing named like a limb: by shape
-        found = _limbs_by_shape(rig, up)
+        found.update(_limbs_by_shape(rig, up))
+    found.update({s: b for s, b in given.items() if s not in TRUNK_SLOTS})
     missing_limbs = [s for s in SLOTS if s not in TRUNK_SLOTS and s not in found]
     if not found:
         raise MappingError(rpt_("no humanoid legs or arms: no bone is named like a thigh, shin, foot, upper "
@@ -267,6 +293,7 @@ def map_humanoid(bones: list[BoneInfo], up: int = 2) -> dict[str, str]:
     if head is None:
         raise MappingError(rpt_("no head above the chest '{}': pick the Head bone in the Your Rig panel").format(chest))
     found["head"] = head
+    found.update(given)
     check_mapping(found, bones)
     return {s: found[s] for s in SLOTS}
 

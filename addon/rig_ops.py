@@ -14,7 +14,7 @@ def _own_rig(context):
 
 
 class PHYSKEY_OT_map_humanoid(bpy.types.Operator):
-    """Find which of the rig's bones are the pelvis, spine, chest, head, legs and arms (fix any slot by hand below)"""
+    """Find which bones are the pelvis, spine, chest, head, legs and arms; the slots you picked are kept"""
     bl_idname = "physkey.map_humanoid"
     bl_label = "Find Humanoid Bones"
     bl_options = {"REGISTER", "UNDO"}
@@ -28,13 +28,14 @@ class PHYSKEY_OT_map_humanoid(bpy.types.Operator):
 
     def execute(self, context):
         from .humanoid_map import map_humanoid
-        from .retarget import bone_infos, store_mapping
+        from .retarget import bone_infos, store_mapping, stored_mapping
         rig = _own_rig(context)
-        try:
-            mapping = map_humanoid(bone_infos(rig))
+        try:  # the slots the animator picked are kept; the rest is found around them
+            mapping = map_humanoid(bone_infos(rig), given=stored_mapping(rig))
         except MappingError as e:
+            store_mapping(rig, e.partial)  # what was found, every slot listed: the rest picked by hand
             self.report({"ERROR"}, str(e))
-            return {"CANCELLED"}
+            return {"FINISHED"}  # the slots it stored are kept (and undoable), not rolled back
         store_mapping(rig, mapping)
         self.report({"INFO"}, rpt_("Mapped {} bones of '{}'").format(len(mapping), rig.name))
         return {"FINISHED"}

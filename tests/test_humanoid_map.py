@@ -48,5 +48,31 @@ def test_the_unreal_mannequin_is_mapped_by_its_names():
 def test_one_arm_missing_is_named():
     bones = [b for b in _unreal() if not b.name.endswith("arm_r") and b.name != "hand_r"]
     with pytest.raises(MappingError, match=r"no bone found for Upper arm \(right\), Forearm \(right\), "
-                                           r"Hand \(right\)"):
+                                           r"Hand \(right\)") as e:
         map_humanoid(bones)
+    assert e.value.partial["thigh_right"] == "thigh_r" and e.value.partial["hand_left"] == "hand_l"  # to finish
+    assert "upper_arm_right" not in e.value.partial
+
+
+def test_a_shoulder_is_the_upper_arm_only_below_a_collar():
+    """Biovision's `LeftCollar` → `LeftShoulder` → `LeftElbow`: the shoulder is the upper arm. A
+    Mixamo-style `LeftShoulder` (a clavicle under the spine) is never taken for one, even where the
+    arm below it has lost its name."""
+    def bvh(collar: str) -> list[BoneInfo]:
+        spec = [("Hips", None, (0, 0, 1.0), (0, 0, 1.1)), ("Chest", "Hips", (0, 0, 1.1), (0, 0, 1.3)),
+                ("Chest2", "Chest", (0, 0, 1.3), (0, 0, 1.45)), ("Neck", "Chest2", (0, 0, 1.5), (0, 0, 1.6)),
+                ("Head", "Neck", (0, 0, 1.6), (0, 0, 1.78))]
+        for side, sx in (("Left", 1), ("Right", -1)):
+            spec += [(f"{side}{collar}", "Chest2", (sx * 0.02, 0, 1.45), (sx * 0.17, 0, 1.45)),
+                     (f"{side}Shoulder", f"{side}{collar}", (sx * 0.17, 0, 1.45), (sx * 0.45, 0, 1.45)),
+                     (f"{side}Elbow", f"{side}Shoulder", (sx * 0.45, 0, 1.45), (sx * 0.71, 0, 1.45)),
+                     (f"{side}Wrist", f"{side}Elbow", (sx * 0.71, 0, 1.45), (sx * 0.8, 0, 1.45)),
+                     (f"{side}Hip", "Hips", (sx * 0.09, 0, 0.95), (sx * 0.09, 0, 0.52)),
+                     (f"{side}Knee", f"{side}Hip", (sx * 0.09, 0, 0.52), (sx * 0.09, 0, 0.09)),
+                     (f"{side}Ankle", f"{side}Knee", (sx * 0.09, 0, 0.09), (sx * 0.09, -0.12, 0.02))]
+        return [BoneInfo(n, p, h, t) for n, p, h, t in spec]
+    m = map_humanoid(bvh("Collar"))
+    assert [m[f"{s}_left"] for s in ("thigh", "shin", "foot", "upper_arm", "lower_arm", "hand")] == [
+        "LeftHip", "LeftKnee", "LeftAnkle", "LeftShoulder", "LeftElbow", "LeftWrist"]
+    with pytest.raises(MappingError, match=r"no bone found for Upper arm \(right\), Upper arm \(left\):"):
+        map_humanoid(bvh("Bone"))  # a shoulder under a bone named otherwise: not taken for the arm

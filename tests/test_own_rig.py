@@ -3,6 +3,8 @@ meta-rigs, the rig Rigify generates, and a Mixamo-named skeleton), driven throug
 extension: the humanoid mapping is found with no manual fix, the physics humanoid with the rig's
 proportions is stable when dropped, and a solved motion baked onto the rig puts every mapped bone's
 head on its physics body (MuJoCo forward kinematics, independently) within 1 mm."""
+from pathlib import Path
+
 import mujoco
 import numpy as np
 import pytest
@@ -372,3 +374,77 @@ def test_limb_thickness_comes_from_the_mesh_the_rig_deforms(rigs):
     assert thigh.size[0] == pytest.approx(0.1, abs=1e-3)
     plain, _ = _physics(bpy, module, rigs[2]["mixamo"])  # the same skeleton, no mesh
     assert shin.size[0] == pytest.approx(plain.data.bones["shin_left"].physkey.geoms[0].size[0], rel=1e-6)
+
+
+BVH = Path(__file__).resolve().parent / "data" / "bvh"
+
+
+def _import_bvh(bpy, name: str, scale: float):
+    """A BVH capture through Blender's own importer, selected and active."""
+    bpy.ops.object.select_all(action="DESELECT")
+    assert bpy.ops.import_anim.bvh(filepath=str(BVH / name), global_scale=scale) == {"FINISHED"}
+    return bpy.context.active_object
+
+
+def test_a_capture_in_centimetres_read_as_metres_is_refused_with_its_height(rigs):
+    """Blender's BVH importer at its default scale takes the capture's centimetres for metres: the
+    physics character would be a hundred times a person's height (and a million times the mass), so
+    Make Physics Character refuses it naming the height and the units; imported at 0.01, the same
+    capture makes a person-sized character."""
+    bpy, module, _ = rigs
+    huge = _import_bvh(bpy, "test_freebvh.bvh", 1.0)
+    _select(bpy, huge)
+    assert bpy.ops.physkey.map_humanoid() == {"FINISHED"}
+    with pytest.raises(RuntimeError, match=r"would be 1\d\d m tall; PhysKey characters are 0\.3–3\.0 m: "
+                                           r"its units look like centimetres"):
+        bpy.ops.physkey.character_from_rig()
+    assert not any(o.physkey.animator_rig == huge for o in bpy.data.objects)  # nothing made
+    rig = _import_bvh(bpy, "test_freebvh.bvh", 0.01)
+    _select(bpy, rig)
+    assert bpy.ops.physkey.map_humanoid() == {"FINISHED"}
+    assert bpy.ops.physkey.character_from_rig() == {"FINISHED"}
+    physics, _ = _physics(bpy, module, rig)
+    model = _model(bpy, module, physics)
+    data = mujoco.MjData(model)
+    mujoco.mj_kinematics(model, data)
+    ids = [model.body(b.name).id for b in physics.pose.bones]
+    mass, span = float(model.body_mass[ids].sum()), float(np.ptp(data.xpos[ids, 2]))  # head to feet origins
+    assert 1.2 < span < 2.0 and 40.0 < mass < 120.0, (span, mass)
+
+
+def test_a_biovision_capture_maps_by_its_names_and_makes_a_person_sized_character(rigs):
+    """Biovision names (`Hips`, `LeftHip`, `LeftCollar` → `LeftShoulder` → `LeftElbow` → `LeftWrist`):
+    the shoulder is the upper arm there (Mixamo's `LeftShoulder` is the clavicle)."""
+    bpy, module, _ = rigs
+    rig = _import_bvh(bpy, "test_mocapbank.bvh", 0.01)
+    _select(bpy, rig)
+    assert bpy.ops.physkey.map_humanoid() == {"FINISHED"}
+    mapping = addon(module, "retarget").mapping_of(rig)
+    for side, prefix in (("left", "Left"), ("right", "Right")):
+        assert [mapping[f"{slot}_{side}"] for slot in ("thigh", "shin", "foot", "upper_arm", "lower_arm", "hand")] \
+            == [f"{prefix}{b}" for b in ("Hip", "Knee", "Ankle", "Shoulder", "Elbow", "Wrist")]
+    assert mapping["pelvis"] == "Hips" and mapping["head"] == "Head"
+    assert bpy.ops.physkey.character_from_rig() == {"FINISHED"}
+
+
+def test_a_failed_find_is_finished_by_hand(rigs):
+    """Find names what it could not find and lists every slot anyway, those it found filled in: the
+    animator picks the missing bones, and Find again keeps the picks and finds the rest around them."""
+    bpy, module, _ = rigs
+    rig = _mixamo(bpy)
+    arm = ("mixamorig:RightArm", "mixamorig:RightForeArm", "mixamorig:RightHand")
+    for old, new in zip(arm, ("bone_a", "bone_b", "bone_c")):
+        rig.data.bones[old].name = new
+    with pytest.raises(RuntimeError, match=r"no bone found for Upper arm \(right\), Forearm \(right\), Hand \(right\)"):
+        bpy.ops.physkey.map_humanoid()
+    slots = {item.name: item for item in rig.physkey.humanoid_map}
+    assert len(slots) == 16 and slots["thigh_left"].bone == "mixamorig:LeftUpLeg"
+    assert [slots[s].bone for s in ("upper_arm_right", "lower_arm_right", "hand_right")] == ["", "", ""]
+    with pytest.raises(RuntimeError, match=r"no bone for .*Upper arm \(right\), Forearm \(right\), Hand \(right\)"):
+        bpy.ops.physkey.character_from_rig()
+    for slot, bone in zip(("upper_arm_right", "lower_arm_right", "hand_right"), ("bone_a", "bone_b", "bone_c")):
+        slots[slot].bone = bone
+    assert bpy.ops.physkey.map_humanoid() == {"FINISHED"}  # Find again: the picks kept, the trunk found
+    slots = {item.name: item.bone for item in rig.physkey.humanoid_map}
+    assert (slots["upper_arm_right"], slots["pelvis"], slots["head"]) == ("bone_a", "mixamorig:Hips", "mixamorig:Head")
+    assert bpy.ops.physkey.character_from_rig() == {"FINISHED"}

@@ -23,6 +23,7 @@ from .characters import character_mass, humanoid
 
 LIMB_CHILD = {"thigh": "shin", "shin": "foot", "upper_arm": "lower_arm", "lower_arm": "hand"}
 SIDES = ("left", "right")
+HEIGHT_RANGE = (0.3, 3.0)  # m: the humanoids PhysKey simulates (its contact and balance terms are in metres)
 REQUIRED = ("pelvis", "waist_lower", "torso", "head") + tuple(
     f"{limb}_{side}" for side in SIDES for limb in ("thigh", "shin", "foot", "upper_arm", "lower_arm", "hand"))
 
@@ -71,6 +72,7 @@ def proportioned_humanoid(points: dict, mass: float | None = None, name: str = "
     the scaled default's, so a stray vertex group cannot make a limb a needle or a barrel)."""
     for slot in REQUIRED:
         _point(points, slot, 0), _point(points, slot, 1)
+    check_height(points)
     base = humanoid()
     frames = rest_frames(base)
     bodies = {b.name: b for b in base.bodies}
@@ -141,6 +143,24 @@ def proportioned_humanoid(points: dict, mass: float | None = None, name: str = "
                     g.mass *= factor
         _scale_dynamics(new, factor, factor, factor)
     return new
+
+
+def check_height(points: dict) -> float:
+    """The height the rig's points span (m, along z of PhysKey's standing frame); InvalidInput naming it
+    where it is outside HEIGHT_RANGE — a rig whose units are not metres (a BVH imported in centimetres
+    as metres would make a 170 m, 50,000-tonne character)."""
+    z = [float(np.asarray(p)[2]) for ends in points.values() for p in ends]
+    height = max(z) - min(z)
+    low, high = HEIGHT_RANGE
+    if not low <= height <= high:
+        hint = ""
+        if low <= height / 100 <= high:
+            hint = ": its units look like centimetres (import it at scale 0.01, or scale the armature by 0.01)"
+        elif height < low:
+            hint = ": scale the armature up to a person's size"
+        raise InvalidInput("proportions", f"the character would be {height:.3g} m tall; PhysKey characters are "
+                           f"{low}–{high} m{hint}")
+    return height
 
 
 def _scale_dynamics(character: Character, torque: float, damping: float, inertia: float) -> None:
