@@ -5,8 +5,10 @@ proportions (`solver.builders.proportions`; limb thickness from the meshes the r
 any) as a PhysKey character overlaid on the rig, and links the two.
 `bake_onto_rig` puts a solved motion onto the rig's mapped bones as a new Action: each mapped bone
 turns with its physics body, offset by the fixed rotation between the two at the *aligned rest* —
-the rig's rest with each limb bone swung onto the physics limb's direction (the physics humanoid
-keeps the default's rest posture, arms down, whatever the rig's T- or A-pose) — and the rig's
+the rig's rest with each limb bone that has a limb bone below it swung onto the physics limb's
+direction (the physics humanoid keeps the default's rest posture, arms down, whatever the rig's T- or
+A-pose), the feet and hands carried as they are at rest (a foot flat at the rig's rest is flat on the
+physics foot's sole) — and the rig's
 pelvis follows the physics pelvis. The spine bones between mapped ones are welded in the physics
 character, so the bake holds them at rest; every bone head of a mapped bone then lands on the point
 of its physics body that it marks at rest. Bones outside the mapping (fingers, face, twist bones)
@@ -22,7 +24,6 @@ from .humanoid_map import SLOTS, BoneInfo, MappingError, map_humanoid
 from .i18n import rpt_
 
 LIMB_NEXT = {"thigh": "shin", "shin": "foot", "upper_arm": "lower_arm", "lower_arm": "hand"}
-LIMBS = ("thigh", "shin", "foot", "upper_arm", "lower_arm", "hand")
 
 
 def bone_infos(obj) -> list[BoneInfo]:
@@ -88,6 +89,20 @@ def rig_points(obj, mapping) -> tuple[dict, Matrix, np.ndarray]:
     return points, turn, origin
 
 
+def ankle_heights(obj, mapping) -> dict[str, float]:
+    """{side: how far the rig's ankle (the foot bone's head) is above its sole at rest}: the sole is the
+    lowest end of the foot bone and the bones under it (toes, heel) that deform or are Rigify's ORG
+    bones (not its controls and mechanism, which lie anywhere)."""
+    m = obj.matrix_world
+    out = {}
+    for side in ("left", "right"):
+        foot = obj.data.bones[mapping[f"foot_{side}"]]
+        under = [b for b in foot.children_recursive if b.use_deform or b.name.startswith("ORG-")]
+        ends = [foot.tail_local] + [v for b in under for v in (b.head_local, b.tail_local)]
+        out[side] = float((m @ foot.head_local).z - min((m @ v).z for v in ends))
+    return out
+
+
 def _deforming_meshes(rig) -> list:
     import bpy
     return [o for o in bpy.data.objects if o.type == "MESH" and any(
@@ -143,7 +158,8 @@ def make_physics_character(context, rig, mass: float | None = None):
         raise MappingError(rpt_("'{}' is a PhysKey physics character already; select your own rig").format(rig.name))
     mapping = mapping_of(rig)
     points, turn, origin = rig_points(rig, mapping)
-    character = proportioned_humanoid(points, mass=mass, name=f"{rig.name} physics", radii=mesh_radii(rig, mapping))
+    character = proportioned_humanoid(points, mass=mass, name=f"{rig.name} physics", radii=mesh_radii(rig, mapping),
+                                      ankle_heights=ankle_heights(rig, mapping))
     obj = build_armature(context, character, name=f"{rig.name} physics")
     obj.matrix_world = Matrix.Translation(origin) @ turn.inverted().to_4x4()
     obj.physkey.animator_rig = rig
@@ -190,10 +206,10 @@ def alignment(rig, physics, mapping) -> dict[str, tuple[np.ndarray, np.ndarray]]
             carried = rest
         else:  # carried rigidly by the mapped bone above (the bones between at rest)
             carried = aligned[above] @ rigid_inverse(_rest(rig, mapping[above])) @ rest
-        if limb in LIMBS:
-            nxt = LIMB_NEXT.get(limb)
-            head_rest, tail_rest = _world(rig, bone)
-            end = _world(rig, mapping[f"{nxt}_{side}"])[0] if nxt else tail_rest
+        nxt = LIMB_NEXT.get(limb)
+        if nxt is not None:  # swung onto the physics limb, so the next joint is where the physics one is
+            head_rest, _ = _world(rig, bone)
+            end = _world(rig, mapping[f"{nxt}_{side}"])[0]
             d_local = rest[:3, :3].T @ (end - head_rest)
             d_now = carried[:3, :3] @ (d_local / np.linalg.norm(d_local))
             turn = _swing(d_now, body[:3, 1])
@@ -355,37 +371,6 @@ def to_body_frame(rig, physics, bone_name: str, point_world) -> tuple[str, np.nd
     frame[:3, 3] = np.array(m.to_translation())
     local = rigid_inverse(frame) @ np.append(np.asarray(point_world, float), 1.0)
     return slot, c @ local[:3] + p
-
-
-def pose_physics_from_rig(rig, physics) -> None:
-    """Pose the physics humanoid as the rig is posed now: each body where its mapped bone says (the
-    root's position too); `rig.qpos_from_pose` then projects the bodies' turns onto their hinges."""
-    import bpy
-    mapping = mapping_of(rig)
-    align = alignment(rig, physics, mapping)
-    inv_obj = rigid_inverse(np.array(physics.matrix_world.normalized()))
-    world = {}
-    for slot, (c, p) in align.items():
-        m = rig.matrix_world @ rig.pose.bones[mapping[slot]].matrix
-        bone = np.array(m.normalized())
-        bone[:3, 3] = np.array(m.to_translation())
-        to_bone = np.eye(4)
-        to_bone[:3, :3], to_bone[:3, 3] = c, p
-        world[slot] = inv_obj @ bone @ rigid_inverse(to_bone)  # the body's frame, physics armature space
-    posed: dict[str, np.ndarray] = {}
-    for pb in physics.pose.bones:  # parents first
-        b = pb.bone
-        offset = offset_from_parent(b)
-        base = offset if b.parent is None else posed[b.parent.name] @ offset
-        target = world.get(b.name, base)
-        basis = rigid_inverse(base) @ target
-        if b.parent is not None:
-            basis[:3, 3] = 0.0
-        pb.rotation_mode = "QUATERNION"
-        pb.location = basis[:3, 3]
-        pb.rotation_quaternion = quaternions(basis[None, :3, :3])[0]
-        posed[b.name] = base @ basis
-    bpy.context.view_layer.update()
 
 
 def pose_rig_from_qpos(rig, physics, model, qpos) -> dict:

@@ -62,14 +62,15 @@ class _Solve:
         if self.from_here:
             from .continuation import continuation
             cont = continuation(scene, active_character(context))
-        desc = extract_scene(context, lambda msg: self.report({"WARNING"}, msg))
+        warn = lambda msg: self.report({"WARNING"}, msg)  # noqa: E731
+        desc = extract_scene(context, warn)
         if cont is not None:
             desc.initial_velocity = cont.velocity
         keyframes = None
         if cont is not None and props.method == "assist":
             from .continuation import assist_keyframes
             keyframes = assist_keyframes(context, desc, cont)
-        task = task_from_scene(context, desc, keyframes, cont.frame if cont is not None else None)
+        task = task_from_scene(context, desc, keyframes, cont.frame if cont is not None else None, warn)
         if cont is not None and props.method == "contact":
             task["keyframes"] = task["keyframes"][cont.reached:]  # those reached by this frame are done
             if not task["keyframes"]:

@@ -31,21 +31,51 @@ def extract_scene(context, warn=None):
                       initial_pose=Pose(root_pos=root.pos, root_quat=root.quat))
     check_references(scene)
     # The motion starts from the pose the rig shows now, not from its rest pose (the animator's own
-    # rig's pose, where the character was made from one).
+    # rig's pose, where the character was made from one: fitted, and the physics character shown so).
     import mujoco
-    if obj.physkey.animator_rig is not None:
-        from .retarget import pose_physics_from_rig
-        pose_physics_from_rig(obj.physkey.animator_rig, obj)
 
     from ..solver.builders.mjcf import compile_spec, scene_to_spec
     model = compile_spec(scene_to_spec(scene))
-    q = qpos_from_pose(obj, model)
+    q, problems = poses_at(context, obj, model, [context.scene.frame_current])
+    q = q[0]
+    if problems[0] and warn is not None:
+        warn(rpt_("the start pose: {}").format(problems[0]))
     a = int(model.jnt_qposadr[model.joint("root").id])
     scene.initial_pose = Pose(root_pos=[float(v) for v in q[a:a + 3]], root_quat=[float(v) for v in q[a + 3:a + 7]],
                               joints={model.joint(j).name: float(q[model.jnt_qposadr[j]]) for j in range(model.njnt)
                                       if model.jnt_type[j] == mujoco.mjtJoint.mjJNT_HINGE and model.joint(j).name in
                                       {jt.name for b in character.bodies for jt in b.joints}})
     return scene
+
+
+def poses_at(context, obj, model, frames: list[int]) -> tuple[list, list[str]]:
+    """The character's configurations (F, nq) at `frames` and, per frame, what of the pose it cannot take
+    ('' for none). On the animator's own rig: one whole-body fit of the evaluated rig (`pose_reading`),
+    the physics character then posed as the fit of the last frame; on a physics character: its bones'
+    hinges, a joint beyond its range named."""
+    rig = obj.physkey.animator_rig
+    if rig is not None:
+        from .pose_reading import fitted_poses, misfit
+        from .retarget import mapping_of
+        fit = fitted_poses(context, rig, obj, model, frames)
+        mapping = mapping_of(rig)
+        pose_from_qpos(obj, model, fit.qpos[-1])
+        context.view_layer.update()
+        return fit.qpos, [misfit(fit, f, mapping) for f in range(len(frames))]
+    scene = context.scene
+    current = scene.frame_current
+    rows, problems = [], []
+    try:
+        for frame in frames:
+            if frame != scene.frame_current:
+                scene.frame_set(frame)
+            q = qpos_from_pose(obj, model)
+            rows.append(q)
+            problems.append(_out_of_range(obj, model, q))
+    finally:
+        if scene.frame_current != current:
+            scene.frame_set(current)
+    return rows, problems
 
 
 def store_contact_keyframes(scene, keyframes) -> None:
@@ -153,10 +183,12 @@ def contact_keyframe_dict(item) -> dict:
     return kf
 
 
-def task_from_scene(context, scene_desc, keyframes: list | None = None, start_frame: int | None = None) -> dict:
+def task_from_scene(context, scene_desc, keyframes: list | None = None, start_frame: int | None = None,
+                    warn=None) -> dict:
     """The solver task for what the animator set up in this scene (`keyframes`: these instead of the
     scene's, e.g. Solve from Here's; `start_frame`: where the motion starts, when not at the scene's
-    start frame — hits are timed from it)."""
+    start frame — hits are timed from it; `warn`: told what of the keyed poses the character cannot
+    take)."""
     from ..solver.core import schema
     scene = context.scene
     props = scene.physkey
@@ -169,10 +201,10 @@ def task_from_scene(context, scene_desc, keyframes: list | None = None, start_fr
         task["keyframes"] = [contact_keyframe_dict(item) for item in props.contact_keyframes]
     elif props.method == "assist":
         sync_pose_keys(scene, active_character(context))
-        task["keyframes"] = pose_keyframes_from_action(context, scene_desc)
+        task["keyframes"] = pose_keyframes_from_action(context, scene_desc, warn=warn)
     elif props.method == "track":  # Make Physical: the animation is the reference, its keyed poses the sketch
         sync_pose_keys(scene, active_character(context))
-        task["keyframes"] = pose_keyframes_from_action(context, scene_desc, keyed_times=True)
+        task["keyframes"] = pose_keyframes_from_action(context, scene_desc, keyed_times=True, warn=warn)
         task["reference"] = reference_from_action(context, scene_desc)
     if props.method == "contact":  # pushes and balls, timed from where the motion starts
         from .hits import perturbations_from_hits
@@ -195,23 +227,16 @@ def reference_from_action(context, scene_desc) -> dict:
                               "different frames"))
     model = compile_spec(scene_to_spec(scene_desc))
     fps = scene_fps(scene)
-    times, rows, current = [], [], scene.frame_current
-    try:
-        for frame in range(keys[0], keys[-1] + 1):
-            scene.frame_set(frame)
-            if obj.physkey.animator_rig is not None:  # animated on the animator's own rig
-                from .retarget import pose_physics_from_rig
-                pose_physics_from_rig(obj.physkey.animator_rig, obj)
-            times.append((frame - keys[0]) / fps)
-            rows.append([float(v) for v in qpos_from_pose(obj, model)])
-    finally:
-        scene.frame_set(current)
-    return {"times": times, "qpos": rows}
+    frames = list(range(keys[0], keys[-1] + 1))
+    rows, _ = poses_at(context, obj, model, frames)
+    return {"times": [(f - keys[0]) / fps for f in frames], "qpos": [[float(v) for v in q] for q in rows]}
 
 
-def pose_keyframes_from_action(context, scene_desc, keyed_times: bool = False) -> list[dict]:
+def pose_keyframes_from_action(context, scene_desc, keyed_times: bool = False, warn=None) -> list[dict]:
     """The keyed poses as pose keyframes, timed from the first key: a free key's arrival range as
-    the animator set it, or (`keyed_times`: the animation is followed as keyed) where it is keyed."""
+    the animator set it, or (`keyed_times`: the animation is followed as keyed) where it is keyed.
+    A pose the character cannot take is said on its key: on the animator's own rig the fit takes the
+    nearest pose it can (`warn` says so); on the physics character a joint beyond its range is an error."""
     import mujoco
 
     from ..solver.builders.mjcf import compile_spec, scene_to_spec
@@ -222,32 +247,28 @@ def pose_keyframes_from_action(context, scene_desc, keyed_times: bool = False) -
     keys = sorted(scene.physkey.pose_keys, key=lambda k: k.frame)
     root = int(model.jnt_qposadr[model.joint("root").id])
     hinges = [model.joint(j).name for j in range(model.njnt) if model.jnt_type[j] == mujoco.mjtJoint.mjJNT_HINGE]
-    out, current = [], scene.frame_current
-    problems = []
-    try:
-        for i, key in enumerate(keys):
-            scene.frame_set(key.frame)
-            if obj.physkey.animator_rig is not None:  # keyed on the animator's own rig
-                from .retarget import pose_physics_from_rig
-                pose_physics_from_rig(obj.physkey.animator_rig, obj)
-            q = qpos_from_pose(obj, model)
-            key.problem = _out_of_range(obj, model, q)
-            if key.problem:
-                problems.append(rpt_("frame {}: {}").format(key.frame, key.problem))
-            item = {"name": f"frame_{key.frame}", "root_pos": [float(v) for v in q[root:root + 3]],
-                    "root_quat": [float(v) for v in q[root + 3:root + 7]], "weight": key.weight,
-                    "joints": {n: float(q[model.jnt_qposadr[model.joint(n).id]]) for n in hinges}}
-            if i > 0:
-                if key.free and not keyed_times:
-                    item["time_range"] = [key.range_min, key.range_max]
-                else:
-                    item["time"] = (key.frame - keys[0].frame) / fps
-            out.append(item)
-    finally:
-        scene.frame_set(current)
+    rows, found = poses_at(context, obj, model, [k.frame for k in keys]) if keys else ([], [])
+    out, problems = [], []
+    for i, (key, q, problem) in enumerate(zip(keys, rows, found)):
+        key.problem = problem
+        if problem:
+            problems.append(rpt_("frame {}: {}").format(key.frame, problem))
+        item = {"name": f"frame_{key.frame}", "root_pos": [float(v) for v in q[root:root + 3]],
+                "root_quat": [float(v) for v in q[root + 3:root + 7]], "weight": key.weight,
+                "joints": {n: float(q[model.jnt_qposadr[model.joint(n).id]]) for n in hinges}}
+        if i > 0:
+            if key.free and not keyed_times:
+                item["time_range"] = [key.range_min, key.range_max]
+            else:
+                item["time"] = (key.frame - keys[0].frame) / fps
+        out.append(item)
     if problems:
         more = rpt_(" (and {} more keys)").format(len(problems) - 3) if len(problems) > 3 else ""
-        raise ValueError("; ".join(problems[:3]) + more)
+        text = "; ".join(problems[:3]) + more
+        if obj.physkey.animator_rig is None:
+            raise ValueError(text)
+        if warn is not None:
+            warn(text)
     return out
 
 

@@ -65,11 +65,14 @@ THICKNESS_RANGE = (0.5, 2.0)  # a measured radius may thin or thicken a body thi
 
 
 def proportioned_humanoid(points: dict, mass: float | None = None, name: str = "humanoid",
-                          radii: dict[str, float] | None = None) -> Character:
+                          radii: dict[str, float] | None = None,
+                          ankle_heights: dict[str, float] | None = None) -> Character:
     """The default humanoid rebuilt on `points` {body name: (head, tail)} (see the module doc);
     `mass` (kg) overrides the mass that follows from the height; `radii` {body name: m}, measured
     from the character's mesh, set the thickness of those bodies' shapes (within THICKNESS_RANGE of
-    the scaled default's, so a stray vertex group cannot make a limb a needle or a barrel)."""
+    the scaled default's, so a stray vertex group cannot make a limb a needle or a barrel);
+    `ankle_heights` {side: m}, how far the rig's ankles are above its soles at rest, put the feet's
+    shapes' soles there (`seat_soles`)."""
     for slot in REQUIRED:
         _point(points, slot, 0), _point(points, slot, 1)
     check_height(points)
@@ -128,6 +131,8 @@ def proportioned_humanoid(points: dict, mass: float | None = None, name: str = "
             g.size[0] *= thick
         for site in b.sites:
             site.pos = [float(v) for v in np.asarray(site.pos) * stretch]
+    if ankle_heights:
+        seat_soles(new, ankle_heights)
     # Dynamic similarity under gravity: mass ~ s³, torques ~ mass × lever ~ s⁴, time ~ s^½, so
     # stiffness ~ s⁴, damping ~ s^4.5 and rotor inertia ~ s⁵ keep the default's behaviour.
     _scale_dynamics(new, s ** 4, s ** 4.5, s ** 5)
@@ -143,6 +148,40 @@ def proportioned_humanoid(points: dict, mass: float | None = None, name: str = "
                     g.mass *= factor
         _scale_dynamics(new, factor, factor, factor)
     return new
+
+
+SOLE_RANGE = (0.5, 2.0)  # the rig's ankle height may move a sole this much against the default's depth
+
+
+def _lowest_z(geom, position: np.ndarray, rotation: np.ndarray) -> float:
+    """Lowest z of a capsule, sphere or box shape of a body at (`position`, `rotation`)."""
+    centre = position + rotation @ np.asarray(geom.pos, float)
+    turn = rotation @ rotations.to_matrix(geom.quat)
+    if geom.type == "sphere":
+        return float(centre[2] - geom.size[0])
+    if geom.type == "capsule":
+        return float(centre[2] - abs(turn[2, 2]) * geom.size[1] - geom.size[0])
+    if geom.type == "box":
+        return float(centre[2] - np.abs(turn[2]) @ np.asarray(geom.size[:3], float))
+    return float(centre[2])
+
+
+def seat_soles(character: Character, ankle_heights: dict[str, float]) -> None:
+    """Move each foot's shapes up or down, as the character stands at rest, until their lowest point
+    is the rig's ankle height below the ankle (within SOLE_RANGE of where they were): the default's
+    foot, stretched to the rig's foot length, otherwise reaches below the rig's soles or stops above
+    them, so a pose read from the rig puts the physics feet into the floor or above it."""
+    frames = rest_frames(character)
+    for side, height in ankle_heights.items():
+        foot = next(b for b in character.bodies if b.name == f"foot_{side}")
+        position, rotation = frames[foot.name]
+        depth = position[2] - min(_lowest_z(g, position, rotation) for g in foot.geoms)
+        if not (depth > 0 and np.isfinite(height)):
+            continue
+        wanted = float(np.clip(height, SOLE_RANGE[0] * depth, SOLE_RANGE[1] * depth))
+        shift = rotation.T @ np.array([0.0, 0.0, depth - wanted])
+        for g in foot.geoms:
+            g.pos = [float(v) for v in np.asarray(g.pos, float) + shift]
 
 
 def check_height(points: dict) -> float:
