@@ -86,7 +86,7 @@ def _own_rig_physics(context):
     from .retarget import linked_physics, make_physics_character
     physics = linked_physics(rig)
     if physics is None:
-        physics, _ = make_physics_character(context, rig)
+        physics, _, _ = make_physics_character(context, rig)  # a units note stays in the Your Rig panel
         add_bone_shapes(context, physics, character_material())
     return physics
 

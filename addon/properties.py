@@ -94,6 +94,10 @@ class PHYSKEY_PG_object(bpy.types.PropertyGroup):
     humanoid_map: CollectionProperty(type=PHYSKEY_PG_slot, description="Which of this rig's bones are which "
                                      "part of the humanoid")
     active_humanoid_slot: bpy.props.IntProperty(default=0)
+    units_note: StringProperty(default="", description="What PhysKey did to this rig's units or scale, shown "
+                               "in the Your Rig panel")
+    linked_scale: bpy.props.FloatProperty(default=0.0, description="The animator's rig's scale when this physics "
+                                          "character was made from it (0: not made from a rig)")
     animator_action: PointerProperty(type=bpy.types.Action, description="The animator's action, set aside while a "
                                      "solution is previewed and given back when the preview ends (held by "
                                      "reference: renaming it meanwhile does not lose it)")

@@ -147,8 +147,29 @@ def mesh_radii(rig, mapping) -> dict[str, float]:
     return out
 
 
+def convert_units(context, rig, mapping) -> str:
+    """PhysKey works in metres. A rig a hundred times a person's height (a BVH imported at Blender's
+    default scale, centimetres read as metres) has its object scaled by 0.01, as the importers' own scale
+    option would; returns what was done ('' when nothing was) — the rig's units are said, never guessed
+    silently. A rig of any other size is left for `check_height` to refuse with its height."""
+    from ..solver.builders.proportions import HEIGHT_RANGE
+    points, _, _ = rig_points(rig, mapping)
+    z = [float(p[2]) for ends in points.values() for p in ends]
+    height = max(z) - min(z)
+    low, high = HEIGHT_RANGE
+    if low <= height <= high or not low <= height / 100 <= high:
+        return ""
+    rig.scale = rig.scale * 0.01
+    context.view_layer.update()
+    return rpt_("'{}' was {:.0f} m tall: its units are centimetres, so it is scaled by 0.01 to {:.2f} m (Ctrl+Z "
+                "undoes)").format(rig.name, height, height / 100)
+
+
 def make_physics_character(context, rig, mass: float | None = None):
-    """A PhysKey character with the rig's proportions, overlaid on the rig and linked to it."""
+    """A PhysKey character with the rig's proportions, overlaid on the rig and linked to it; one made from
+    the rig before (at another scale, or proportions since changed) is replaced, never doubled."""
+    import bpy
+
     from ..solver.builders.proportions import proportioned_humanoid
     from .joint_limits import add_joint_limits
     from .rig import build_armature
@@ -157,16 +178,36 @@ def make_physics_character(context, rig, mass: float | None = None):
     if rig.physkey.is_character:
         raise MappingError(rpt_("'{}' is a PhysKey physics character already; select your own rig").format(rig.name))
     mapping = mapping_of(rig)
+    note = convert_units(context, rig, mapping)
+    old = linked_physics(rig)
     points, turn, origin = rig_points(rig, mapping)
     character = proportioned_humanoid(points, mass=mass, name=f"{rig.name} physics", radii=mesh_radii(rig, mapping),
                                       ankle_heights=ankle_heights(rig, mapping))
-    obj = build_armature(context, character, name=f"{rig.name} physics")
+    name = old.name if old is not None else f"{rig.name} physics"
+    if old is not None:  # made again (the rig rescaled, its proportions changed): one physics character
+        data = old.data
+        bpy.data.objects.remove(old)
+        if data.users == 0:
+            bpy.data.armatures.remove(data)
+    obj = build_armature(context, character, name=name)
     obj.matrix_world = Matrix.Translation(origin) @ turn.inverted().to_4x4()
     obj.physkey.animator_rig = rig
+    obj.physkey.linked_scale = float(rig.matrix_world.to_scale()[0])
+    rig.physkey.units_note = note
     add_joint_limits(obj)  # none: it follows the animator's rig, where out-of-range keys are flagged instead
     obj.show_in_front = True
     store_mapping(rig, mapping)
-    return obj, mapping
+    return obj, mapping, note
+
+
+def check_link(rig, physics) -> None:
+    """ValueError when the rig was rescaled since its physics character was made from it (the bodies
+    would no longer be the rig's size): Make Physics Character again re-links it."""
+    made = physics.physkey.linked_scale
+    now = float(rig.matrix_world.to_scale()[0])
+    if made > 0 and abs(now - made) > 1e-4 * made:
+        raise ValueError(rpt_("'{}' was scaled from {:.4g} to {:.4g} since '{}' was made from it: select it and Make "
+                              "Physics Character again").format(rig.name, made, now, physics.name))
 
 
 # ------------------------------------------------------------------------------------------------
@@ -322,6 +363,7 @@ def bake_onto_rig(rig, physics, clip, name: str):
     from .actions import assign
     from .bake import write_action
     from .rigify_bake import is_rigify_generated, rigify_channels
+    check_link(rig, physics)
     mapping = mapping_of(rig)
     model, frame_qpos = clip.model, np.asarray(clip.qpos, float)
     if is_rigify_generated(rig):

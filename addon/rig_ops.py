@@ -62,11 +62,13 @@ class PHYSKEY_OT_character_from_rig(bpy.types.Operator):
         if context.mode != "OBJECT":
             bpy.ops.object.mode_set(mode="OBJECT")
         try:
-            physics, mapping = make_physics_character(context, rig, mass=self.mass or None)
+            physics, mapping, note = make_physics_character(context, rig, mass=self.mass or None)
         except (MappingError, InvalidInput) as e:
             self.report({"ERROR"}, str(e))
             return {"CANCELLED"}
         add_bone_shapes(context, physics, character_material())
+        if note:  # its units converted: said where the animator sees it (and kept in the Your Rig panel)
+            self.report({"WARNING"}, note)
         from .preferences import start_with_default_method
         start_with_default_method(context.scene)
         for o in context.selected_objects:
@@ -104,6 +106,8 @@ class PHYSKEY_PT_own_rig(bpy.types.Panel):
         if _own_rig(context) is None:
             layout.label(text="Select your character's armature", icon="INFO")
             return
+        if obj.physkey.units_note:
+            layout.label(text=obj.physkey.units_note, icon="INFO", translate=False)
         layout.operator("physkey.map_humanoid", icon="VIEWZOOM")
         if len(obj.physkey.humanoid_map):
             layout.template_list("PHYSKEY_UL_humanoid_map", "", obj.physkey, "humanoid_map", obj.physkey,

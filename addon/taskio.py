@@ -23,6 +23,9 @@ def extract_scene(context, warn=None):
     obj = active_character(context)
     if obj is None:
         raise ValueError(rpt_("no armature selected: select the character's armature"))
+    if obj.physkey.animator_rig is not None:
+        from .retarget import check_link
+        check_link(obj.physkey.animator_rig, obj)
     character = read_character(obj)
     root = character.bodies[0]
     bodies = collider_bodies(context.scene, warn or (lambda msg: None))

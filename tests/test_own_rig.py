@@ -53,7 +53,7 @@ def _physics(bpy, module, rig):
     retarget = addon(module, "retarget")
     physics = next((o for o in bpy.data.objects if o.physkey.animator_rig == rig), None)
     if physics is None:
-        physics, _ = retarget.make_physics_character(bpy.context, rig)
+        physics, _, _ = retarget.make_physics_character(bpy.context, rig)
         bpy.context.view_layer.update()
     return physics, retarget.mapping_of(rig)
 
@@ -391,23 +391,19 @@ def _import_bvh(bpy, name: str, scale: float):
     return bpy.context.active_object
 
 
-def test_a_capture_in_centimetres_read_as_metres_is_refused_with_its_height(rigs):
-    """Blender's BVH importer at its default scale takes the capture's centimetres for metres: the
-    physics character would be a hundred times a person's height (and a million times the mass), so
-    Make Physics Character refuses it naming the height and the units; imported at 0.01, the same
-    capture makes a person-sized character."""
+def test_a_capture_in_centimetres_is_converted_and_one_of_no_size_is_refused(rigs):
+    """Blender's BVH importer at its default scale takes the capture's centimetres for metres (a 176 m
+    character): Make Physics Character scales the rig by 0.01 and says so (the Your Rig panel keeps
+    it), making a person-sized, person-weighted character. At a scale that is neither metres nor
+    centimetres (0.1: 17.6 m) it is refused, naming the height."""
     bpy, module, _ = rigs
-    huge = _import_bvh(bpy, "test_freebvh.bvh", 1.0)
-    _select(bpy, huge)
-    assert bpy.ops.physkey.map_humanoid() == {"FINISHED"}
-    with pytest.raises(RuntimeError, match=r"would be 1\d\d m tall; PhysKey characters are 0\.3–3\.0 m: "
-                                           r"its units look like centimetres"):
-        bpy.ops.physkey.character_from_rig()
-    assert not any(o.physkey.animator_rig == huge for o in bpy.data.objects)  # nothing made
-    rig = _import_bvh(bpy, "test_freebvh.bvh", 0.01)
+    rig = _import_bvh(bpy, "test_freebvh.bvh", 1.0)
     _select(bpy, rig)
     assert bpy.ops.physkey.map_humanoid() == {"FINISHED"}
     assert bpy.ops.physkey.character_from_rig() == {"FINISHED"}
+    assert tuple(rig.scale) == pytest.approx((0.01, 0.01, 0.01))
+    note = rig.physkey.units_note
+    assert note.startswith(f"'{rig.name}' was 17") and "scaled by 0.01 to 1.7" in note, note
     physics, _ = _physics(bpy, module, rig)
     model = _model(bpy, module, physics)
     data = mujoco.MjData(model)
@@ -415,6 +411,47 @@ def test_a_capture_in_centimetres_read_as_metres_is_refused_with_its_height(rigs
     ids = [model.body(b.name).id for b in physics.pose.bones]
     mass, span = float(model.body_mass[ids].sum()), float(np.ptp(data.xpos[ids, 2]))  # head to feet origins
     assert 1.2 < span < 2.0 and 40.0 < mass < 120.0, (span, mass)
+    odd = _import_bvh(bpy, "test_freebvh.bvh", 0.1)
+    _select(bpy, odd)
+    assert bpy.ops.physkey.map_humanoid() == {"FINISHED"}
+    with pytest.raises(RuntimeError, match=r"would be 17\.\d m tall; PhysKey characters are 0\.3–3\.0 m"):
+        bpy.ops.physkey.character_from_rig()
+    assert not any(o.physkey.animator_rig == odd for o in bpy.data.objects) and tuple(odd.scale) == (1.0, 1.0, 1.0)
+
+
+def test_a_rig_rescaled_after_linking_is_linked_again_to_one_physics_character(rigs):
+    """Scaled after its physics character was made, a rig no longer matches it: Solve says so; Make
+    Physics Character again replaces the old one (one physics character, the rig's new size), and a
+    solved motion kept then puts every mapped bone head on its body."""
+    bpy, module, _ = rigs
+    rig = _mixamo(bpy)
+    _select(bpy, rig)
+    assert bpy.ops.physkey.character_from_rig() == {"FINISHED"}
+    physics, _ = _physics(bpy, module, rig)
+    height = physics.dimensions.z
+    rig.scale = (0.5, 0.5, 0.5)
+    bpy.context.view_layer.update()
+    _select(bpy, physics)
+    with pytest.raises(ValueError, match=r"was scaled from 1 to 0\.5 since .* Make Physics Character again"):
+        addon(module, "taskio").extract_scene(bpy.context)
+    _select(bpy, rig)
+    assert bpy.ops.physkey.character_from_rig() == {"FINISHED"}
+    linked = [o for o in bpy.data.objects if o.physkey.animator_rig == rig]
+    assert len(linked) == 1 and linked[0].dimensions.z == pytest.approx(0.5 * height, rel=0.02)
+    physics = linked[0]
+    model = _model(bpy, module, physics)
+    qpos = _motion(model, 12)
+    retarget = addon(module, "retarget")
+    retarget.bake_onto_rig(rig, physics, addon(module, "bake").Clip(model, np.arange(12) / 30.0, qpos, 1, 30.0), "t")
+    mapping = retarget.mapping_of(rig)
+    data = mujoco.MjData(model)
+    for k in (0, 6, 11):
+        bpy.context.scene.frame_set(1 + k)
+        data.qpos[:] = qpos[k]
+        mujoco.mj_kinematics(model, data)
+        for slot in ("foot_left", "hand_right", "shin_right"):
+            got = np.array(rig.matrix_world @ rig.pose.bones[mapping[slot]].head)
+            assert np.linalg.norm(got - data.xpos[model.body(slot).id]) < 1e-3, (slot, k)
 
 
 def test_a_biovision_capture_maps_by_its_names_and_makes_a_person_sized_character(rigs):
