@@ -1,18 +1,24 @@
 """Baking onto a rig Rigify generated: through its controls, as Rigify's own bake tools do.
 
 A generated rig's deform and ORG bones follow its controls through constraints, so keys on them do
-nothing; the motion goes on the controls an animator would key. `torso` carries the root motion
-(rigid with the pelvis); the spine's tweak controls put each ORG spine bone where its physics body
-is (the pelvis, the lower back, the chest, the upper chest welded to the chest); `neck` stays
-welded to the upper chest and `head` turns with the physics head; each limb goes on its FK controls
-(`thigh_fk`, `shin_fk`, `foot_fk`, `upper_arm_fk`, `forearm_fk`, `hand_fk`), with the limbs' IK/FK
-switches keyed to FK and `head_follow` keyed to 1 (the head follows the neck) over the baked range.
+nothing; the motion goes on the controls an animator would key — every one that moves a mapped deform
+bone, so the deform bones land on the bodies whatever those controls held before. `torso` carries the
+root motion (rigid with the pelvis); the spine's tweak controls put each ORG spine bone where its
+physics body is (the pelvis, the lower back, the chest, the upper chest welded to the chest); `neck`
+stays welded to the upper chest and `head` turns with the physics head; each limb goes on its FK
+controls (`thigh_fk`, `shin_fk`, `foot_fk`, `upper_arm_fk`, `forearm_fk`, `hand_fk`), played with the
+limbs' IK/FK switches keyed to FK over the baked range, and its IK controls are keyed snapped to the same
+pose (`rigify_ik`: the hands and feet exactly, the knees and elbows in their plane). The controls that
+would add to that (`hips`, `chest`, the FK spine, the shoulders, the limbs' tweaks, the foot roll) are
+keyed at rest, and `head_follow` to 1 (the head follows the neck).
 
 The bones between a control and its parent control (Rigify's MCH mechanism) are rigid with the
 nearest keyed control above them when every control is keyed as here; their offsets are measured
 once, with the rig evaluated in that configuration, and the animator's pose is put back after.
 """
 from __future__ import annotations
+
+import re
 
 import numpy as np
 
@@ -29,6 +35,9 @@ _LIMBS = [(f"{fk}_fk.{s}", f"ORG-{org}.{s}") for s in SIDES for fk, org in (
     ("thigh", "thigh"), ("shin", "shin"), ("foot", "foot"), ("upper_arm", "upper_arm"), ("forearm", "forearm"),
     ("hand", "hand"))]
 CONTROLS = _TRUNK + _LIMBS
+# Controls that move a mapped deform bone besides those the motion goes on: held at rest over a bake.
+_HELD = re.compile(r"^(hips|chest|spine_fk(\.\d+)?|tweak_spine(\.\d+)?|shoulder\.[LR]|"
+                   r"(thigh|shin|foot|upper_arm|forearm|hand)_tweak\.[LR](\.\d+)?)$")
 SPINE = [f"ORG-spine{suffix}" for suffix in ("", ".001", ".002", ".003", ".004", ".005", ".006")]
 _LOCATED = {"torso", "tweak_spine", "tweak_spine.001", "tweak_spine.002", "tweak_spine.003", "neck", "head"}
 
@@ -43,9 +52,16 @@ def _rest(rig, name) -> np.ndarray:
     return np.array(rig.data.bones[name].matrix_local)
 
 
+def held_controls(rig) -> list[str]:
+    """The controls of the rig that a bake holds at rest (see the module doc)."""
+    keyed = {c for c, _ in CONTROLS}
+    return [pb.name for pb in rig.pose.bones if _HELD.match(pb.name) and pb.name not in keyed]
+
+
 def _evaluated_with_controls_at_rest(rig) -> dict[str, np.ndarray]:
-    """Armature-space matrices of every bone with the baked controls at rest and the switches as
-    the bake keys them; the rig's pose and switches are put back."""
+    """Armature-space matrices of every bone with the baked and held controls at rest and the switches
+    as the bake keys them (FK, to measure the FK controls' offsets); the rig's pose and switches are
+    put back."""
     import bpy
     saved = {pb.name: pb.matrix_basis.copy() for pb in rig.pose.bones}
     switches = {path: rig.path_resolve(path) for path in SWITCHES}
@@ -53,7 +69,7 @@ def _evaluated_with_controls_at_rest(rig) -> dict[str, np.ndarray]:
     if action is not None:
         rig.animation_data.action = None  # its curves would override the pose set here
     try:
-        for control, _ in CONTROLS:
+        for control in [c for c, _ in CONTROLS] + held_controls(rig):
             rig.pose.bones[control].matrix_basis.identity()
         for path in SWITCHES:
             set_path(rig, path, 1.0)
@@ -73,6 +89,7 @@ def set_path(rig, path: str, value) -> None:
     """Set the custom property at `path` (e.g. 'pose.bones["thigh_parent.L"]["IK_FK"]')."""
     owner, _, key = path.rpartition("[")
     rig.path_resolve(owner)[key.strip('"]')] = value
+    rig.update_tag()  # set from Python, a custom property tags nothing: the drivers reading it must see it
 
 
 def rigify_channels(rig, targets: dict[str, np.ndarray]) -> tuple[dict, dict]:
@@ -109,4 +126,9 @@ def rigify_channels(rig, targets: dict[str, np.ndarray]) -> tuple[dict, dict]:
             basis[:, :3, 3] = 0.0
         out[control] = (loc, quaternions(basis[:, :3, :3]))
         posed[control] = base @ basis
+    for control in held_controls(rig):
+        connected = rig.data.bones[control].use_connect
+        out[control] = (None if connected else np.zeros((nf, 3)), np.tile([1.0, 0.0, 0.0, 0.0], (nf, 1)))
+    from .rigify_ik import ik_channels
+    out.update(ik_channels(rig, goal, out))
     return out, {path: 1.0 for path in SWITCHES}

