@@ -186,9 +186,9 @@ class PHYSKEY_PT_hits(_Sidebar, bpy.types.Panel):
 class PHYSKEY_UL_pose_keys(bpy.types.UIList):
     def draw_item(self, context, layout, data, item, icon, active_data, active_propname, index):
         row = layout.row(align=True)
-        row.alert = bool(item.problem)  # a pose the solver would refuse: said before solving
-        row.label(text=iface_("frame {}").format(item.frame), icon="ERROR" if item.problem else "KEYFRAME",
-                  translate=False)
+        row.alert = item.refused  # a pose the solver would refuse: said before solving
+        icon = "ERROR" if item.refused else "INFO" if item.problem else "KEYFRAME"  # INFO: clamped, or fitted
+        row.label(text=iface_("frame {}").format(item.frame), icon=icon, translate=False)
         row.prop(item, "weight", text="w")
         row.prop(item, "free", text="free", toggle=True)
         if item.free:
@@ -207,7 +207,8 @@ class PHYSKEY_PT_pose_keys(_Sidebar, bpy.types.Panel):
         layout.template_list("PHYSKEY_UL_pose_keys", "", props, "pose_keys", props, "active_pose_key", rows=4)
         i = props.active_pose_key
         if 0 <= i < len(props.pose_keys) and props.pose_keys[i].problem:
-            layout.label(text=props.pose_keys[i].problem, icon="ERROR", translate=False)
+            key = props.pose_keys[i]
+            layout.label(text=key.problem, icon="ERROR" if key.refused else "INFO", translate=False)
 
 
 class PHYSKEY_UL_solutions(bpy.types.UIList):

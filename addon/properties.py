@@ -139,8 +139,11 @@ class PHYSKEY_PG_pose_key(bpy.types.PropertyGroup):
     free: BoolProperty(default=False, description="Let the optimizer choose when this pose is reached")
     range_min: FloatProperty(default=0.2, min=0.001, description="Earliest arrival after the previous key (s)")
     range_max: FloatProperty(default=1.0, min=0.001, description="Latest arrival after the previous key (s)")
-    problem: StringProperty(default="", description="Why this pose cannot be solved as keyed (a joint out of "
-                                                    "its range), found before solving")
+    problem: StringProperty(default="", description="What of this pose the character cannot take as keyed (a joint "
+                                                    "out of its range, bones off the fitted pose), found before "
+                                                    "solving")
+    refused: BoolProperty(default=False, description="The solve is refused until this pose is changed (else the "
+                          "problem is what the solve does instead: a joint clamped, the nearest pose taken)")
 
 
 def _redraw_viewports(self, context):

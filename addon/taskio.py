@@ -238,8 +238,9 @@ def reference_from_action(context, scene_desc) -> dict:
 def pose_keyframes_from_action(context, scene_desc, keyed_times: bool = False, warn=None) -> list[dict]:
     """The keyed poses as pose keyframes, timed from the first key: a free key's arrival range as
     the animator set it, or (`keyed_times`: the animation is followed as keyed) where it is keyed.
-    A pose the character cannot take is said on its key: on the animator's own rig the fit takes the
-    nearest pose it can (`warn` says so); on the physics character a joint beyond its range is an error."""
+    A pose the character cannot take is said on its key and to `warn`: on the animator's own rig the fit
+    takes the nearest pose it can; on the physics character a joint up to 10° beyond its range is clamped
+    into it, and further beyond is an error."""
     import mujoco
 
     from ..solver.builders.mjcf import compile_spec, scene_to_spec
@@ -254,6 +255,7 @@ def pose_keyframes_from_action(context, scene_desc, keyed_times: bool = False, w
     out, problems = [], []
     for i, (key, q, problem) in enumerate(zip(keys, rows, found)):
         key.problem = problem
+        key.refused = bool(problem) and obj.physkey.animator_rig is None and not problem.startswith(CLAMPED)
         if problem:
             problems.append(rpt_("frame {}: {}").format(key.frame, problem))
         item = {"name": f"frame_{key.frame}", "root_pos": [float(v) for v in q[root:root + 3]],
@@ -268,34 +270,43 @@ def pose_keyframes_from_action(context, scene_desc, keyed_times: bool = False, w
     if problems:
         more = rpt_(" (and {} more keys)").format(len(problems) - 3) if len(problems) > 3 else ""
         text = "; ".join(problems[:3]) + more
-        if obj.physkey.animator_rig is None:
+        if any(key.refused for key in keys):
             raise ValueError(text)
-        if warn is not None:
+        if warn is not None:  # the fit's nearest pose, or joints clamped: the solve goes on, and says so
             warn(text)
     return out
 
 
+CLAMPED = "clamped"  # the start of a problem the solve goes on with (a joint clamped into its range)
+
+
 def _out_of_range(obj, model, qpos) -> str:
-    """The first joint of a keyed pose beyond what the solver accepts (its range and 10°), said in the
-    bone's terms — the animator's own bone where the character was made from their rig; '' if none."""
+    """What of a keyed pose of the physics character is beyond its joints' ranges, in the bone's terms:
+    beyond the range by more than the solver accepts (10°), the first such joint — the solve is refused;
+    else the joints within 10° beyond it, which the solve clamps into it (said, starting CLAMPED); '' if
+    none."""
     import math
 
     import mujoco
 
     from ..solver.formats.pose_keyframes import ANGLE_SLACK
-    rig = obj.physkey.animator_rig
-    mapping = {item.name: item.bone for item in rig.physkey.humanoid_map} if rig is not None else {}
+    clamped = []
     for j in range(model.njnt):
         if model.jnt_type[j] != mujoco.mjtJoint.mjJNT_HINGE or not model.jnt_limited[j]:
             continue
         angle = float(qpos[model.jnt_qposadr[j]])
         lo, hi = model.jnt_range[j]
+        bone = model.body(int(model.jnt_bodyid[j])).name
         if angle < lo - ANGLE_SLACK or angle > hi + ANGLE_SLACK:
-            body = model.body(int(model.jnt_bodyid[j])).name
-            bone = mapping.get(body, body)
             return rpt_("bone '{}' is turned {:.0f}° at its joint '{}', which bends {:.0f}°…{:.0f}°: turn it back "
                         "into that range").format(bone, math.degrees(angle), model.joint(j).name, math.degrees(lo),
                                                   math.degrees(hi))
+        if angle < lo or angle > hi:
+            edge = lo if angle < lo else hi
+            clamped.append(rpt_("'{}' {:.1f}° to {:.0f}°").format(model.joint(j).name, math.degrees(angle),
+                                                                   math.degrees(edge)))
+    if clamped:
+        return CLAMPED + rpt_(" into the joint range: {}").format(", ".join(clamped))
     return ""
 
 

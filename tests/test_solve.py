@@ -171,6 +171,28 @@ def test_a_pose_key_out_of_range_is_flagged_before_solving_in_the_bones_terms():
     assert not scene.physkey.pose_keys[1].problem
 
 
+def test_a_pose_key_a_little_out_of_range_is_clamped_and_said_on_the_key():
+    """A knee keyed 6° past its range (within the 10° the solver clamps): the solve goes on, and the key
+    and Blender's report say which joint was clamped, from how far to what."""
+    bpy, module = installed_extension()
+    from mathutils import Quaternion
+    arm = _preset(bpy, "assist_box_jump_low")
+    scene = bpy.context.scene
+    key = scene.physkey.pose_keys[2]
+    scene.frame_set(key.frame)
+    shin = arm.pose.bones["shin_right"]
+    shin.constraints["PhysKey joint limits"].mute = True
+    shin.rotation_quaternion = Quaternion((0.0, 0.0, 1.0), -0.14)  # the knee 8° the wrong way: 6° past its 2°
+    shin.keyframe_insert("rotation_quaternion", frame=key.frame)
+    taskio = addon(module, "taskio")
+    said = []
+    desc = taskio.extract_scene(bpy.context)
+    keyframes = taskio.pose_keyframes_from_action(bpy.context, desc, warn=said.append)
+    assert len(keyframes) == len(scene.physkey.pose_keys)
+    assert scene.physkey.pose_keys[2].problem == "clamped into the joint range: 'knee_right' 8.0° to 2°"
+    assert said == [f"frame {key.frame}: clamped into the joint range: 'knee_right' 8.0° to 2°"]
+
+
 @pytest.mark.every_blender
 def test_keep_sets_pushed_furnitures_own_action_aside():
     bpy, module = installed_extension()
