@@ -5,6 +5,7 @@ scene's frame rate, written through the action's channels (`actions`: slotted or
 Editor can plot and timeline markers at the keyframes' reached times."""
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import bpy
@@ -149,12 +150,15 @@ def bake_action(obj, clip: Clip, name: str, extra: dict | None = None):
     return action, slot
 
 
-def add_markers(scene, reached, frame_start: int, fps: float, prefix: str) -> list:
-    """Timeline markers `<prefix><k>` at the frames the keyframes were reached; markers an earlier
-    Keep of the same solution left are replaced, not piled up."""
-    import re
-    pattern = re.compile(re.escape(prefix) + r"\d+$")
-    for old in [m for m in scene.timeline_markers if pattern.match(m.name)]:
+KEPT_MARKER = re.compile(r".*_seed\d+(_\w+)? kf\d+$")  # a Keep's markers: "<action name> kf<k>"
+
+
+def add_markers(scene, reached, frame_start: int, fps: float, prefix: str, keep_before: int | None = None) -> list:
+    """Timeline markers `<prefix><k>` at the frames the keyframes were reached; the markers an earlier
+    Keep left (of this solution or another) are replaced, not piled up — but for those before
+    `keep_before` (Solve from Here's kept part). The animator's own markers are never touched."""
+    for old in [m for m in scene.timeline_markers if KEPT_MARKER.match(m.name)
+                and (keep_before is None or m.frame >= keep_before)]:
         scene.timeline_markers.remove(old)
     markers = []
     for k, t in enumerate(reached):

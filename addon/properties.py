@@ -168,6 +168,7 @@ class PHYSKEY_PG_solution(bpy.types.PropertyGroup):
     result_path: StringProperty(subtype="FILE_PATH", description="The solution's result.npz (model.xml is beside)")
     # Its solve's context (`solve_context.py`): read by Keep and the preview, never from the scene.
     method: StringProperty(default="", description="The method that solved it")
+    solve: StringProperty(default="", description="Which solve found it: its method and when it started")
     start_frame: bpy.props.IntProperty(default=1, description="The frame its motion starts at (its first pose key "
                                        "for assisted keyframes, Solve from Here's frame)")
     splice_action: bpy.props.PointerProperty(

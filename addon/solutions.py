@@ -73,8 +73,8 @@ def _add(scene, entry: dict, event: dict, result_path: str, context: dict, varia
         item.object_penetration = quality.get("object_penetration_m", -1.0)
         item.object_loose = quality.get("object_unsupported_s", -1.0)
     item.grasps_json = json.dumps(entry.get("grasps", []))
-    item.name = f"seed {item.seed}" + (f" · stage {item.stage}" if item.stage >= 0 else "") + \
-        (f" · {variant.replace('_', ' ')}" if variant else "")
+    item.name = (f"{item.solve} · " if item.solve else "") + f"seed {item.seed}" + \
+        (f" · stage {item.stage}" if item.stage >= 0 else "") + (f" · {variant.replace('_', ' ')}" if variant else "")
     item.ghost_color = GHOST_COLORS[(len(scene.physkey.solutions) - 1) % len(GHOST_COLORS)]
 
 
@@ -253,7 +253,10 @@ def keep(context, index: int):
         rig_action, _ = bake_onto_rig(rig, obj, clip, f"{action.name}_{rig.name}")
         if item.splice_rig_action is not None:
             splice(rig_action, item.splice_rig_action, start)
-    add_markers(scene, json.loads(item.reached_json), start, fps, f"{name} kf")
+    # the timeline shows the kept solution's keyframes: an earlier Keep's markers go (before the frame it
+    # was solved from, Solve from Here's kept part keeps its own)
+    add_markers(scene, json.loads(item.reached_json), start, fps, f"{name} kf",
+                keep_before=start if item.splice_action is not None else None)
     last = start + int(np.ceil(float(times[-1]) * fps - 1e-6)) if len(times) else start
     if last > scene.frame_end:  # the whole clip plays and renders
         scene.frame_end = last

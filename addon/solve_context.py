@@ -17,8 +17,11 @@ FILE = "solve_context.json"
 
 
 def make(method: str, start_frame: int, cont=None) -> dict:
-    """The context of a solve starting now: `cont` is Solve from Here's continuation (or None)."""
-    return {"method": method, "start_frame": int(start_frame),
+    """The context of a solve starting now: `cont` is Solve from Here's continuation (or None); `label`
+    names the solve on its solutions' rows (its method and when it started)."""
+    import time
+    label = f"{method} {time.strftime('%H:%M:%S')}" + (f" from {int(start_frame)}" if cont is not None else "")
+    return {"method": method, "start_frame": int(start_frame), "label": label,
             "splice_action": cont.action.name if cont is not None and cont.action is not None else "",
             "splice_rig_action": cont.rig_action.name if cont is not None and cont.rig_action is not None else "",
             "splice_skipped": int(cont.reached) if cont is not None and method == "contact" else 0}
@@ -55,7 +58,7 @@ def _fallback(result_folder: str, scene) -> dict:
     except (OSError, ValueError, AttributeError):
         pass
     return {"method": method, "start_frame": scene.frame_start, "splice_action": "", "splice_rig_action": "",
-            "splice_skipped": 0}
+            "splice_skipped": 0, "label": os.path.basename(os.path.dirname(os.path.normpath(result_folder)))}
 
 
 def _missing_actions(context: dict) -> str:
@@ -70,6 +73,7 @@ def apply(item, context: dict) -> None:
     """Give a listed solution its solve's context."""
     import bpy
     item.method = context.get("method", "")
+    item.solve = context.get("label") or item.method
     item.start_frame = int(context.get("start_frame", 1))
     item.splice_action = bpy.data.actions.get(context.get("splice_action") or "")
     item.splice_rig_action = bpy.data.actions.get(context.get("splice_rig_action") or "")

@@ -70,3 +70,21 @@ def test_bake_does_its_python_work_per_curve_never_per_frame(rig_and_model):
     assert len(fcurves(module, action)) == 3 + 16 * 4
     again, _ = bake.bake_action(obj, bake.Clip(model, np.arange(2) / 30.0, qpos[:2], 1, 30.0), "big")
     assert again.name != action.name and action.name in bpy.data.actions  # never overwrites
+
+
+def test_keep_replaces_the_last_kept_solutions_markers_and_never_the_animators(rig_and_model):
+    """Keep marks the frames its solution reached each keyframe. Keeping another solution replaces those
+    markers (they are not piled up solution after solution); Solve from Here's Keep replaces them only
+    from the frame it was solved from (the kept part keeps its own); the animator's markers stay."""
+    bpy, module, _, _ = rig_and_model
+    bake = addon(module, "bake")
+    scene = bpy.context.scene
+    scene.timeline_markers.clear()
+    scene.timeline_markers.new("blocking pass", frame=5)
+    bake.add_markers(scene, [0.5, 1.0], 1, 30.0, "Scene_contact_seed0 kf")
+    bake.add_markers(scene, [0.4, None, 1.2], 1, 30.0, "Scene_contact_seed1 kf")
+    names = sorted((m.name, m.frame) for m in scene.timeline_markers)
+    assert names == [("Scene_contact_seed1 kf0", 13), ("Scene_contact_seed1 kf2", 37), ("blocking pass", 5)]
+    bake.add_markers(scene, [0.2], 20, 30.0, "Scene_contact_seed2_physical kf", keep_before=20)
+    names = sorted((m.name, m.frame) for m in scene.timeline_markers)
+    assert names == [("Scene_contact_seed1 kf0", 13), ("Scene_contact_seed2_physical kf0", 26), ("blocking pass", 5)]

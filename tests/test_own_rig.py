@@ -596,8 +596,11 @@ def test_a_rigify_rig_keyed_on_its_ik_feet_torso_hips_and_chest(rigs):
     props.settings_json = json.dumps({"duration": 0.4})
     props.solutions.clear()
     assert bpy.ops.physkey.solve(wait=True) == {"FINISHED"}
+    import re
+    assert re.fullmatch(r"simulate \d\d:\d\d:\d\d · seed 0", props.solutions[0].name)  # which solve, which seed
     assert bpy.ops.physkey.keep_solution(index=0) == {"FINISHED"}  # at frame 12: hips and chest turned
     kept = rig.animation_data.action
+    assert kept.name.startswith(f"{scene.name}_simulate_seed0")  # the solution's own method and seed
     keyed = {p.split('"')[1] for p in (fc.data_path for fc in fcurves(module, kept)) if p.startswith("pose.bones")}
     assert {"hips", "chest", "foot_ik.L", "thigh_ik.L", "hand_ik.R", "upper_arm_ik.R"} <= keyed
 
