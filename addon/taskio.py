@@ -41,7 +41,7 @@ def extract_scene(context, warn=None):
     model = compile_spec(scene_to_spec(scene))
     q, problems = poses_at(context, obj, model, [context.scene.frame_current])
     q = q[0]
-    if problems[0] and warn is not None:
+    if problems[0] and warn is not None and obj.physkey.animator_rig is not None:  # fitted: what it could not take
         warn(rpt_("the start pose: {}").format(problems[0]))
     a = int(model.jnt_qposadr[model.joint("root").id])
     scene.initial_pose = Pose(root_pos=[float(v) for v in q[a:a + 3]], root_quat=[float(v) for v in q[a + 3:a + 7]],
