@@ -8,7 +8,7 @@ physics body is (the pelvis, the lower back, the chest, the upper chest welded t
 stays welded to the upper chest and `head` turns with the physics head; each limb goes on its FK
 controls (`thigh_fk`, `shin_fk`, `foot_fk`, `upper_arm_fk`, `forearm_fk`, `hand_fk`), played with the
 limbs' IK/FK switches keyed to FK over the baked range, and its IK controls are keyed snapped to the same
-pose (`rigify_ik`: the hands and feet exactly, the knees and elbows in their plane). The controls that
+pose (`rigify_ik`: the hands and feet; the knees and elbows as Blender's IK bends them). The controls that
 would add to that (`hips`, `chest`, the FK spine, the shoulders, the limbs' tweaks, the foot roll) are
 keyed at rest, and `head_follow` to 1 (the head follows the neck).
 
@@ -130,5 +130,5 @@ def rigify_channels(rig, targets: dict[str, np.ndarray]) -> tuple[dict, dict]:
         connected = rig.data.bones[control].use_connect
         out[control] = (None if connected else np.zeros((nf, 3)), np.tile([1.0, 0.0, 0.0, 0.0], (nf, 1)))
     from .rigify_ik import ik_channels
-    out.update(ik_channels(rig, goal, out))
+    out.update(ik_channels(rig, goal, posed, [c for c, _ in CONTROLS] + held_controls(rig)))
     return out, {path: 1.0 for path in SWITCHES}

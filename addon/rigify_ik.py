@@ -1,160 +1,107 @@
-"""Rigify's IK controls snapped to a baked motion, so the animator's IK controls follow it too.
+"""Rigify's IK controls keyed with a baked motion, so the animator's IK hands and feet follow it too.
 
-`rigify_bake` keys the FK controls, which the baked range plays. Each limb's IK controls are keyed as
-well, at every frame, where they put the limb's ORG bones on the same targets with the limb switched to
-IK: the IK end control (`foot_ik`, `hand_ik`) rigid with the end bone (the IK target under it follows it
-rigidly while the foot's roll controls rest), and the chain's bend plane — by the chain root's twist
-about the hip–ankle (shoulder–wrist) line (`thigh_ik`, `upper_arm_ik`), or by the pole control where
-the limb uses one (`pole_vector`) — turned until the knee or elbow is in the target's plane. Blender's
-own IK solves the chain, so each frame is evaluated in the depsgraph (as Rigify's own IK↔FK snapping
-does) and the twist corrected from what it measures; the rig's pose, switches and action are put back
-after. The hands and feet land exactly; the knees and elbows only as near as Blender's IK solver puts
-them with Rigify's IK stretch on (it shortens the chain rather than bend it, where Rigify's own snapping
-also keys the chain root's scale, which a bake here does not key), which is why the bake plays FK.
+`rigify_bake` keys the FK controls, which the baked range plays (the IK/FK switches keyed to FK). Each
+limb's IK end control (`foot_ik`, `hand_ik`) is keyed as well, at every frame, where it puts the limb's
+end bone on the same target with the limb switched to IK: the IK target under it follows it rigidly
+while the foot's roll controls (`foot_spin_ik`, `foot_heel_ik`) rest, which they are keyed to; the
+chain's root (`thigh_ik`, `upper_arm_ik`) is keyed at rest. The offsets are measured once, with the rig
+evaluated in IK with these controls at rest (the end control's parent fixed, or carried by `torso` where
+the rig's IK parent follows it) — no frame is evaluated, so a bake stays a few array operations per frame.
+Switched to IK, the hands and feet land on their bodies; the knees and elbows bend in the plane Blender's
+IK solver gives the chain (Rigify's own IK↔FK snapping matches them by evaluating every frame and keying
+the chain's twist and scale, which a bake here does not do).
 """
 from __future__ import annotations
 
 import numpy as np
-from mathutils import Matrix, Quaternion, Vector
 
 from .bone_math import quaternions, rigid_inverse
 
 SIDES = ("L", "R")
-# limb: (upper ORG, lower ORG, end ORG, IK end control, IK chain root, pole control, switch bone, roll controls)
-LIMBS = {
-    "leg": ("thigh", "shin", "foot", "foot_ik", "thigh_ik", "thigh_ik_target", "thigh_parent",
-            ("foot_spin_ik", "foot_heel_ik")),
-    "arm": ("upper_arm", "forearm", "hand", "hand_ik", "upper_arm_ik", "upper_arm_ik_target", "upper_arm_parent", ()),
-}
-TWIST_PASSES = 2
+# limb: (end ORG, IK end control, IK chain root, switch bone, roll controls)
+LIMBS = {"leg": ("foot", "foot_ik", "thigh_ik", "thigh_parent", ("foot_spin_ik", "foot_heel_ik")),
+         "arm": ("hand", "hand_ik", "upper_arm_ik", "upper_arm_parent", ())}
 
 
-def ik_controls(rig) -> list[tuple]:
-    """The limbs of the rig that have Rigify's IK controls: (limb, side) with their bones' names."""
+def ik_limbs(rig) -> list[tuple[str, str, str, str, list[str]]]:
+    """(end ORG, IK end control, IK chain root, switch bone, roll controls) of each limb with Rigify's IK."""
     bones = rig.pose.bones
     out = []
-    for upper, lower, end, ik_end, ik_root, pole, switch, rolls in LIMBS.values():
+    for end, ik_end, ik_root, switch, rolls in LIMBS.values():
         for s in SIDES:
-            names = [f"ORG-{upper}.{s}", f"ORG-{lower}.{s}", f"ORG-{end}.{s}", f"{ik_end}.{s}", f"{ik_root}.{s}",
-                     f"{pole}.{s}", f"{switch}.{s}"]
+            names = (f"ORG-{end}.{s}", f"{ik_end}.{s}", f"{ik_root}.{s}", f"{switch}.{s}")
             if all(n in bones for n in names):
-                out.append((names, [f"{r}.{s}" for r in rolls if f"{r}.{s}" in bones]))
+                out.append((*names, [f"{r}.{s}" for r in rolls if f"{r}.{s}" in bones]))
     return out
 
 
-def _set_basis(pb, basis: np.ndarray) -> None:
-    pb.matrix_basis = Matrix(basis.tolist())
-
-
-def _basis_for(pb, armature: np.ndarray) -> np.ndarray:
-    """The basis that puts pose bone `pb` at `armature` (4×4, armature space) under its parent as posed:
-    Blender's own conversion, which knows the bone's inheritance settings (Rigify's IK controls do not
-    all inherit their parent's rotation and scale)."""
-    rig = pb.id_data
-    return np.array(rig.convert_space(pose_bone=pb, matrix=Matrix(armature.tolist()), from_space="POSE",
-                                      to_space="LOCAL"))
-
-
-def _twist(hip, end, knee_now, knee_goal) -> float:
-    """The angle about the hip→end line that turns the knee as it is onto where it should be."""
-    axis = end - hip
-    axis /= max(np.linalg.norm(axis), 1e-12)
-    a = knee_now - hip
-    b = knee_goal - hip
-    a -= axis * (a @ axis)
-    b -= axis * (b @ axis)
-    if np.linalg.norm(a) < 1e-6 or np.linalg.norm(b) < 1e-6:
-        return 0.0  # a straight limb: any twist bends it the same
-    return float(np.arctan2(axis @ np.cross(a, b), a @ b))
-
-
-def ik_channels(rig, goal: dict[str, np.ndarray], trunk: dict) -> dict:
-    """{IK control: (location (F, 3) or None, quaternions (F, 4))} putting each limb's ORG bones on `goal`
-    (armature space, F × 4 × 4) in IK, with the trunk controls posed as `trunk` ({control: (location or
-    None, quaternions)}, the FK bake's) at every frame."""
+def _evaluated_in_ik(rig, rest: list[str], torso_shift: np.ndarray | None = None) -> tuple[dict, dict]:
+    """Armature-space matrices of every bone with the controls `rest` at rest and the limbs in IK (the
+    torso moved by `torso_shift` when given), and per IK end control the 3×3 map from its location
+    channels to its armature-space head (Rigify's end controls move in their parent's space, not their
+    own: Blender's `convert_space` says how); the rig's pose, switches and action are put back."""
     import bpy
-    limbs = ik_controls(rig)
-    if not limbs:
-        return {}
+    from mathutils import Matrix
+
+    from .rigify_bake import set_path
     bones = rig.pose.bones
-    nf = len(next(iter(goal.values())))
-    saved = {pb.name: pb.matrix_basis.copy() for pb in bones}
-    switches = {names[6]: bones[names[6]]["IK_FK"] for names, _ in limbs}
+    saved = {name: bones[name].matrix_basis.copy() for name in rest}
+    switches = {limb[3]: bones[limb[3]]["IK_FK"] for limb in ik_limbs(rig)}
     action = rig.animation_data.action if rig.animation_data else None
-    keyed: dict[str, list] = {}
+    if action is not None:
+        rig.animation_data.action = None  # its curves would override the pose set here
     try:
-        if action is not None:
-            rig.animation_data.action = None  # its curves would override the pose set here
-        for names, rolls in limbs:
-            bones[names[6]]["IK_FK"] = 0.0
-            for name in rolls:
-                bones[name].matrix_basis = Matrix.Identity(4)
-        rig.update_tag()  # a custom property set from Python tags nothing: the switches' drivers must see it
-        for f in range(nf):
-            for control, (loc, rot) in trunk.items():
-                pb = bones[control]
-                basis = Quaternion(rot[f]).to_matrix().to_4x4()
-                if loc is not None:
-                    basis.translation = Vector(loc[f])
-                pb.matrix_basis = basis
-            for names, _ in limbs:
-                for name in names[3:6]:
-                    bones[name].matrix_basis = Matrix.Identity(4)
-            bpy.context.view_layer.update()
-            for names, _ in limbs:  # the end control rigid with the end bone, as they are at rest
-                end, ik_end = bones[names[2]], bones[names[3]]
-                offset = rigid_inverse(np.array(end.matrix)) @ np.array(ik_end.matrix)
-                _set_basis(ik_end, _basis_for(ik_end, goal[names[2]][f] @ offset))
-            bpy.context.view_layer.update()
-            for _ in range(TWIST_PASSES):
-                for names, _ in limbs:
-                    _bend_plane(bones, names, goal, f)
-                bpy.context.view_layer.update()
-            for names, rolls in limbs:
-                for name in [*names[3:6], *rolls]:
-                    keyed.setdefault(name, []).append(np.array(bones[name].matrix_basis))
+        for name in rest:
+            bones[name].matrix_basis = Matrix.Identity(4)
+        if torso_shift is not None:
+            bones["torso"].matrix = Matrix(torso_shift.tolist()) @ bones["torso"].bone.matrix_local
+        for bone in switches:
+            set_path(rig, f'pose.bones["{bone}"]["IK_FK"]', 0.0)
+        bpy.context.view_layer.update()
+        maps = {}
+        for limb in ik_limbs(rig):
+            pb = bones[limb[1]]
+            origin = np.array(rig.convert_space(pose_bone=pb, matrix=Matrix.Identity(4), from_space="LOCAL",
+                                                to_space="POSE").translation)
+            heads = [rig.convert_space(pose_bone=pb, matrix=Matrix.Translation(axis), from_space="LOCAL",
+                                       to_space="POSE").translation for axis in np.eye(3)]
+            maps[limb[1]] = np.array([np.array(head) - origin for head in heads]).T
+        return {pb.name: np.array(pb.matrix) for pb in bones}, maps
     finally:
         for name, basis in saved.items():
             bones[name].matrix_basis = basis
         for bone, value in switches.items():
-            bones[bone]["IK_FK"] = value
-        rig.update_tag()
+            set_path(rig, f'pose.bones["{bone}"]["IK_FK"]', value)
         if action is not None:
             rig.animation_data.action = action
         bpy.context.view_layer.update()
+
+
+def ik_channels(rig, goal: dict[str, np.ndarray], posed: dict[str, np.ndarray], rest: list[str]) -> dict:
+    """{IK control: (location (F, 3) or None, quaternions (F, 4))} putting each limb's end bone on `goal`
+    (armature space, F × 4 × 4) in IK; `posed` holds the keyed controls' armature matrices per frame
+    (`torso` among them), `rest` the controls the bake holds at rest (the IK ones are added to them)."""
+    limbs = ik_limbs(rig)
+    if not limbs or "torso" not in posed:
+        return {}
+    held = list(rest) + [n for limb in limbs for n in (limb[1], limb[2], *limb[4])]
+    at_rest, moves = _evaluated_in_ik(rig, held)
+    shift = np.eye(4)
+    shift[2, 3] = 0.1
+    moved, _ = _evaluated_in_ik(rig, held, shift)  # which end controls' parents the torso carries
+    torso = posed["torso"] @ rigid_inverse(at_rest["torso"])  # (F, 4, 4): the torso's motion from rest
+    nf = len(torso)
+    identity = np.tile([1.0, 0.0, 0.0, 0.0], (nf, 1))
     out = {}
-    for name, mats in keyed.items():
-        m = np.array(mats)
-        located = not rig.data.bones[name].use_connect and np.abs(m[:, :3, 3]).max() > 1e-9
-        out[name] = (m[:, :3, 3].copy() if located else None, quaternions(m[:, :3, :3]))
+    for end, ik_end, ik_root, _, rolls in limbs:
+        offset = rigid_inverse(at_rest[end]) @ at_rest[ik_end]  # the end control, rigid with the end bone
+        carried = not np.allclose(moved[ik_end], at_rest[ik_end], atol=1e-6)
+        want = goal[end] @ offset
+        if carried:
+            want = rigid_inverse(torso) @ want  # as the control's parent sees it: the torso's motion taken off
+        turn = np.einsum("ji,fjk->fik", at_rest[ik_end][:3, :3], want[:, :3, :3])  # about its own axes
+        location = np.einsum("ij,fj->fi", np.linalg.inv(moves[ik_end]), want[:, :3, 3] - at_rest[ik_end][:3, 3])
+        out[ik_end] = (location, quaternions(turn))
+        for name in (ik_root, *rolls):
+            out[name] = (None if rig.data.bones[name].use_connect else np.zeros((nf, 3)), identity)
     return out
-
-
-def _bend_plane(bones, names, goal, f) -> None:
-    """Turn the limb's bend plane (its pole where it uses one, else its chain root's twist) so the knee
-    or elbow comes onto its target."""
-    upper, lower, end, _, ik_root, pole, switch = (bones[n] for n in names)
-    hip, ankle = np.array(upper.head), np.array(end.head)
-    knee_goal = goal[names[1]][f][:3, 3]
-    if switch.get("pole_vector", False):
-        mid = hip + (ankle - hip) * ((knee_goal - hip) @ (ankle - hip)) / max((ankle - hip) @ (ankle - hip), 1e-12)
-        out = knee_goal - mid
-        length = np.linalg.norm(np.array(lower.head) - hip)
-        if np.linalg.norm(out) > 1e-6:
-            target = np.eye(4)
-            target[:3, :3] = np.array(pole.matrix)[:3, :3]
-            target[:3, 3] = knee_goal + out / np.linalg.norm(out) * length
-            _set_basis(pole, _basis_for(pole, target))
-        return
-    angle = _twist(hip, ankle, np.array(lower.head), knee_goal)
-    if abs(angle) < 1e-7:
-        return
-    axis = (ankle - hip) / max(np.linalg.norm(ankle - hip), 1e-12)
-    turn = np.eye(4)
-    turn[:3, :3] = np.array(Matrix.Rotation(angle, 3, Vector(axis)))
-    now = np.array(ik_root.matrix)
-    turned = turn @ now
-    turned[:3, 3] = now[:3, 3]
-    basis = _basis_for(ik_root, turned)
-    basis[:3, 3] = np.array(ik_root.matrix_basis)[:3, 3]
-    _set_basis(ik_root, basis)
