@@ -145,9 +145,7 @@ def bake_action(obj, clip: Clip, name: str, extra: dict | None = None):
     for prop, (times, values) in (extra or {}).items():
         obj[prop] = float(values[0]) if len(values) else 0.0
         _fcurve(bag, f'["{prop}"]', 0, clip.frames(times), np.asarray(values, float))
-    for pb in obj.pose.bones:
-        pb.rotation_mode = "QUATERNION"
-    return action, slot
+    return action, slot  # every bone keyed in its own rotation mode, which stays as the animator set it
 
 
 KEPT_MARKER = re.compile(r".*_seed\d+(_\w+)? kf\d+$")  # a Keep's markers: "<action name> kf<k>"

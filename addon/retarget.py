@@ -423,7 +423,7 @@ def pose_rig_from_qpos(rig, physics, model, qpos) -> dict:
     mapping = mapping_of(rig)
     q = np.asarray(qpos, float)[None]
     if is_rigify_generated(rig):
-        from .rigify_bake import set_path
+        from .rigify_ik import set_path
         channels, switches = rigify_channels(rig, mapped_targets(rig, physics, model, q, mapping))
         for path, value in switches.items():
             set_path(rig, path, value)

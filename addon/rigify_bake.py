@@ -23,6 +23,7 @@ import re
 import numpy as np
 
 from .bone_math import offset_from_parent, quaternions, rigid_inverse
+from .rigify_ik import set_path
 
 SIDES = ("L", "R")
 SWITCHES = [f'pose.bones["{limb}_parent.{s}"]["IK_FK"]' for limb in ("thigh", "upper_arm") for s in SIDES] + [
@@ -83,13 +84,6 @@ def _evaluated_with_controls_at_rest(rig) -> dict[str, np.ndarray]:
         if action is not None:
             rig.animation_data.action = action
         bpy.context.view_layer.update()
-
-
-def set_path(rig, path: str, value) -> None:
-    """Set the custom property at `path` (e.g. 'pose.bones["thigh_parent.L"]["IK_FK"]')."""
-    owner, _, key = path.rpartition("[")
-    rig.path_resolve(owner)[key.strip('"]')] = value
-    rig.update_tag()  # set from Python, a custom property tags nothing: the drivers reading it must see it
 
 
 def rigify_channels(rig, targets: dict[str, np.ndarray]) -> tuple[dict, dict]:

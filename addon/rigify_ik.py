@@ -23,6 +23,13 @@ LIMBS = {"leg": ("foot", "foot_ik", "thigh_ik", "thigh_parent", ("foot_spin_ik",
          "arm": ("hand", "hand_ik", "upper_arm_ik", "upper_arm_parent", ())}
 
 
+def set_path(rig, path: str, value) -> None:
+    """Set the custom property at `path` (e.g. 'pose.bones["thigh_parent.L"]["IK_FK"]')."""
+    owner, _, key = path.rpartition("[")
+    rig.path_resolve(owner)[key.strip('"]')] = value
+    rig.update_tag()  # set from Python, a custom property tags nothing: the drivers reading it must see it
+
+
 def ik_limbs(rig) -> list[tuple[str, str, str, str, list[str]]]:
     """(end ORG, IK end control, IK chain root, switch bone, roll controls) of each limb with Rigify's IK."""
     bones = rig.pose.bones
@@ -43,7 +50,6 @@ def _evaluated_in_ik(rig, rest: list[str], torso_shift: np.ndarray | None = None
     import bpy
     from mathutils import Matrix
 
-    from .rigify_bake import set_path
     bones = rig.pose.bones
     saved = {name: bones[name].matrix_basis.copy() for name in rest}
     switches = {limb[3]: bones[limb[3]]["IK_FK"] for limb in ik_limbs(rig)}

@@ -58,7 +58,7 @@ def _fallback(result_folder: str, scene) -> dict:
     except (OSError, ValueError, AttributeError):
         pass
     return {"method": method, "start_frame": scene.frame_start, "splice_action": "", "splice_rig_action": "",
-            "splice_skipped": 0, "label": os.path.basename(os.path.dirname(os.path.normpath(result_folder)))}
+            "splice_skipped": 0, "label": ""}
 
 
 def _missing_actions(context: dict) -> str:
@@ -73,7 +73,7 @@ def apply(item, context: dict) -> None:
     """Give a listed solution its solve's context."""
     import bpy
     item.method = context.get("method", "")
-    item.solve = context.get("label") or item.method
+    item.solve = context.get("label", "")  # none for results solved outside Blender or before labels
     item.start_frame = int(context.get("start_frame", 1))
     item.splice_action = bpy.data.actions.get(context.get("splice_action") or "")
     item.splice_rig_action = bpy.data.actions.get(context.get("splice_rig_action") or "")

@@ -57,6 +57,37 @@ def test_baked_action_plays_the_solution(rig_and_model):
         assert obj["physkey_beta"] == pytest.approx(k / 30, abs=1e-6)
 
 
+@pytest.mark.every_blender
+def test_a_physics_character_keyed_in_euler_keeps_its_rotation_modes(rig_and_model):
+    """The animator keyed the physics character's bones in XYZ Euler: Keep bakes Euler curves and leaves
+    every bone's mode as it was (on Blender 4.2 it switched them to quaternion, the Euler curves then
+    playing nothing), and the baked motion plays (MuJoCo forward kinematics)."""
+    bpy, module, obj, model = rig_and_model
+    bake = addon(module, "bake")
+    rig = addon(module, "rig")
+    modes = {pb.name: pb.rotation_mode for pb in obj.pose.bones}
+    for pb in obj.pose.bones:
+        pb.rotation_mode = "XYZ"
+    try:
+        qpos = _random_motion(model, 8, seed=3)
+        action, slot = bake.bake_action(obj, bake.Clip(model, np.arange(8) / 30.0, qpos, 1, 30.0), "euler")
+        assert {pb.rotation_mode for pb in obj.pose.bones} == {"XYZ"}
+        assert any(fc.data_path.endswith("rotation_euler") for fc in fcurves(module, action))
+        bake.assign(obj, action, slot)
+        data = mujoco.MjData(model)
+        for k in (0, 7):
+            bpy.context.scene.frame_set(1 + k)
+            data.qpos[:] = qpos[k]
+            mujoco.mj_kinematics(model, data)
+            for name, (pos, rot) in rig.world_bone_poses(obj).items():
+                b = model.body(name).id
+                np.testing.assert_allclose(pos, data.xpos[b], atol=1e-5, err_msg=f"{name} frame {k}")
+                assert _rotation_angle(rot, data.xmat[b].reshape(3, 3)) < 1e-4
+    finally:
+        for pb in obj.pose.bones:
+            pb.rotation_mode = modes[pb.name]
+
+
 def test_bake_does_its_python_work_per_curve_never_per_frame(rig_and_model):
     """Ten times the frames, the same Python calls: the keys go in through foreach_set."""
     bpy, module, obj, model = rig_and_model

@@ -214,18 +214,6 @@ def test_keep_sets_pushed_furnitures_own_action_aside():
     assert crate.animation_data.action != own and own.use_fake_user  # replaced for the clip, kept
 
 
-def test_keeping_a_solution_again_replaces_its_markers():
-    bpy, module = installed_extension()
-    bpy.ops.wm.read_homefile(use_empty=True)
-    bake = addon(module, "bake")
-    scene = bpy.context.scene
-    other = scene.timeline_markers.new("Scene_contact_seed1 kf0", frame=7)
-    for _ in range(2):
-        bake.add_markers(scene, [0.1, None, 0.5], 1, 30.0, "Scene_contact_seed0 kf")
-    assert sorted((m.name, m.frame) for m in scene.timeline_markers) == [
-        ("Scene_contact_seed0 kf0", 4), ("Scene_contact_seed0 kf2", 16), (other.name, 7)]
-
-
 def test_preferences_point_a_solve_at_a_ray_cluster(tmp_path):
     """A cluster address in the preferences sends the seeds to Ray; one nobody answers comes back as
     the solver's own one-line error, and the scene is left as it was."""
