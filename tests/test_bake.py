@@ -34,6 +34,21 @@ def _random_motion(model, n, seed=0):
     return q
 
 
+def _plays(bpy, rig, obj, model, qpos, frames, turn_tolerance):
+    """At each of `frames` (after the first, 1), every bone of `obj` where MuJoCo's forward kinematics puts
+    its body in `qpos` (0.01 mm, and turned by at most `turn_tolerance` rad); yields each frame checked."""
+    data = mujoco.MjData(model)
+    for k in frames:
+        bpy.context.scene.frame_set(1 + k)
+        data.qpos[:] = qpos[k]
+        mujoco.mj_kinematics(model, data)
+        for name, (pos, rot) in rig.world_bone_poses(obj).items():
+            b = model.body(name).id
+            np.testing.assert_allclose(pos, data.xpos[b], atol=1e-5, err_msg=f"{name} frame {k}")
+            assert _rotation_angle(rot, data.xmat[b].reshape(3, 3)) < turn_tolerance, f"{name} frame {k}"
+        yield k
+
+
 @pytest.mark.every_blender
 def test_baked_action_plays_the_solution(rig_and_model):
     bpy, module, obj, model = rig_and_model
@@ -45,15 +60,7 @@ def test_baked_action_plays_the_solution(rig_and_model):
     action, slot = bake.bake_action(obj, bake.Clip(model, times, qpos, 1, fps), "test_bake",
                                     extra={"physkey_beta": (times, np.linspace(0, 1, n))})
     bake.assign(obj, action, slot)
-    data = mujoco.MjData(model)
-    for k in (0, 7, 30):
-        bpy.context.scene.frame_set(1 + k)
-        data.qpos[:] = qpos[k]
-        mujoco.mj_kinematics(model, data)
-        for name, (pos, rot) in rig.world_bone_poses(obj).items():
-            b = model.body(name).id
-            np.testing.assert_allclose(pos, data.xpos[b], atol=1e-5, err_msg=f"{name} frame {k}")
-            assert _rotation_angle(rot, data.xmat[b].reshape(3, 3)) < 1e-5
+    for k in _plays(bpy, rig, obj, model, qpos, (0, 7, 30), 1e-5):
         assert obj["physkey_beta"] == pytest.approx(k / 30, abs=1e-6)
 
 
@@ -74,15 +81,7 @@ def test_a_physics_character_keyed_in_euler_keeps_its_rotation_modes(rig_and_mod
         assert {pb.rotation_mode for pb in obj.pose.bones} == {"XYZ"}
         assert any(fc.data_path.endswith("rotation_euler") for fc in fcurves(module, action))
         bake.assign(obj, action, slot)
-        data = mujoco.MjData(model)
-        for k in (0, 7):
-            bpy.context.scene.frame_set(1 + k)
-            data.qpos[:] = qpos[k]
-            mujoco.mj_kinematics(model, data)
-            for name, (pos, rot) in rig.world_bone_poses(obj).items():
-                b = model.body(name).id
-                np.testing.assert_allclose(pos, data.xpos[b], atol=1e-5, err_msg=f"{name} frame {k}")
-                assert _rotation_angle(rot, data.xmat[b].reshape(3, 3)) < 1e-4
+        list(_plays(bpy, rig, obj, model, qpos, (0, 7), 1e-4))
     finally:
         for pb in obj.pose.bones:
             pb.rotation_mode = modes[pb.name]
