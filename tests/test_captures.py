@@ -1,0 +1,114 @@
+"""Real motion capture through Blender's own BVH importer and the installed extension: the BVH files of
+the `bvhtoolbox` 0.1.3 sdist (`tests/data/bvh`, MIT) — a walk with Mixamo names and a sit-down-and-stand-up
+with Biovision names. Mapped by their names, made into person-sized characters at any import scale, and
+every frame fitted onto the physics character with the hands and feet where the capture has them."""
+from pathlib import Path
+
+import mujoco
+import numpy as np
+import pytest
+from blender_env import addon, installed_extension
+from humanoid_rigs import select as _select
+from test_own_rig import _model, _physics
+
+
+@pytest.fixture(scope="module")
+def blender():
+    bpy, module = installed_extension()
+    bpy.ops.wm.read_homefile(use_empty=True)
+    return bpy, module
+
+
+BVH = Path(__file__).resolve().parent / "data" / "bvh"
+
+
+def _import_bvh(bpy, name: str, scale: float):
+    """A BVH capture through Blender's own importer, selected and active."""
+    bpy.ops.object.select_all(action="DESELECT")
+    assert bpy.ops.import_anim.bvh(filepath=str(BVH / name), global_scale=scale) == {"FINISHED"}
+    return bpy.context.active_object
+
+
+def test_a_capture_in_centimetres_is_converted_and_one_of_no_size_is_refused(blender):
+    """Blender's BVH importer at its default scale takes the capture's centimetres for metres (a 176 m
+    character): Make Physics Character scales the rig by 0.01 and says so (the Your Rig panel keeps
+    it), making a person-sized, person-weighted character. At a scale that is neither metres nor
+    centimetres (0.1: 17.6 m) it is refused, naming the height."""
+    bpy, module = blender
+    rig = _import_bvh(bpy, "test_freebvh.bvh", 1.0)
+    _select(bpy, rig)
+    assert bpy.ops.physkey.map_humanoid() == {"FINISHED"}
+    assert bpy.ops.physkey.character_from_rig() == {"FINISHED"}
+    assert tuple(rig.scale) == pytest.approx((0.01, 0.01, 0.01))
+    note = rig.physkey.units_note
+    assert note.startswith(f"'{rig.name}' was 17") and "scaled by 0.01 to 1.7" in note, note
+    physics, _ = _physics(bpy, module, rig)
+    model = _model(bpy, module, physics)
+    data = mujoco.MjData(model)
+    mujoco.mj_kinematics(model, data)
+    ids = [model.body(b.name).id for b in physics.pose.bones]
+    mass, span = float(model.body_mass[ids].sum()), float(np.ptp(data.xpos[ids, 2]))  # head to feet origins
+    assert 1.2 < span < 2.0 and 40.0 < mass < 120.0, (span, mass)
+    odd = _import_bvh(bpy, "test_freebvh.bvh", 0.1)
+    _select(bpy, odd)
+    assert bpy.ops.physkey.map_humanoid() == {"FINISHED"}
+    with pytest.raises(RuntimeError, match=r"would be 17\.\d m tall; PhysKey characters are 0\.3–3\.0 m"):
+        bpy.ops.physkey.character_from_rig()
+    assert not any(o.physkey.animator_rig == odd for o in bpy.data.objects) and tuple(odd.scale) == (1.0, 1.0, 1.0)
+
+
+def test_a_biovision_capture_maps_by_its_names_and_makes_a_person_sized_character(blender):
+    """Biovision names (`Hips`, `LeftHip`, `LeftCollar` → `LeftShoulder` → `LeftElbow` → `LeftWrist`):
+    the shoulder is the upper arm there (Mixamo's `LeftShoulder` is the clavicle)."""
+    bpy, module = blender
+    rig = _import_bvh(bpy, "test_mocapbank.bvh", 0.01)
+    _select(bpy, rig)
+    assert bpy.ops.physkey.map_humanoid() == {"FINISHED"}
+    mapping = addon(module, "retarget").mapping_of(rig)
+    for side, prefix in (("left", "Left"), ("right", "Right")):
+        assert [mapping[f"{slot}_{side}"] for slot in ("thigh", "shin", "foot", "upper_arm", "lower_arm", "hand")] \
+            == [f"{prefix}{b}" for b in ("Hip", "Knee", "Ankle", "Shoulder", "Elbow", "Wrist")]
+    assert mapping["pelvis"] == "Hips" and mapping["head"] == "Head"
+    assert bpy.ops.physkey.character_from_rig() == {"FINISHED"}
+
+
+@pytest.mark.parametrize("name", ["test_freebvh.bvh", "test_mocapbank.bvh"])
+def test_every_frame_of_a_capture_is_fitted_with_hands_and_feet_where_captured(blender, name):
+    """A real capture (a walk; sitting down and standing up), every frame read from the evaluated rig and
+    fitted whole-body: the targets are the capture's bone heads (read here from the posed bones), MuJoCo's
+    forward kinematics of the fit puts each foot within 2 cm and each hand within 3 cm of them, nothing is
+    deeper in the floor than resting, and every frame with a bone further off says so."""
+    from solver.physics import pose_fit
+    bpy, module = blender
+    rig = _import_bvh(bpy, name, 0.01)
+    _select(bpy, rig)
+    assert bpy.ops.physkey.map_humanoid() == {"FINISHED"}
+    assert bpy.ops.physkey.character_from_rig() == {"FINISHED"}
+    physics, mapping = _physics(bpy, module, rig)
+    model = _model(bpy, module, physics)
+    reading = addon(module, "pose_reading")
+    start, end = (int(v) for v in rig.animation_data.action.frame_range)
+    frames = list(range(start, end + 1))
+    targets = reading.read_targets(bpy.context, rig, physics, model, frames)
+    fit = pose_fit.fit_poses(model, targets)
+    slots = list(addon(module, "humanoid_map").SLOTS)
+    data = mujoco.MjData(model)
+    floor = model.geom("floor").id
+    worst = {"foot": 0.0, "hand": 0.0}
+    for f in range(0, len(frames), 4):
+        bpy.context.scene.frame_set(frames[f])
+        heads = np.array([rig.matrix_world @ rig.pose.bones[mapping[s]].head for s in slots])
+        np.testing.assert_allclose(targets.positions[f], heads, atol=1e-5)  # what the capture shows
+        data.qpos[:] = fit.qpos[f]
+        mujoco.mj_forward(model, data)
+        for k, slot in enumerate(slots):
+            body = model.body(slot).id
+            got = data.xpos[body] + data.xmat[body].reshape(3, 3) @ targets.points[k]
+            off = float(np.linalg.norm(got - heads[k]))
+            if slot.startswith(("foot", "hand")):
+                worst[slot[:4]] = max(worst[slot[:4]], off)
+            if off >= reading.REPORT_DISTANCE + 1e-4:
+                assert reading.misfit(fit, f, mapping), (frames[f], slot, off)
+        assert max([-c.dist for c in data.contact[:data.ncon] if floor in c.geom] + [0.0]) < pose_fit.FLOOR_SLACK + 1e-3
+    print(name, {k: round(100 * v, 2) for k, v in worst.items()}, "cm")
+    assert worst["foot"] < 0.02 and worst["hand"] < 0.03, worst
