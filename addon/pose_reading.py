@@ -47,8 +47,8 @@ def read_targets(context, rig, physics, model, frames: list[int] | None = None) 
     current = scene.frame_current
     matrices = []
     try:
-        for frame in ([current] if frames is None else frames):
-            if frame != scene.frame_current or frames is not None:
+        for frame in [current] if frames is None else frames:
+            if frames is not None:  # the frames asked for are set (and evaluated) even where one is current
                 scene.frame_set(frame)
             matrices.append(_evaluated_matrices(context, rig, bones))
     finally:
@@ -61,9 +61,9 @@ def read_targets(context, rig, physics, model, frames: list[int] | None = None) 
     return PoseTargets(body_ids=ids, points=points, positions=m[:, :, :3, 3], rotations=rotations, weights=weights)
 
 
-def fitted_poses(context, rig, physics, model, frames: list[int] | None = None, start=None) -> PoseFit:
+def fitted_poses(context, rig, physics, model, frames: list[int] | None = None) -> PoseFit:
     """The physics character's configurations for the rig's pose at `frames` (the current frame)."""
-    return fit_poses(model, read_targets(context, rig, physics, model, frames), start=start)
+    return fit_poses(model, read_targets(context, rig, physics, model, frames))
 
 
 def misfit(fit: PoseFit, f: int, mapping: dict[str, str]) -> str:

@@ -23,7 +23,7 @@ import re
 import numpy as np
 
 from .bone_math import offset_from_parent, quaternions, rigid_inverse
-from .rigify_ik import set_path
+from .rigify_ik import held_still
 
 SIDES = ("L", "R")
 SWITCHES = [f'pose.bones["{limb}_parent.{s}"]["IK_FK"]' for limb in ("thigh", "upper_arm") for s in SIDES] + [
@@ -63,27 +63,8 @@ def _evaluated_with_controls_at_rest(rig) -> dict[str, np.ndarray]:
     """Armature-space matrices of every bone with the baked and held controls at rest and the switches
     as the bake keys them (FK, to measure the FK controls' offsets); the rig's pose and switches are
     put back."""
-    import bpy
-    saved = {pb.name: pb.matrix_basis.copy() for pb in rig.pose.bones}
-    switches = {path: rig.path_resolve(path) for path in SWITCHES}
-    action = rig.animation_data.action if rig.animation_data else None
-    if action is not None:
-        rig.animation_data.action = None  # its curves would override the pose set here
-    try:
-        for control in [c for c, _ in CONTROLS] + held_controls(rig):
-            rig.pose.bones[control].matrix_basis.identity()
-        for path in SWITCHES:
-            set_path(rig, path, 1.0)
-        bpy.context.view_layer.update()
+    with held_still(rig, [c for c, _ in CONTROLS] + held_controls(rig), {path: 1.0 for path in SWITCHES}):
         return {pb.name: np.array(pb.matrix) for pb in rig.pose.bones}
-    finally:
-        for name, basis in saved.items():
-            rig.pose.bones[name].matrix_basis = basis
-        for path, value in switches.items():
-            set_path(rig, path, value)
-        if action is not None:
-            rig.animation_data.action = action
-        bpy.context.view_layer.update()
 
 
 def rigify_channels(rig, targets: dict[str, np.ndarray]) -> tuple[dict, dict]:

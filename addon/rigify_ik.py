@@ -13,6 +13,8 @@ the chain's twist and scale, which a bake here does not do).
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 import numpy as np
 
 from .bone_math import quaternions, rigid_inverse
@@ -42,28 +44,49 @@ def ik_limbs(rig) -> list[tuple[str, str, str, str, list[str]]]:
     return out
 
 
+@contextmanager
+def held_still(rig, rest: list[str], switches: dict[str, float]):
+    """The rig with the controls `rest` at rest and the custom properties `switches` ({path: value}) set,
+    its action set aside (its curves would override the pose) and the depsgraph updated — to measure
+    offsets in; the pose, properties and action are put back after."""
+    import bpy
+    from mathutils import Matrix
+    bones = rig.pose.bones
+    saved = {name: bones[name].matrix_basis.copy() for name in rest}
+    before = {path: rig.path_resolve(path) for path in switches}
+    action = rig.animation_data.action if rig.animation_data else None
+    if action is not None:
+        rig.animation_data.action = None
+    try:
+        for name in rest:
+            bones[name].matrix_basis = Matrix.Identity(4)
+        for path, value in switches.items():
+            set_path(rig, path, value)
+        bpy.context.view_layer.update()
+        yield
+    finally:
+        for name, basis in saved.items():
+            bones[name].matrix_basis = basis
+        for path, value in before.items():
+            set_path(rig, path, value)
+        if action is not None:
+            rig.animation_data.action = action
+        bpy.context.view_layer.update()
+
+
 def _evaluated_in_ik(rig, rest: list[str], torso_shift: np.ndarray | None = None) -> tuple[dict, dict]:
     """Armature-space matrices of every bone with the controls `rest` at rest and the limbs in IK (the
     torso moved by `torso_shift` when given), and per IK end control the 3×3 map from its location
     channels to its armature-space head (Rigify's end controls move in their parent's space, not their
-    own: Blender's `convert_space` says how); the rig's pose, switches and action are put back."""
+    own: Blender's `convert_space` says how)."""
     import bpy
     from mathutils import Matrix
-
     bones = rig.pose.bones
-    saved = {name: bones[name].matrix_basis.copy() for name in rest}
-    switches = {limb[3]: bones[limb[3]]["IK_FK"] for limb in ik_limbs(rig)}
-    action = rig.animation_data.action if rig.animation_data else None
-    if action is not None:
-        rig.animation_data.action = None  # its curves would override the pose set here
-    try:
-        for name in rest:
-            bones[name].matrix_basis = Matrix.Identity(4)
+    in_ik = {f'pose.bones["{limb[3]}"]["IK_FK"]': 0.0 for limb in ik_limbs(rig)}
+    with held_still(rig, rest, in_ik):
         if torso_shift is not None:
             bones["torso"].matrix = Matrix(torso_shift.tolist()) @ bones["torso"].bone.matrix_local
-        for bone in switches:
-            set_path(rig, f'pose.bones["{bone}"]["IK_FK"]', 0.0)
-        bpy.context.view_layer.update()
+            bpy.context.view_layer.update()
         maps = {}
         for limb in ik_limbs(rig):
             pb = bones[limb[1]]
@@ -73,14 +96,6 @@ def _evaluated_in_ik(rig, rest: list[str], torso_shift: np.ndarray | None = None
                                        to_space="POSE").translation for axis in np.eye(3)]
             maps[limb[1]] = np.array([np.array(head) - origin for head in heads]).T
         return {pb.name: np.array(pb.matrix) for pb in bones}, maps
-    finally:
-        for name, basis in saved.items():
-            bones[name].matrix_basis = basis
-        for bone, value in switches.items():
-            set_path(rig, f'pose.bones["{bone}"]["IK_FK"]', value)
-        if action is not None:
-            rig.animation_data.action = action
-        bpy.context.view_layer.update()
 
 
 def ik_channels(rig, goal: dict[str, np.ndarray], posed: dict[str, np.ndarray], rest: list[str]) -> dict:

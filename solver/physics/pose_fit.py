@@ -45,13 +45,10 @@ class PoseTargets:
     positions: np.ndarray
     rotations: np.ndarray
     weights: np.ndarray | None = None  # (B,) of each body's position (END_WEIGHT on hands and feet); 1 if None
-    turn_weights: np.ndarray | None = None  # (B,) of each body's turn, m/rad; ROTATION_WEIGHT if None
 
     def __post_init__(self):
         if self.weights is None:
             self.weights = np.ones(len(self.body_ids))
-        if self.turn_weights is None:
-            self.turn_weights = np.full(len(self.body_ids), ROTATION_WEIGHT)
 
 
 @dataclass
@@ -89,8 +86,6 @@ class _Fitter:
         self.jacp = np.zeros((3, model.nv))
         self.jacr = np.zeros((3, model.nv))
         self.weights = None
-        self.iterations = 0
-        self.root_lift = 0.0
 
     def _shapes(self, model) -> None:
         """Per collidable geom, what its lowest point needs: the half extents along its own axes that
@@ -163,8 +158,7 @@ class _Fitter:
             low = self._lowest(centre.reshape(-1, 3), turned.reshape(-1, 3, 3), np.tile(own, frames))
             depth = self.floor - FLOOR_SLACK - low[:, 2].reshape(frames, len(g)).min(axis=1)
             positions[:, k, 2] += np.maximum(depth, 0.0)
-        return PoseTargets(targets.body_ids, targets.points, positions, targets.rotations, targets.weights,
-                           targets.turn_weights)
+        return PoseTargets(targets.body_ids, targets.points, positions, targets.rotations, targets.weights)
 
     def _residual(self, targets: PoseTargets, f: int, with_jacobian: bool):
         """The weighted residual of the targets (and its Jacobian with respect to the configuration's
@@ -224,12 +218,11 @@ class _Fitter:
         its depth and the pose is fitted again; what is left after that lifts the whole pose."""
         nb = len(targets.body_ids)
         qpos = np.array(start, float)
-        self.root_lift = 0.0
         if from_afar:
             root_only = np.zeros((nb, 1))
             root_only[0] = 1.0
             qpos = self._least_squares(targets, f, qpos, (root_only, np.ones((nb, 1))))
-        both = (targets.weights[:, None], targets.turn_weights[:, None])
+        both = (targets.weights[:, None], np.full((nb, 1), ROTATION_WEIGHT))
         qpos = self._least_squares(targets, f, qpos, both)
         if self.floor is None or not len(self.geoms):
             return qpos
@@ -240,8 +233,7 @@ class _Fitter:
             targets.positions[f, :, 2] += depth
             qpos = self._least_squares(targets, f, qpos, both)
         if self.model.jnt_type[0] == mujoco.mjtJoint.mjJNT_FREE:  # what is left lifts the whole pose
-            self.root_lift = max(self.floor - FLOOR_SLACK - self._lowest()[:, 2].min(), 0.0)
-            qpos[int(self.model.jnt_qposadr[0]) + 2] += self.root_lift
+            qpos[int(self.model.jnt_qposadr[0]) + 2] += max(self.floor - FLOOR_SLACK - self._lowest()[:, 2].min(), 0.0)
             self._kinematics(qpos)
         return qpos
 
@@ -263,7 +255,6 @@ class _Fitter:
         cost = float(r @ r)
         damping = MIN_DAMPING
         for _ in range(MAX_ITERATIONS):
-            self.iterations += 1
             step = self._step(qpos, jac, r, damping)
             trial = qpos.copy()
             mujoco.mj_integratePos(m, trial, step, 1.0)
