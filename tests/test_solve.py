@@ -153,17 +153,24 @@ def test_a_changed_frame_rate_retimes_the_kept_motion_on_whole_frames():
     assert frames == [float(scene.frame_start + k) for k in range(16)]  # 0.5 s at 30 fps, whole frames
 
 
-def test_a_pose_key_out_of_range_is_flagged_before_solving_in_the_bones_terms():
-    bpy, module = installed_extension()
+def _knee_keyed_backwards(bpy, angle: float):
+    """The box-jump preset with its third pose key's right knee bent `angle` rad the wrong way (its limit
+    constraint switched off by the animator); returns (the scene, that key)."""
     from mathutils import Quaternion  # after bpy (installed_extension sets Blender up first)
     arm = _preset(bpy, "assist_box_jump_low")
     scene = bpy.context.scene
     key = scene.physkey.pose_keys[2]
     scene.frame_set(key.frame)
     shin = arm.pose.bones["shin_right"]
-    shin.constraints["PhysKey joint limits"].mute = True  # the animator switched the knee's limit off
-    shin.rotation_quaternion = Quaternion((0.0, 0.0, 1.0), -1.2)  # the knee bent 69° the wrong way
+    shin.constraints["PhysKey joint limits"].mute = True
+    shin.rotation_quaternion = Quaternion((0.0, 0.0, 1.0), -angle)
     shin.keyframe_insert("rotation_quaternion", frame=key.frame)
+    return scene, key
+
+
+def test_a_pose_key_out_of_range_is_flagged_before_solving_in_the_bones_terms():
+    bpy, module = installed_extension()
+    scene, key = _knee_keyed_backwards(bpy, 1.2)  # the knee bent 69° the wrong way
     with pytest.raises(RuntimeError, match=rf"frame {key.frame}: bone 'shin_right' is turned 69° at its joint "
                                            r"'knee_right', which bends -160°…2°: turn it back"):
         bpy.ops.physkey.solve(wait=True)
@@ -175,15 +182,7 @@ def test_a_pose_key_a_little_out_of_range_is_clamped_and_said_on_the_key():
     """A knee keyed 6° past its range (within the 10° the solver clamps): the solve goes on, and the key
     and Blender's report say which joint was clamped, from how far to what."""
     bpy, module = installed_extension()
-    from mathutils import Quaternion
-    arm = _preset(bpy, "assist_box_jump_low")
-    scene = bpy.context.scene
-    key = scene.physkey.pose_keys[2]
-    scene.frame_set(key.frame)
-    shin = arm.pose.bones["shin_right"]
-    shin.constraints["PhysKey joint limits"].mute = True
-    shin.rotation_quaternion = Quaternion((0.0, 0.0, 1.0), -0.14)  # the knee 8° the wrong way: 6° past its 2°
-    shin.keyframe_insert("rotation_quaternion", frame=key.frame)
+    scene, key = _knee_keyed_backwards(bpy, 0.14)  # the knee 8° the wrong way: 6° past its 2°
     taskio = addon(module, "taskio")
     said = []
     desc = taskio.extract_scene(bpy.context)
