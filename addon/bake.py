@@ -100,6 +100,9 @@ def rotation_curves(mode: str, quats: np.ndarray) -> tuple[str, np.ndarray]:
     from mathutils import Euler, Quaternion
     if mode == "QUATERNION":
         return "rotation_quaternion", quats
+    if len(quats) > 1 and not np.ptp(quats, axis=0).any():  # held still (a control at rest): one conversion
+        channel, first = rotation_curves(mode, quats[:1])
+        return channel, np.repeat(first, len(quats), axis=0)
     if mode == "AXIS_ANGLE":
         out = np.empty((len(quats), 4))
         for f, q in enumerate(quats):
@@ -116,24 +119,29 @@ def rotation_curves(mode: str, quats: np.ndarray) -> tuple[str, np.ndarray]:
 
 def write_action(obj, channels: dict, name: str, frames, properties: dict | None = None):
     """A new Action (never replacing one: Blender uniquifies the name) for `obj` holding `channels`
-    {bone: (location (F, 3) or None, rotation quaternions (F, 4))} at `frames`, each bone's rotation
-    in its own rotation mode, and `properties` {data path: value} held over the range; returns
+    {bone: (location (F, 3) or None, rotation quaternions (F, 4)[, scale (F, 3)])} at `frames`, each bone's rotation
+    in its own rotation mode, and `properties` {data path: value held over the range, or one per frame}; returns
     (action, slot, channels) — slot None on Blenders without slotted actions."""
     action = bpy.data.actions.new(name)
     action[BAKED] = True  # a solved motion: never read back as the animator's pose keys
     slot, bag = new_channels(action, obj)
-    for bone, (loc, rot) in channels.items():
+    for bone, (loc, rot, *scale) in channels.items():
         group = bag.groups.new(bone)
         base = f'pose.bones["{bone}"]'
         if loc is not None:
             for i in range(3):
                 _fcurve(bag, f"{base}.location", i, frames, loc[:, i], group)
+        for i in range(3 if scale else 0):
+            _fcurve(bag, f"{base}.scale", i, frames, scale[0][:, i], group)
         channel, values = rotation_curves(obj.pose.bones[bone].rotation_mode, rot)
         for i in range(values.shape[1]):
             _fcurve(bag, f"{base}.{channel}", i, frames, values[:, i], group)
     ends = np.array([frames[0], frames[-1]]) if len(frames) else np.zeros(0)
     for path, value in (properties or {}).items():
-        _fcurve(bag, path, 0, ends, np.full(len(ends), value))
+        if np.ndim(value):
+            _fcurve(bag, path, 0, frames, value)
+        else:
+            _fcurve(bag, path, 0, ends, np.full(len(ends), value))
     return action, slot, bag
 
 

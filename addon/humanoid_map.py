@@ -7,7 +7,9 @@ topology where names fail: the pelvis is the nearest common ancestor of the thig
 nearest common ancestor of the upper arms, the abdomen the spine bones between them, the head the
 top of the chain above the chest. The slots are the default humanoid's body names, so a mapped rig
 is the default humanoid with the animator's proportions. Fingers, face, twist and mechanism bones
-are left unmapped: welded to their mapped parent.
+are left unmapped: welded to their mapped parent. A skeleton whose arms end at the wrist (a capture
+with no hand joint) maps each hand to its forearm bone: the hand is the forearm's end
+(`hand_at_forearm_end`).
 """
 from __future__ import annotations
 
@@ -149,7 +151,16 @@ def _limbs(rig: _Rig, side: str) -> dict[str, str]:
                          and side_and_base(c)[0] in (side, None)][:1]
             if names:
                 found[f"{limb}_{side}"] = above = names[0]
+    if f"lower_arm_{side}" in found and f"hand_{side}" not in found:
+        found[f"hand_{side}"] = found[f"lower_arm_{side}"]  # no hand bone: the hand is the forearm's end
     return found
+
+
+def hand_at_forearm_end(mapping: dict[str, str], slot: str) -> bool:
+    """Whether `slot` is a hand mapped to its own forearm's bone: a skeleton without hand bones, whose
+    hand is where its forearm ends (its head at the forearm's tail, turned with the forearm)."""
+    return slot.startswith("hand_") and bool(mapping.get(slot)) and \
+        mapping.get(slot) == mapping.get("lower_arm_" + slot[len("hand_"):])
 
 
 def _chain(rig: _Rig, start: str, up: int) -> list[str]:
@@ -320,7 +331,7 @@ def check_mapping(mapping: dict[str, str], bones: list[BoneInfo]) -> None:
     seen: dict[str, str] = {}
     for slot in SLOTS:
         bone = mapping[slot]
-        if bone in seen:
+        if bone in seen and not hand_at_forearm_end(mapping, slot):
             raise MappingError(rpt_("bone '{}' is mapped to both {} and "
                                     "{}").format(bone, slot_label(seen[bone]), slot_label(slot)))
         seen[bone] = slot

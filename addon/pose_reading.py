@@ -14,7 +14,7 @@ import math
 import numpy as np
 
 from ..solver.physics.pose_fit import END_WEIGHT, PoseFit, PoseTargets, fit_poses
-from .humanoid_map import SLOTS
+from .humanoid_map import SLOTS, hand_at_forearm_end
 from .i18n import rpt_
 
 # Off by more than this a mapped bone is reported on its key (m, degrees).
@@ -22,13 +22,17 @@ REPORT_DISTANCE = 0.02
 REPORT_ANGLE = 15.0
 
 
-def _evaluated_matrices(context, rig, bones: list[str]) -> np.ndarray:
-    """World matrices (B, 4, 4) of `bones` as the depsgraph evaluated them (unit scale)."""
+def _evaluated_matrices(context, rig, bones: list[str], at_tail: list[bool]) -> np.ndarray:
+    """World matrices (B, 4, 4) of `bones` as the depsgraph evaluated them (unit scale), moved to the
+    bone's tail where `at_tail` says (a hand at its forearm's end)."""
     evaluated = rig.evaluated_get(context.evaluated_depsgraph_get())
     world = np.array(evaluated.matrix_world)
     out = np.empty((len(bones), 4, 4))
     for k, name in enumerate(bones):
-        out[k] = world @ np.array(evaluated.pose.bones[name].matrix)
+        pb = evaluated.pose.bones[name]
+        out[k] = world @ np.array(pb.matrix)
+        if at_tail[k]:
+            out[k, :3, 3] = world[:3, :3] @ np.array(pb.tail) + world[:3, 3]
     scale = np.linalg.norm(out[:, :3, :3], axis=1, keepdims=True)  # columns' lengths
     out[:, :3, :3] /= scale
     return out
@@ -41,6 +45,7 @@ def read_targets(context, rig, physics, model, frames: list[int] | None = None) 
     mapping = mapping_of(rig)
     align = alignment(rig, physics, mapping)
     bones = [mapping[slot] for slot in SLOTS]
+    at_tail = [hand_at_forearm_end(mapping, slot) for slot in SLOTS]
     c = np.array([align[slot][0] for slot in SLOTS])
     points = np.array([align[slot][1] for slot in SLOTS])
     scene = context.scene
@@ -50,7 +55,7 @@ def read_targets(context, rig, physics, model, frames: list[int] | None = None) 
         for frame in [current] if frames is None else frames:
             if frames is not None:  # the frames asked for are set (and evaluated) even where one is current
                 scene.frame_set(frame)
-            matrices.append(_evaluated_matrices(context, rig, bones))
+            matrices.append(_evaluated_matrices(context, rig, bones, at_tail))
     finally:
         if scene.frame_current != current:
             scene.frame_set(current)

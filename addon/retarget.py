@@ -20,7 +20,7 @@ import numpy as np
 from mathutils import Matrix
 
 from .bone_math import offset_from_parent, quaternions, rigid_inverse
-from .humanoid_map import SLOTS, BoneInfo, MappingError, map_humanoid
+from .humanoid_map import SLOTS, BoneInfo, MappingError, hand_at_forearm_end, map_humanoid
 from .i18n import rpt_
 
 LIMB_NEXT = {"thigh": "shin", "shin": "foot", "upper_arm": "lower_arm", "lower_arm": "hand"}
@@ -60,6 +60,18 @@ def _world(obj, bone_name: str) -> tuple[np.ndarray, np.ndarray]:
     return np.array(m @ b.head_local), np.array(m @ b.tail_local)
 
 
+HAND_PER_FOREARM = 0.7  # a hand's length per forearm length, where a skeleton ends at the wrist
+
+
+def _slot_world(obj, mapping, slot: str) -> tuple[np.ndarray, np.ndarray]:
+    """World (head, tail) at rest of the bone mapped to `slot`; for a hand at its forearm's end, from
+    the forearm's tail on along it, a hand's length."""
+    head, tail = _world(obj, mapping[slot])
+    if hand_at_forearm_end(mapping, slot):
+        head, tail = tail, tail + HAND_PER_FOREARM * (tail - head)
+    return head, tail
+
+
 def _facing(obj, mapping) -> Matrix:
     """The rotation about world Z that turns the rig to face +X with its left at +Y (PhysKey's
     standing frame), from where its left hip is."""
@@ -84,7 +96,7 @@ def rig_points(obj, mapping) -> tuple[dict, Matrix, np.ndarray]:
     r = np.array(turn)
     points = {}
     for slot in SLOTS:
-        head, tail = _world(obj, mapping[slot])
+        head, tail = _slot_world(obj, mapping, slot)
         points[slot] = (r @ (head - origin), r @ (tail - origin))
     return points, turn, origin
 
@@ -132,6 +144,8 @@ def mesh_radii(rig, mapping) -> dict[str, float]:
     meshes = [_weighted_vertices(m) for m in _deforming_meshes(rig)]
     out = {}
     for slot, bone in mapping.items():
+        if hand_at_forearm_end(mapping, slot):
+            continue  # no bone of its own: a hand's default thickness
         base = "DEF-" + bone[4:] if bone.startswith("ORG-") else bone
         head, tail = _world(rig, bone)
         axis = tail - head
@@ -232,25 +246,33 @@ def _rest(obj, name):
     return out
 
 
+def _slot_rest(obj, mapping, slot: str) -> np.ndarray:
+    """World rest matrix of the bone mapped to `slot`; a hand at its forearm's end: the forearm's,
+    moved to its tail."""
+    out = _rest(obj, mapping[slot])
+    if hand_at_forearm_end(mapping, slot):
+        out[:3, 3] = _world(obj, mapping[slot])[1]
+    return out
+
+
 def alignment(rig, physics, mapping) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """Per slot: (C, p) — the mapped bone's rotation relative to its physics body (3×3) and the
     bone head's position in the body's frame, both at the aligned rest (see the module doc)."""
     aligned: dict[str, np.ndarray] = {}
     out = {}
     for slot in SLOTS:  # trunk first, then each limb root to tip
-        bone = mapping[slot]
-        rest = _rest(rig, bone)
+        rest = _slot_rest(rig, mapping, slot)
         limb, side = _split(slot)
         body = _rest(physics, slot)
         above = _limb_parent(limb, side)
         if above is None:
             carried = rest
         else:  # carried rigidly by the mapped bone above (the bones between at rest)
-            carried = aligned[above] @ rigid_inverse(_rest(rig, mapping[above])) @ rest
+            carried = aligned[above] @ rigid_inverse(_slot_rest(rig, mapping, above)) @ rest
         nxt = LIMB_NEXT.get(limb)
         if nxt is not None:  # swung onto the physics limb, so the next joint is where the physics one is
-            head_rest, _ = _world(rig, bone)
-            end = _world(rig, mapping[f"{nxt}_{side}"])[0]
+            head_rest = rest[:3, 3]
+            end = _slot_world(rig, mapping, f"{nxt}_{side}")[0]
             d_local = rest[:3, :3].T @ (end - head_rest)
             d_now = carried[:3, :3] @ (d_local / np.linalg.norm(d_local))
             turn = _swing(d_now, body[:3, 1])
@@ -301,6 +323,8 @@ def mapped_targets(rig, physics, model, frame_qpos, mapping) -> dict[str, np.nda
     scale = rig.matrix_world.to_scale()[0]
     out = {}
     for k, slot in enumerate(SLOTS):
+        if hand_at_forearm_end(mapping, slot):
+            continue  # the forearm's bone is keyed for the forearm
         c, p = align[slot]
         world = np.zeros((len(frame_qpos), 4, 4))
         world[:, :3, :3] = rot[:, k] @ c
@@ -367,7 +391,9 @@ def bake_onto_rig(rig, physics, clip, name: str):
     mapping = mapping_of(rig)
     model, frame_qpos = clip.model, np.asarray(clip.qpos, float)
     if is_rigify_generated(rig):
+        from .rigify_ik import switch_curves
         channels, switches = rigify_channels(rig, mapped_targets(rig, physics, model, frame_qpos, mapping))
+        switches.update(switch_curves(rig, clip.frames()))
     else:
         channels, switches = rig_channels(rig, physics, model, frame_qpos, mapping), {}
     current = rig.animation_data.action if rig.animation_data else None
@@ -393,7 +419,7 @@ def linked_physics(rig):
 def body_of(rig, bone_name: str, mapping: dict[str, str]) -> str:
     """The physics body a bone of the rig belongs to: its slot, or its nearest mapped ancestor's
     (a finger belongs to the hand); ValueError for a bone above the mapping."""
-    slot_of = {bone: slot for slot, bone in mapping.items()}
+    slot_of = {bone: slot for slot, bone in mapping.items() if not hand_at_forearm_end(mapping, slot)}
     b = rig.data.bones[bone_name]
     while b is not None and b.name not in slot_of:
         b = b.parent
@@ -429,10 +455,12 @@ def pose_rig_from_qpos(rig, physics, model, qpos) -> dict:
             set_path(rig, path, value)
     else:
         channels = rig_channels(rig, physics, model, q, mapping)
-    for name, (loc, rot) in channels.items():
+    for name, (loc, rot, *scale) in channels.items():
         pb = rig.pose.bones[name]
         if loc is not None:
             pb.location = loc[0]
+        if scale:
+            pb.scale = scale[0][0]
         channel, values = rotation_curves(pb.rotation_mode, rot)
         setattr(pb, channel, values[0])
     return channels

@@ -6,11 +6,11 @@ bone, so the deform bones land on the bodies whatever those controls held before
 root motion (rigid with the pelvis); the spine's tweak controls put each ORG spine bone where its
 physics body is (the pelvis, the lower back, the chest, the upper chest welded to the chest); `neck`
 stays welded to the upper chest and `head` turns with the physics head; each limb goes on its FK
-controls (`thigh_fk`, `shin_fk`, `foot_fk`, `upper_arm_fk`, `forearm_fk`, `hand_fk`), played with the
-limbs' IK/FK switches keyed to FK over the baked range, and its IK controls are keyed snapped to the same
-pose (`rigify_ik`: the hands and feet; the knees and elbows as Blender's IK bends them). The controls that
-would add to that (`hips`, `chest`, the FK spine, the shoulders, the limbs' tweaks, the foot roll) are
-keyed at rest, and `head_follow` to 1 (the head follows the neck).
+controls (`thigh_fk`, `shin_fk`, `foot_fk`, `upper_arm_fk`, `forearm_fk`, `hand_fk`) and on its IK
+controls snapped to the same pose (`rigify_ik`), so the limb lands on its bodies whichever way its IK/FK
+switch stands: the switches are left as the animator keyed them, and a limb animated in IK stays in IK.
+The controls that would add to that (`hips`, `chest`, the FK spine, the shoulders, the limbs' tweaks, the
+foot roll) are keyed at rest, and `head_follow` to 1 (the head follows the neck).
 
 The bones between a control and its parent control (Rigify's MCH mechanism) are rigid with the
 nearest keyed control above them when every control is keyed as here; their offsets are measured
@@ -26,8 +26,8 @@ from .bone_math import offset_from_parent, quaternions, rigid_inverse
 from .rigify_ik import held_still
 
 SIDES = ("L", "R")
-SWITCHES = [f'pose.bones["{limb}_parent.{s}"]["IK_FK"]' for limb in ("thigh", "upper_arm") for s in SIDES] + [
-    'pose.bones["torso"]["head_follow"]']
+FK = {f'pose.bones["{limb}_parent.{s}"]["IK_FK"]': 1.0 for limb in ("thigh", "upper_arm") for s in SIDES}
+HEAD_FOLLOW = {'pose.bones["torso"]["head_follow"]': 1.0}
 # control → the ORG bone it puts in place
 _TRUNK = [("torso", "ORG-spine"), ("tweak_spine", "ORG-spine"), ("tweak_spine.001", "ORG-spine.001"),
           ("tweak_spine.002", "ORG-spine.002"), ("tweak_spine.003", "ORG-spine.003"), ("neck", "ORG-spine.004"),
@@ -63,13 +63,14 @@ def _evaluated_with_controls_at_rest(rig) -> dict[str, np.ndarray]:
     """Armature-space matrices of every bone with the baked and held controls at rest and the switches
     as the bake keys them (FK, to measure the FK controls' offsets); the rig's pose and switches are
     put back."""
-    with held_still(rig, [c for c, _ in CONTROLS] + held_controls(rig), {path: 1.0 for path in SWITCHES}):
+    with held_still(rig, [c for c, _ in CONTROLS] + held_controls(rig), FK | HEAD_FOLLOW):
         return {pb.name: np.array(pb.matrix) for pb in rig.pose.bones}
 
 
 def rigify_channels(rig, targets: dict[str, np.ndarray]) -> tuple[dict, dict]:
-    """({control: (location (F, 3) or None, rotation quaternions (F, 4))}, {switch path: value})
-    putting the mapped ORG bones on their `targets` (armature space, F × 4 × 4)."""
+    """({control: (location (F, 3) or None, rotation quaternions (F, 4)[, scale (F, 3)])}, {property path:
+    value held over the range}) putting the mapped ORG bones on their `targets` (armature space,
+    F × 4 × 4) whichever way the limbs' IK/FK switches stand."""
     evaluated = _evaluated_with_controls_at_rest(rig)
     goal = dict(targets)
     for k, org in enumerate(SPINE):  # spine bones welded in the physics character: rigid with the one below
@@ -104,6 +105,8 @@ def rigify_channels(rig, targets: dict[str, np.ndarray]) -> tuple[dict, dict]:
     for control in held_controls(rig):
         connected = rig.data.bones[control].use_connect
         out[control] = (None if connected else np.zeros((nf, 3)), np.tile([1.0, 0.0, 0.0, 0.0], (nf, 1)))
-    from .rigify_ik import ik_channels
+    from .rigify_ik import ik_channels, ik_root_twists
     out.update(ik_channels(rig, goal, posed, [c for c, _ in CONTROLS] + held_controls(rig)))
-    return out, {path: 1.0 for path in SWITCHES}
+    for root, (turn, scale) in ik_root_twists(rig, out, goal).items():
+        out[root] = (out[root][0], turn, scale)
+    return out, dict(HEAD_FOLLOW)

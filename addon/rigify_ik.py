@@ -1,15 +1,14 @@
-"""Rigify's IK controls keyed with a baked motion, so the animator's IK hands and feet follow it too.
+"""Rigify's IK controls keyed with a baked motion, so a limb the animator animates in IK stays in IK.
 
-`rigify_bake` keys the FK controls, which the baked range plays (the IK/FK switches keyed to FK). Each
-limb's IK end control (`foot_ik`, `hand_ik`) is keyed as well, at every frame, where it puts the limb's
-end bone on the same target with the limb switched to IK: the IK target under it follows it rigidly
-while the foot's roll controls (`foot_spin_ik`, `foot_heel_ik`) rest, which they are keyed to; the
-chain's root (`thigh_ik`, `upper_arm_ik`) is keyed at rest. The offsets are measured once, with the rig
-evaluated in IK with these controls at rest (the end control's parent fixed, or carried by `torso` where
-the rig's IK parent follows it) — no frame is evaluated, so a bake stays a few array operations per frame.
-Switched to IK, the hands and feet land on their bodies; the knees and elbows bend in the plane Blender's
-IK solver gives the chain (Rigify's own IK↔FK snapping matches them by evaluating every frame and keying
-the chain's twist and scale, which a bake here does not do).
+`rigify_bake` keys the FK controls; the IK ones are keyed to the same pose, so each limb lands on its
+bodies whichever way its IK/FK switch stands. Each limb's IK end control (`foot_ik`, `hand_ik`) is keyed
+at every frame where it puts the limb's end bone on its target: the IK target under it follows it rigidly
+while the foot's roll controls (`foot_spin_ik`, `foot_heel_ik`) rest, which they are keyed to. Its offsets
+are measured once, with the rig evaluated in IK with these controls at rest (the end control's parent
+fixed, or carried by `torso` where the rig's IK parent follows it). The chain's root (`thigh_ik`,
+`upper_arm_ik`) is keyed turned about its length and scaled so that Blender's IK bends the knee or elbow
+onto its body with the bones at their rest lengths, as Rigify's IK→FK snap does — that needs the rig
+evaluated, a few times a frame.
 """
 from __future__ import annotations
 
@@ -23,6 +22,9 @@ SIDES = ("L", "R")
 # limb: (end ORG, IK end control, IK chain root, switch bone, roll controls)
 LIMBS = {"leg": ("foot", "foot_ik", "thigh_ik", "thigh_parent", ("foot_spin_ik", "foot_heel_ik")),
          "arm": ("hand", "hand_ik", "upper_arm_ik", "upper_arm_parent", ())}
+MIDDLE = {"ORG-foot": "ORG-shin", "ORG-hand": "ORG-forearm"}  # the joint IK bends: knee, elbow
+SETTLED = 2e-3  # rad of turn, and relative stretch, below which the knee or elbow has stopped moving
+TWIST_PASSES = 4
 
 
 def set_path(rig, path: str, value) -> None:
@@ -82,8 +84,7 @@ def _evaluated_in_ik(rig, rest: list[str], torso_shift: np.ndarray | None = None
     import bpy
     from mathutils import Matrix
     bones = rig.pose.bones
-    in_ik = {f'pose.bones["{limb[3]}"]["IK_FK"]': 0.0 for limb in ik_limbs(rig)}
-    with held_still(rig, rest, in_ik):
+    with held_still(rig, rest, {path: 0.0 for path in ik_switches(rig)}):
         if torso_shift is not None:
             bones["torso"].matrix = Matrix(torso_shift.tolist()) @ bones["torso"].bone.matrix_local
             bpy.context.view_layer.update()
@@ -96,6 +97,146 @@ def _evaluated_in_ik(rig, rest: list[str], torso_shift: np.ndarray | None = None
                                        to_space="POSE").translation for axis in np.eye(3)]
             maps[limb[1]] = np.array([np.array(head) - origin for head in heads]).T
         return {pb.name: np.array(pb.matrix) for pb in bones}, maps
+
+
+def ik_switches(rig) -> list[str]:
+    """The data paths of the rig's IK/FK switches (`pose.bones["thigh_parent.L"]["IK_FK"]`, …)."""
+    return [f'pose.bones["{limb[3]}"]["IK_FK"]' for limb in ik_limbs(rig)]
+
+
+def switch_curves(rig, frames) -> dict[str, np.ndarray]:
+    """{switch path: its value at each of `frames`} for the IK/FK switches the rig's action animates —
+    carried into a baked action so the limbs stay switched as the animator keyed them."""
+    from .actions import played_fcurves
+    paths = set(ik_switches(rig))
+    return {fc.data_path: np.array([fc.evaluate(f) for f in frames]) for fc in played_fcurves(rig)
+            if fc.data_path in paths}
+
+
+def _middle(end: str) -> str:
+    side = end.rsplit(".", 1)[1]
+    return f"{MIDDLE[end.rsplit('.', 1)[0]]}.{side}"
+
+
+def _dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return np.add.reduce(a * b, axis=1)
+
+
+def _about(axis: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """The signed angles (L,) turning each `a` onto `b` about the unit `axis`, both projected across it
+    (all (L, 3))."""
+    a = a - axis * _dot(a, axis)[:, None]
+    b = b - axis * _dot(b, axis)[:, None]
+    cross = a[:, [1, 2, 0]] * b[:, [2, 0, 1]] - a[:, [2, 0, 1]] * b[:, [1, 2, 0]]
+    return np.arctan2(_dot(axis, cross), _dot(a, b))
+
+
+_CHANNELS = {"location": 3, "rotation_quaternion": 4, "rotation_euler": 3, "rotation_axis_angle": 4, "scale": 3}
+_TWIST_CHANNEL = {"QUATERNION": "rotation_quaternion", "AXIS_ANGLE": "rotation_axis_angle"}
+
+
+class _PoseWriter:
+    """The rig's pose channels as arrays, written to Blender a few `foreach_set` calls a frame (setting
+    bones one by one costs a dozen Python calls each)."""
+
+    def __init__(self, rig, channels: dict):
+        from .bake import rotation_curves
+        self.bones = rig.pose.bones
+        index = {pb.name: k for k, pb in enumerate(self.bones)}
+        self.arrays = {}
+        for prop, width in _CHANNELS.items():
+            values = np.empty(len(self.bones) * width, dtype=np.float32)
+            self.bones.foreach_get(prop, values)
+            self.arrays[prop] = values.reshape(-1, width)
+        rows: dict[str, list] = {prop: [] for prop in _CHANNELS}
+        for name, (loc, rot, *scale) in channels.items():
+            k = index[name]
+            prop, turn = rotation_curves(self.bones[name].rotation_mode, rot)
+            rows[prop].append((k, turn))
+            rows["location"].append((k, np.zeros((len(rot), 3)) if loc is None else loc))
+            rows["scale"].append((k, scale[0] if scale else np.ones((len(rot), 3))))
+        self.blocks = {prop: (np.array([k for k, _ in r]), np.stack([v for _, v in r], axis=1))
+                       for prop, r in rows.items() if r}
+        self.index = index
+        self.dirty: set[str] = set()
+
+    def pose(self, f: int) -> None:
+        for prop, (rows, values) in self.blocks.items():
+            self.arrays[prop][rows] = values[f]
+        self.dirty = set(self.blocks)
+
+    def twist(self, roots: list[str], angles: np.ndarray, scales: np.ndarray) -> None:
+        """The chain roots turned by `angles` (L,) about their own Y axes and scaled by `scales` (L,)."""
+        if not hasattr(self, "_twisted"):  # per rotation channel: (the roots' rows, which of `roots`)
+            by = {}
+            for k, name in enumerate(roots):
+                by.setdefault(_TWIST_CHANNEL.get(self.bones[name].rotation_mode, "rotation_euler"), []).append(k)
+            self._twisted = {prop: (np.array([self.index[roots[k]] for k in ks]), np.array(ks)) for prop, ks in by.items()}
+            self._scaled = np.array([self.index[name] for name in roots])
+        for prop, (rows, which) in self._twisted.items():
+            a = angles[which]
+            values = self.arrays[prop]
+            values[rows] = 0.0
+            if prop == "rotation_quaternion":
+                values[rows, 0], values[rows, 2] = np.cos(a / 2), np.sin(a / 2)
+            elif prop == "rotation_axis_angle":
+                values[rows, 0], values[rows, 2] = a, 1.0
+            else:  # a turn about Y alone is (0, a, 0) in every Euler order
+                values[rows, 1] = a
+        self.arrays["scale"][self._scaled] = scales[:, None]
+        self.dirty |= {"scale", *self._twisted}
+
+    def heads(self, rig) -> np.ndarray:
+        """Every bone's head (armature space) with the rig evaluated as written now."""
+        import bpy
+        for prop in self.dirty:
+            self.bones.foreach_set(prop, self.arrays[prop].ravel())
+        self.dirty = set()
+        rig.update_tag()
+        bpy.context.view_layer.update()
+        out = np.empty(len(self.bones) * 3, dtype=np.float32)
+        self.bones.foreach_get("head", out)
+        return out.reshape(-1, 3).astype(float)
+
+
+def ik_root_twists(rig, channels: dict, goal: dict[str, np.ndarray]) -> dict:
+    """{IK chain root: (quaternions (F, 4), scales (F, 3))}: the turn of each IK chain root (`thigh_ik`,
+    `upper_arm_ik`) about its own length, and its scale, that make Blender's IK bend the knee or elbow
+    onto its target in `goal` with the limb's bones at their rest lengths (Rigify's stretchy IK otherwise
+    shortens them a little), the limb switched to IK and the rig posed by `channels`. Found as Rigify's
+    own IK→FK snap finds them, by evaluating the rig, but with a Newton step on the bend plane's angle (a
+    few evaluations a frame, warm-started from the frame before) where Rigify runs a ternary search."""
+    limbs = [limb for limb in ik_limbs(rig) if _middle(limb[0]) in goal and limb[0] in goal]
+    if not limbs:
+        return {}
+    roots = [limb[2] for limb in limbs]
+    nf = len(goal[limbs[0][0]])
+    tips = np.stack([goal[limb[0]][:, :3, 3] for limb in limbs], axis=1)  # (F, L, 3)
+    wants = np.stack([goal[_middle(limb[0])][:, :3, 3] for limb in limbs], axis=1)
+    rest = np.array([rig.data.bones[root].length for root in roots])
+    twists, scales = np.zeros((nf, len(limbs))), np.ones((nf, len(limbs)))
+    with held_still(rig, list(channels), {path: 0.0 for path in ik_switches(rig)}):
+        writer = _PoseWriter(rig, channels)
+        hip_rows = [writer.index[root] for root in roots]
+        knee_rows = [writer.index[_middle(limb[0])] for limb in limbs]
+        angle, scale = np.zeros(len(limbs)), np.ones(len(limbs))
+        for f in range(nf):
+            writer.pose(f)
+            for attempt in range(TWIST_PASSES):
+                writer.twist(roots, angle, scale)
+                heads = writer.heads(rig)
+                hip, knee = heads[hip_rows], heads[knee_rows]
+                axis = tips[f] - hip
+                axis /= np.sqrt(np.maximum(_dot(axis, axis), 1e-18))[:, None]
+                turn = _about(axis, knee - hip, wants[f] - hip)
+                stretch = rest / np.sqrt(np.maximum(_dot(knee - hip, knee - hip), 1e-18))
+                moving = (np.abs(turn) >= SETTLED) | (np.abs(stretch - 1.0) >= SETTLED)
+                if attempt == TWIST_PASSES - 1 or not moving.any():
+                    break
+                angle, scale = angle + turn, scale * stretch
+            twists[f], scales[f] = angle, scale
+    return {root: (np.stack([np.cos(twists[:, k] / 2), np.zeros(nf), np.sin(twists[:, k] / 2), np.zeros(nf)], axis=1),
+                   np.repeat(scales[:, k, None], 3, axis=1)) for k, root in enumerate(roots)}
 
 
 def ik_channels(rig, goal: dict[str, np.ndarray], posed: dict[str, np.ndarray], rest: list[str]) -> dict:

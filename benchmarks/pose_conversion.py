@@ -7,7 +7,8 @@ world matrices) and the whole-body fit (`solver.physics.pose_fit.fit_poses`), fo
 Rigs: the sit-down-and-stand-up capture of the `bvhtoolbox` 0.1.3 sdist (Biovision names, 455 frames,
 played forwards and back to make 1,000) through Blender's BVH importer, and a Rigify-generated rig keyed
 on its torso, hips, chest and IK feet (a 1,000-frame bob). Prints JSON: seconds per part, per frame,
-and the fit's accuracy (hands and feet, cm) over the frames.
+the fit's accuracy (hands and feet, cm) over the frames, and what baking 240 of the fitted frames back
+onto the rig costs (Keep's bake).
 """
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests"))
 sys.path.insert(0, ROOT)
 FRAMES = 1000
+BAKED = 240  # frames of the fitted motion baked back onto the rig (a Rigify rig's IK roots evaluate it)
 
 
 def _made(bpy, rig):
@@ -84,6 +86,10 @@ def measure(bpy, module, name: str, rig, frames) -> dict:
     t0 = time.perf_counter()
     fit = fit_poses(model, targets)
     fitted = time.perf_counter() - t0
+    t0 = time.perf_counter()  # and back: the fitted motion baked onto the rig, as Keep bakes a solution
+    clip = addon(module, "bake").Clip(model, np.arange(BAKED) / 24.0, fit.qpos[:BAKED], 1, 24.0)
+    addon(module, "retarget").bake_onto_rig(rig, physics, clip, "baked back")
+    baked = time.perf_counter() - t0
     slots = list(addon(module, "humanoid_map").SLOTS)
     ends = {kind: [k for k, s in enumerate(slots) if s.startswith(kind)] for kind in ("hand", "foot")}
     return {"rig": name, "frames": len(frames), "read_s": round(read, 2), "fit_s": round(fitted, 2),
@@ -91,7 +97,8 @@ def measure(bpy, module, name: str, rig, frames) -> dict:
             "hands_cm_max": round(100 * float(fit.position_error[:, ends["hand"]].max()), 2),
             "feet_cm_max": round(100 * float(fit.position_error[:, ends["foot"]].max()), 2),
             "all_bodies_cm_median": round(100 * float(np.median(fit.position_error)), 2),
-            "frames_with_a_joint_at_its_limit": sum(bool(a) for a in fit.at_limit)}
+            "frames_with_a_joint_at_its_limit": sum(bool(a) for a in fit.at_limit),
+            f"bake_{BAKED}_frames_s": round(baked, 2)}
 
 
 def main() -> None:

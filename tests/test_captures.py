@@ -112,3 +112,50 @@ def test_every_frame_of_a_capture_is_fitted_with_hands_and_feet_where_captured(b
         assert max([-c.dist for c in data.contact[:data.ncon] if floor in c.geom] + [0.0]) < pose_fit.FLOOR_SLACK + 1e-3
     print(name, {k: round(100 * v, 2) for k, v in worst.items()}, "cm")
     assert worst["foot"] < 0.02 and worst["hand"] < 0.03, worst
+
+
+def test_a_capture_without_hands_has_its_hands_at_the_forearms_ends(blender):
+    """A skeleton whose arms end at the wrist (the Biovision capture with its wrist bones deleted in Edit
+    Mode): Find maps each hand to its forearm's bone — the hand is where the forearm ends — the physics
+    character is made with its hands there, every frame is fitted with the hands within 3 cm of the
+    forearms' tails, and a baked motion puts each forearm's tail on its hand body (MuJoCo's forward
+    kinematics)."""
+    from test_bake import _random_motion
+    bpy, module = blender
+    rig = _import_bvh(bpy, "test_mocapbank.bvh", 0.01)
+    _select(bpy, rig)
+    bpy.ops.object.mode_set(mode="EDIT")
+    for name in ("LeftWrist", "RightWrist"):
+        rig.data.edit_bones.remove(rig.data.edit_bones[name])
+    bpy.ops.object.mode_set(mode="OBJECT")
+    assert bpy.ops.physkey.map_humanoid() == {"FINISHED"}
+    mapping = addon(module, "retarget").mapping_of(rig)
+    assert (mapping["hand_left"], mapping["hand_right"]) == ("LeftElbow", "RightElbow")
+    assert bpy.ops.physkey.character_from_rig() == {"FINISHED"}
+    physics, _ = _physics(bpy, module, rig)
+    model = _model(bpy, module, physics)
+    start, end = (int(v) for v in rig.animation_data.action.frame_range)
+    frames = list(range(start, end + 1, 8))
+    fit = addon(module, "pose_reading").fitted_poses(bpy.context, rig, physics, model, frames)
+    data = mujoco.MjData(model)
+    worst = 0.0
+    for f, frame in enumerate(frames):
+        bpy.context.scene.frame_set(frame)
+        data.qpos[:] = fit.qpos[f]
+        mujoco.mj_kinematics(model, data)
+        for side, bone in (("left", "LeftElbow"), ("right", "RightElbow")):
+            tail = np.array(rig.matrix_world @ rig.pose.bones[bone].tail)
+            worst = max(worst, float(np.linalg.norm(data.xpos[model.body(f"hand_{side}").id] - tail)))
+    print(f"hands at the forearms' ends: worst {100 * worst:.2f} cm")
+    assert worst < 0.03
+    qpos = _random_motion(model, 12)
+    retarget = addon(module, "retarget")
+    retarget.bake_onto_rig(rig, physics, addon(module, "bake").Clip(model, np.arange(12) / 30.0, qpos, 1, 30.0),
+                           "no hands")
+    for k in range(12):
+        bpy.context.scene.frame_set(1 + k)
+        data.qpos[:] = qpos[k]
+        mujoco.mj_kinematics(model, data)
+        for side, bone in (("left", "LeftElbow"), ("right", "RightElbow")):
+            tail = np.array(rig.matrix_world @ rig.pose.bones[bone].tail)
+            assert np.linalg.norm(data.xpos[model.body(f"hand_{side}").id] - tail) < 1e-3, (k, side)

@@ -3,7 +3,7 @@ rigs themselves are tests/test_own_rig.py's): the Unreal mannequin's names, side
 convention, and helper bones that must never be taken for a limb."""
 import pytest
 
-from addon.humanoid_map import BoneInfo, MappingError, map_humanoid, side_and_base
+from addon.humanoid_map import BoneInfo, MappingError, check_mapping, hand_at_forearm_end, map_humanoid, side_and_base
 
 
 @pytest.mark.parametrize("name, side, base", [
@@ -76,3 +76,15 @@ def test_a_shoulder_is_the_upper_arm_only_below_a_collar():
         "LeftHip", "LeftKnee", "LeftAnkle", "LeftShoulder", "LeftElbow", "LeftWrist"]
     with pytest.raises(MappingError, match=r"no bone found for Upper arm \(right\), Upper arm \(left\):"):
         map_humanoid(bvh("Bone"))  # a shoulder under a bone named otherwise: not taken for the arm
+
+
+def test_arms_ending_at_the_wrist_have_their_hands_at_the_forearms_ends():
+    """A skeleton without hand bones (a capture whose arms end at the wrist): each hand is mapped to its
+    forearm's bone, which `check_mapping` accepts for a hand alone."""
+    hands = {"hand_l", "hand_r"}
+    bones = [b for b in _unreal() if b.name not in hands]
+    m = map_humanoid(bones)
+    assert (m["hand_left"], m["hand_right"]) == ("lowerarm_l", "lowerarm_r")
+    assert hand_at_forearm_end(m, "hand_left") and not hand_at_forearm_end(m, "lower_arm_left")
+    with pytest.raises(MappingError, match="mapped to both"):
+        check_mapping(dict(m, foot_left=m["shin_left"]), bones)
