@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import bpy
 import numpy as np
 
-from ..solver.core.rotations import from_matrices, quat_mul
+from ..solver.core.rotations import from_matrices, quat_mul, rotate
 from .actions import assign, new_channels
 
 LINEAR = 1  # bpy keyframe interpolation enum value of 'LINEAR'
@@ -42,7 +42,8 @@ def continuous_quaternions(q):
 
 
 def bone_channels(obj, model, qpos: np.ndarray) -> dict:
-    """Per bone: (location (F, 3) or None, rotation_quaternion (F, 4)) for every row of qpos."""
+    """Per bone: (location (F, 3) or None, rotation_quaternion (F, 4)) for every row of qpos (a
+    location where a joint turns the bone about another point than its head)."""
     nf = len(qpos)
     out = {}
     scale = obj.matrix_world.to_scale()[0]
@@ -67,6 +68,7 @@ def bone_channels(obj, model, qpos: np.ndarray) -> dict:
             out[pb.name] = (loc, continuous_quaternions(from_matrices(rotation)))
             continue
         rot = np.tile([1.0, 0.0, 0.0, 0.0], (nf, 1))
+        loc = None  # a joint turning about another point than the head moves the bone's head
         for j in bone.physkey.joints:
             jid = model.joint(j.name).id
             adr = model.jnt_qposadr[jid]
@@ -75,8 +77,11 @@ def bone_channels(obj, model, qpos: np.ndarray) -> dict:
             else:
                 h = 0.5 * qpos[:, adr]
                 r = np.concatenate([np.cos(h)[:, None], np.sin(h)[:, None] * model.jnt_axis[jid]], axis=1)
+            pivot = np.array(j.pos, float)
+            if pivot.any():
+                loc = (np.zeros((nf, 3)) if loc is None else loc) + rotate(rot, pivot - rotate(r, pivot))
             rot = quat_mul(rot, r)
-        out[pb.name] = (None, continuous_quaternions(rot))
+        out[pb.name] = (loc, continuous_quaternions(rot))
     return out
 
 

@@ -17,6 +17,7 @@ from .progress import SolveProgress
 # JSON, and the solver process's exit.
 LOG, EXIT = "log", "exit"
 EXTENSION_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+STOP_WAIT_S = 2.0  # s a cancelled solver has to mark its result.json stopped before it is killed
 
 
 def _site_packages() -> str:
@@ -89,8 +90,14 @@ class SolveJob:
             self.proc.stdin.flush()
 
     def cancel(self) -> None:
+        """Stop the solver: asked first (it marks its result.json stopped), killed if it does not end soon."""
+        import subprocess
         if self.proc.poll() is None:
-            self.proc.kill()
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=STOP_WAIT_S)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
 
     def close(self) -> None:
         self.cancel()

@@ -16,7 +16,8 @@ def _solve_running(context) -> bool:
 
 
 _SIZE_LABELS = {"capsule": (n_("r"), n_("½ len")), "cylinder": (n_("r"), n_("½ len")), "sphere": (n_("r"),),
-                "box": (n_("½ x"), n_("½ y"), n_("½ z"))}  # what each geom type's size numbers mean (MuJoCo's)
+                "box": (n_("½ x"), n_("½ y"), n_("½ z")),
+                "ellipsoid": (n_("½ x"), n_("½ y"), n_("½ z"))}  # what each geom type's size numbers mean (MuJoCo's)
 
 
 class _Sidebar:
@@ -60,6 +61,27 @@ class PHYSKEY_PT_character(_Sidebar, bpy.types.Panel):
                 row.prop(g, "use_mass", text="", icon="MOD_PHYSICS")
                 row.prop(g, "mass" if g.use_mass else "density", text="kg" if g.use_mass else "kg/m³")
         layout.operator("physkey.export_mjcf", icon="EXPORT")
+
+
+class PHYSKEY_PT_roles(_Sidebar, bpy.types.Panel):
+    """Which bone of a physics character plays which part: what its objective terms and figures read."""
+    bl_idname = "PHYSKEY_PT_roles"
+    bl_label = "Roles"
+    bl_parent_id = "PHYSKEY_PT_character"
+    bl_options = {"DEFAULT_CLOSED"}
+
+    @classmethod
+    def poll(cls, context):
+        obj = context.active_object
+        return obj is not None and obj.type == "ARMATURE" and obj.physkey.is_character
+
+    def draw(self, context):
+        obj = context.active_object
+        if not obj.physkey.roles:
+            self.layout.label(text="Inferred from the bone names", icon="INFO")
+            return
+        for item in obj.physkey.roles:
+            self.layout.prop_search(item, "bone", obj.data, "bones", text=item.name, translate=False)
 
 
 class PHYSKEY_PT_colliders(_Sidebar, bpy.types.Panel):
@@ -338,6 +360,6 @@ class PHYSKEY_PT_solve(_Sidebar, bpy.types.Panel):
         row.operator("physkey.import_result", icon="IMPORT", text="Import…")
 
 
-classes = (PHYSKEY_PT_character, PHYSKEY_PT_colliders, PHYSKEY_UL_contact_keyframes, PHYSKEY_PT_contacts,
+classes = (PHYSKEY_PT_character, PHYSKEY_PT_roles, PHYSKEY_PT_colliders, PHYSKEY_UL_contact_keyframes, PHYSKEY_PT_contacts,
            PHYSKEY_UL_hits, PHYSKEY_PT_hits,
            PHYSKEY_UL_pose_keys, PHYSKEY_PT_pose_keys, PHYSKEY_UL_solutions, PHYSKEY_PT_solve)

@@ -91,6 +91,21 @@ def _own_rig_physics(context):
     return physics
 
 
+def _selected_character(context):
+    """The PhysKey physics character the animator has selected (one they added or imported), or None."""
+    obj = context.active_object
+    return obj if obj is not None and obj.type == "ARMATURE" and obj.physkey.is_character else None
+
+
+def _standing_where(context, physics, preset_pose):
+    """The character's pose as it stands now (`taskio.extract_scene`), moved to where the preset's own
+    character starts."""
+    from .taskio import extract_scene
+    pose = extract_scene(context).initial_pose
+    pose.root_pos = [float(preset_pose.root_pos[0]), float(preset_pose.root_pos[1]), float(pose.root_pos[2])]
+    return pose
+
+
 def _select_only(context, obj) -> None:
     for o in context.selected_objects:
         o.select_set(False)
@@ -106,12 +121,17 @@ def load(context, name: str):
         raise ValueError(rpt_("no preset '{}' (have: {})").format(name, ', '.join(names)))
     task = load_task(task_path(name))
     scene = build_scene(task.scene)
-    physics = _own_rig_physics(context)
-    if physics is not None:  # the preset on the animator's own character, rested on the furniture
-        from ..solver.builders.rest import rest_pose
+    physics = _own_rig_physics(context) or _selected_character(context)
+    if physics is not None:  # the preset on the selected character: never a second one
         from .rig import read_character
-        scene.character = read_character(physics)
-        scene.initial_pose = rest_pose(scene)
+        character = read_character(physics)
+        if {j.name for b in character.bodies for j in b.joints} >= set(scene.initial_pose.joints):
+            from ..solver.builders.rest import rest_pose  # the preset's own pose, rested on the furniture
+            scene.character = character
+            scene.initial_pose = rest_pose(scene)
+        else:  # another skeleton (an imported MJCF): its own pose where the preset's character starts
+            scene.initial_pose = _standing_where(context, physics, scene.initial_pose)
+            scene.character = character
     pose_kfs = None
     if task.method in ("assist", "track"):  # pose it at its first pose keyframe, where the motion starts
         from ..solver.formats.pose_keyframes import resolve, scene_at_first_pose
@@ -125,9 +145,11 @@ def load(context, name: str):
     settings_to_scene(props, task.method, task.settings)
     props.contact_keyframes.clear()
     props.pose_keys.clear()
-    if task.method == "contact":
+    if task.method == "contact":  # the pairs on the bodies playing the roles they name
+        from ..solver.builders.roles import by_role
         from ..solver.formats.contact_keyframes import parse_keyframes
-        store_contact_keyframes(context.scene, parse_keyframes(task.keyframes))
+        store_contact_keyframes(context.scene, by_role(parse_keyframes(task.keyframes), scene.character,
+                                                       {b.name for b in scene.environment.bodies}))
     elif pose_kfs is not None:
         fps = scene_fps(context.scene)
         key_pose_keyframes(context, obj, model, pose_kfs, task.keyframes, fps, context.scene.frame_start)
@@ -176,13 +198,16 @@ def import_mjcf(context, path: str, warn):
     import numpy as np
 
     from ..solver.builders.boneframes import root_offset, to_bone_frames
-    from ..solver.builders.mjcf import load_mjcf
+    from ..solver.builders.character_files import load_character_mjcf
     from ..solver.core import rotations
     if not os.path.isfile(path):
         raise ValueError(rpt_("no file '{}'").format(path))
-    scene = load_mjcf(path)
+    notes: list[str] = []
+    scene = load_character_mjcf(path, notes)
+    for note in notes:
+        warn(note)
     original = scene.character
-    scene.character = to_bone_frames(original, warn)
+    scene.character = to_bone_frames(original)
     rot, offset = root_offset(original, scene.character)
     r0 = rotations.to_matrix(scene.initial_pose.root_quat)
     scene.initial_pose.root_pos = [float(v) for v in np.asarray(scene.initial_pose.root_pos) + r0 @ offset]

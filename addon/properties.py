@@ -21,7 +21,7 @@ from .setting_props import setting_property
 GROUP_ITEMS = [("core", "Core", "Spine and root"), ("right_leg", "Right leg", ""), ("left_leg", "Left leg", ""),
                ("right_arm", "Right arm", ""), ("left_arm", "Left arm", "")]
 GEOM_ITEMS = [("capsule", "Capsule", ""), ("sphere", "Sphere", ""), ("box", "Box", ""),
-              ("cylinder", "Cylinder", ""), ("mesh", "Convex hull", "")]
+              ("cylinder", "Cylinder", ""), ("ellipsoid", "Ellipsoid", ""), ("mesh", "Convex hull", "")]
 
 
 def _joint_changed(self, context):
@@ -34,6 +34,8 @@ class PHYSKEY_PG_joint(bpy.types.PropertyGroup):
     type: EnumProperty(items=[("hinge", "Hinge", ""), ("ball", "Ball", "")], default="hinge", update=_joint_changed)
     axis: FloatVectorProperty(size=3, default=(0.0, 0.0, 1.0), description="Rotation axis in the bone's frame",
                               update=_joint_changed)
+    pos: FloatVectorProperty(size=3, default=(0.0, 0.0, 0.0), subtype="TRANSLATION",
+                             description="Pivot in the bone's frame (the head, unless the joint turns about another point)")
     range_min: FloatProperty(default=-3.14159, subtype="ANGLE", unit="ROTATION", update=_joint_changed)
     range_max: FloatProperty(default=3.14159, subtype="ANGLE", unit="ROTATION", update=_joint_changed)
     group: EnumProperty(items=GROUP_ITEMS, default="core", description="Body part for partwise planning")
@@ -56,6 +58,9 @@ class PHYSKEY_PG_geom(bpy.types.PropertyGroup):
     mass: FloatProperty(default=1.0, min=0.0)
     density: FloatProperty(default=1000.0, min=0.0)
     friction: FloatProperty(default=0.7, min=0.0)
+    condim: EnumProperty(items=[("1", "1: no friction", ""), ("3", "3: sliding friction", ""),
+                                ("4", "4: and torsional", ""), ("6", "6: and rolling", "")], default="3",
+                         description="MuJoCo's contact dimensionality (what friction the shape's contacts have)")
 
 
 class PHYSKEY_PG_site(bpy.types.PropertyGroup):
@@ -93,6 +98,8 @@ class PHYSKEY_PG_object(bpy.types.PropertyGroup):
                                   "was made from: Keep bakes the motion onto it too")
     humanoid_map: CollectionProperty(type=PHYSKEY_PG_slot, description="Which of this rig's bones are which "
                                      "part of the humanoid")
+    roles: CollectionProperty(type=PHYSKEY_PG_slot, description="Which bone of this physics character plays "
+                              "which part (pelvis, chest, feet …): what its objective terms and figures read")
     active_humanoid_slot: bpy.props.IntProperty(default=0)
     units_note: StringProperty(default="", description="What PhysKey did to this rig's units or scale, shown "
                                "in the Your Rig panel")

@@ -8,7 +8,7 @@ import numpy as np
 from mathutils import Matrix, Quaternion, Vector
 
 from ..solver.core.rotations import quat_mul
-from ..solver.formats.scene import Actuator, Body, Character, Geom, Joint, Site
+from ..solver.formats.scene import GEOM_SIZE_COUNT, Actuator, Body, Character, Geom, Joint, Site
 from .i18n import rpt_
 from .joint_limits import add_joint_limits, suspended
 from .shapes import pose_matrix
@@ -44,6 +44,9 @@ def build_armature(context, character: Character, name: str | None = None):
     for pair in character.exclude_contacts:
         item = obj.physkey.exclude_contacts.add()
         item.body1, item.body2 = pair
+    for role, body in character.roles.items():
+        item = obj.physkey.roles.add()
+        item.name, item.bone = role, body
     for pb in obj.pose.bones:
         pb.rotation_mode = "QUATERNION"
     add_joint_limits(obj)
@@ -56,7 +59,7 @@ def _write_physics(arm, character: Character, drives: dict) -> None:
         props = arm.bones[b.name].physkey
         for j in b.joints:
             pj = props.joints.add()
-            pj.name, pj.type, pj.axis = j.name, j.type, j.axis
+            pj.name, pj.type, pj.axis, pj.pos = j.name, j.type, j.axis, j.pos
             pj.range_min, pj.range_max, pj.group = j.range[0], j.range[1], j.group
             pj.damping, pj.stiffness, pj.armature = j.damping, j.stiffness, j.armature
             a = drives.get(j.name)
@@ -70,7 +73,7 @@ def _write_physics(arm, character: Character, drives: dict) -> None:
             pg.pos, pg.quat = g.pos, g.quat
             pg.use_mass = g.mass is not None
             pg.mass = g.mass or 0.0
-            pg.density, pg.friction = g.density, g.friction
+            pg.density, pg.friction, pg.condim = g.density, g.friction, str(g.condim)
         for s in b.sites:
             ps = props.sites.add()
             ps.name, ps.pos = s.name, s.pos
@@ -114,14 +117,14 @@ def read_character(obj) -> Character:
         props = bone.physkey
         joints = []
         for j in props.joints:
-            joints.append(Joint(name=j.name, type=j.type, axis=list(j.axis), range=[j.range_min, j.range_max],
-                                group=j.group, damping=j.damping, stiffness=j.stiffness, armature=j.armature))
+            joints.append(Joint(name=j.name, type=j.type, axis=list(j.axis), pos=[p * scale for p in j.pos],
+                                range=[j.range_min, j.range_max], group=j.group, damping=j.damping,
+                                stiffness=j.stiffness, armature=j.armature))
             if j.actuated:
                 actuators.append(Actuator(joint=j.name, gear=j.strength, kp=j.kp, kv=j.kv))
-        count = {"capsule": 2, "sphere": 1, "box": 3, "cylinder": 2, "mesh": 0}
-        geoms = [Geom(name=g.name, type=g.type, size=[s * scale for s in list(g.size)[:count[g.type]]],
+        geoms = [Geom(name=g.name, type=g.type, size=[s * scale for s in list(g.size)[:GEOM_SIZE_COUNT[g.type]]],
                       pos=[p * scale for p in g.pos], quat=list(g.quat), mass=g.mass if g.use_mass else None,
-                      density=g.density, friction=g.friction) for g in props.geoms]
+                      density=g.density, friction=g.friction, condim=int(g.condim)) for g in props.geoms]
         sites = [Site(name=s.name, pos=[p * scale for p in s.pos]) for s in props.sites]
         bodies.append(Body(name=bone.name, parent=bone.parent.name if bone.parent else None,
                            pos=[float(v) for v in pos], quat=[float(v) for v in quat],
@@ -132,12 +135,14 @@ def read_character(obj) -> Character:
     visit(roots[0])
     names = {b.name for b in bodies}
     excludes = [[p.body1, p.body2] for p in obj.physkey.exclude_contacts if p.body1 in names and p.body2 in names]
-    return Character(name=obj.name, bodies=bodies, actuators=actuators, exclude_contacts=excludes)
+    roles = {r.name: r.bone for r in obj.physkey.roles if r.bone}
+    return Character(name=obj.name, bodies=bodies, actuators=actuators, exclude_contacts=excludes, roles=roles)
 
 
 def pose_from_qpos(obj, model, qpos, root_joint: str = "root") -> None:
     """Pose the rig at MuJoCo configuration `qpos` of `model` (exported from this rig): the root
-    bone takes the free joint's world pose, every other bone the product of its hinge rotations."""
+    bone takes the free joint's world pose, every other bone the product of its joints' turns, each
+    about its pivot."""
     inv_obj = obj.matrix_world.inverted()
     scale = check_uniform_scale(obj)
     for pb in obj.pose.bones:
@@ -150,16 +155,18 @@ def pose_from_qpos(obj, model, qpos, root_joint: str = "root") -> None:
             pb.location = basis.to_translation()
             pb.rotation_quaternion = basis.to_quaternion()
             continue
-        rot = Quaternion()
-        for j in bone.physkey.joints:
+        basis = Matrix.Identity(4)
+        for j in bone.physkey.joints:  # each turns about its pivot (the head unless the joint says)
             jid = model.joint(j.name).id
             a = model.jnt_qposadr[jid]
             if j.type == "ball":
-                rot = rot @ Quaternion(qpos[a:a + 4]).normalized()
+                turn = Quaternion(qpos[a:a + 4]).normalized()
             else:
-                rot = rot @ Quaternion(Vector(model.jnt_axis[jid]), float(qpos[a]))
-        pb.location = (0.0, 0.0, 0.0)
-        pb.rotation_quaternion = rot
+                turn = Quaternion(Vector(model.jnt_axis[jid]), float(qpos[a]))
+            pivot = Vector(j.pos)
+            basis = basis @ Matrix.Translation(pivot) @ turn.to_matrix().to_4x4() @ Matrix.Translation(-pivot)
+        pb.location = basis.to_translation()
+        pb.rotation_quaternion = basis.to_quaternion()
 
 
 def world_bone_poses(obj) -> dict:

@@ -1,4 +1,4 @@
-"""Visible meshes for physics shapes (capsule, sphere, box, cylinder), parented to their bones so
+"""Visible meshes for physics shapes (capsule, sphere, ellipsoid, box, cylinder), parented to their bones so
 they follow the pose; what the animator sees and renders."""
 from __future__ import annotations
 
@@ -13,9 +13,13 @@ def shape_mesh(name: str, gtype: str, size) -> bpy.types.Mesh:
     """A mesh of a MuJoCo shape in its own frame (half-sizes; capsules and cylinders along Z)."""
     bm = bmesh.new()
     try:
-        if gtype in ("capsule", "sphere"):
+        if gtype in ("capsule", "sphere", "ellipsoid"):
             r = size[0]
             bmesh.ops.create_uvsphere(bm, u_segments=16, v_segments=8, radius=r)
+            if gtype == "ellipsoid":  # a sphere of the first half-size, stretched to the others
+                for v in bm.verts:
+                    v.co.y *= size[1] / r
+                    v.co.z *= size[2] / r
             if gtype == "capsule":
                 for v in bm.verts:  # stretch the hemispheres apart into a capsule
                     v.co.z += size[1] if v.co.z > 1e-9 else (-size[1] if v.co.z < -1e-9 else 0.0)

@@ -14,13 +14,17 @@ from .job import EXIT
 from .session import active_character, add_job, has_character, job_folder, job_for, pop_job
 
 
-def handle_events(scene, job, events) -> str | None:
-    """Apply solver events to the scene; returns an error message when the solve failed."""
+def handle_events(scene, job, events, warn=None) -> str | None:
+    """Apply solver events to the scene, what the solver says it leaves out to `warn` (Blender's
+    reports); returns an error message when the solve failed."""
     from .solutions import add_from_event
     props = scene.physkey
     error = None
     for e in events:
         kind = e.get("event")
+        if kind == Event.START and warn is not None:
+            for note in e.get("notes", []):
+                warn(note)
         if kind in (Event.PROGRESS, Event.SOLUTION):
             job.progress.update(e)
             props.progress = job.progress.overall
@@ -51,6 +55,9 @@ def handle_events(scene, job, events) -> str | None:
 class _Solve:
     """What Solve and Solve from Here share: a background solve, its modal handler and cleanup."""
     from_here = False
+
+    def _warn(self, message: str) -> None:
+        self.report({"WARNING"}, message)
 
     def _start(self, context):
         from .taskio import extract_scene, task_from_scene
@@ -121,7 +128,7 @@ class _Solve:
         error, done = None, False
         while not done:
             events = job.poll()
-            error = handle_events(context.scene, job, events) or error
+            error = handle_events(context.scene, job, events, self._warn) or error
             done = any(e.get("event") == EXIT for e in events)
             if not done:
                 time.sleep(0.05)
@@ -147,7 +154,7 @@ class _Solve:
             scene.physkey.status = rpt_("cancelled")
         if event.type in ("TIMER", "ESC"):
             events = job.poll()
-            self._error = handle_events(scene, job, events) or self._error
+            self._error = handle_events(scene, job, events, self._warn) or self._error
             if context.workspace:
                 context.workspace.status_text_set(f"PhysKey: {scene.physkey.status}")
             if any(e.get("event") == EXIT for e in events):

@@ -182,8 +182,8 @@ def _bench_folder(keep: str | None):
 def bench_mpc(task_name: str, trials: int, rollouts: int, planner: str, budget: int | None = None,
               slowdown: float | None = None, workers: int | None = None, particles: int | None = None,
               params: dict | None = None, variant: str | None = None, first_seed: int = 0,
-              log=None, keep: str | None = None) -> dict:
-    """Run `trials` seeds of a contact task and report the paper's Table 2 measures plus the
+              log=None, keep: str | None = None, character: str | None = None) -> dict:
+    """Run `trials` seeds of a contact task (on `character`, a file, in place of its own when given) and report the paper's Table 2 measures plus the
     planning iteration's wall time against its physics floor. `log(line)`, if given, hears each seed's
     keyframe, retries and back-ups as they change, and each finished seed's own report (a bench runs
     for hours: what it is doing is visible, and a killed one keeps its finished seeds). `keep`, a new or
@@ -210,6 +210,9 @@ def bench_mpc(task_name: str, trials: int, rollouts: int, planner: str, budget: 
     if params or variant:  # a generalization variant (PartwiseMPC Table 3): the scene's parameters, the body shape
         task.scene.params = dict(task.scene.params, **(params or {}))
         task.scene.variant = variant or task.scene.variant
+    if character is not None:  # the preset on a character brought from a file (its pairs name roles)
+        from solver.builders.character_files import with_character
+        task = with_character(task, character, [])
     task.seeds = list(range(first_seed, first_seed + trials))
     prepared = get_method("contact").prepare(task)
     cores = os.cpu_count() or 1
@@ -225,11 +228,13 @@ def bench_mpc(task_name: str, trials: int, rollouts: int, planner: str, budget: 
         alternatives = solutions_diversity(prepared.built.model, prepared.built.character_bodies, out, entries,
                                            successful_only=True)
         # The floor is measured from states the trials went through (contacts change the cost of a step).
-        visited = []
+        visited, end_speeds = [], []
         for e in entries:
             with np.load(os.path.join(out, e["npz"]), allow_pickle=False) as z:
-                q = z["qpos"]
+                q, t = z["qpos"], z["times"]
             visited += [q[i] for i in np.linspace(0, len(q) - 1, 4).astype(int)]
+            last = max(0, int(np.searchsorted(t, t[-1] - 0.1)) - 1)  # the root's speed over the last 0.1 s
+            end_speeds.append(float(np.linalg.norm(q[-1, :3] - q[last, :3]) / max(t[-1] - t[last], 1e-9)))
     ok = [e for e in entries if e["success"]]
     durations = np.array([e["duration_s"] for e in ok])
     it_wall = sum(e["plan_wall_s"] for e in entries) / max(sum(e["iterations"] for e in entries), 1)
@@ -270,6 +275,8 @@ def bench_mpc(task_name: str, trials: int, rollouts: int, planner: str, budget: 
             "max_fall_s": max((e["quality"]["fall_s"] or 0.0 for e in ok), default=None),
             "max_foot_sliding_m": max((e["quality"]["foot_sliding_m"] for e in ok), default=None),
             "max_jerk_rms": max((e["quality"]["jerk_rms"] for e in ok), default=None),
+            "max_end_root_speed_mps": round(max(end_speeds), 3) if end_speeds else None,
+            "character": os.path.basename(character) if character else "humanoid",
             "max_body_speed_mps": max((e["quality"]["max_body_speed"]["mps"] for e in ok
                                        if e["quality"].get("max_body_speed")), default=None),
             "diversity": alternatives,
@@ -543,7 +550,8 @@ def cmd_bench(args) -> int:
                                "0 (first seed)")
         report = bench_mpc(args.task, args.trials, args.rollouts, planner, args.budget, args.slowdown, args.workers,
                            args.particles, _scene_params(args.params), args.variant, args.first_seed,
-                           log=lambda line: print(line, file=sys.stderr, flush=True), keep=args.keep)
+                           log=lambda line: print(line, file=sys.stderr, flush=True), keep=args.keep,
+                           character=args.character)
     if args.json:
         print(json.dumps(report, indent=1))
     else:
@@ -570,6 +578,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--slowdown", type=float, default=None, help="mpc: Γ (wall-clock budget) instead of --budget")
     p.add_argument("--params", default=None, help="mpc: scene parameters, e.g. height=0.3,tilt=15 (Table 3)")
     p.add_argument("--variant", default=None, help="mpc: the character's body-shape variant (big_arms, …)")
+    p.add_argument("--character", default=None, help="mpc: an MJCF or scene file whose character replaces the task's")
     p.add_argument("--particles", type=int, default=None, help="mpc: particles per seed (default: the task's)")
     p.add_argument("--workers", type=int, default=None, help="mpc/assist/track: worker processes")
     p.add_argument("--seeds", type=int, default=2, help="assist: seeds per β mode; track, hits: seeds")

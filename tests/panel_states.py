@@ -1,7 +1,7 @@
 """The scene states the panel tests draw PhysKey's sidebar in (`STATES`: name → context manager that
 sets the scene up and tears it down): empty, a character, a bone selected, presets, solutions, an
 unstable solution, a solve running, a file saved during a solve, the animator's own rig and the
-physics humanoid made from it. Used by tests/test_panels.py and
+physics humanoid made from it, an MJCF character imported with its roles. Used by tests/test_panels.py and
 tools/panel_outline.py."""
 from __future__ import annotations
 
@@ -157,7 +157,18 @@ def _own_rig_physics(bpy, module):
     yield
 
 
+@contextlib.contextmanager
+def _imported_mjcf(bpy, module):
+    """dm_control's humanoid imported from its MJCF file (`tests/data/dm_control`): its roles stored."""
+    from pathlib import Path
+    _fresh(bpy)
+    path = Path(__file__).resolve().parent / "data" / "dm_control" / "humanoid.xml"
+    assert bpy.ops.physkey.import_mjcf(filepath=str(path)) == {"FINISHED"}
+    yield
+
+
 STATES = {"empty": _empty, "character": _character, "character_bone": _character_bone, "preset": _preset,
           "preset_collider": _preset_collider, "hits": _hits, "assist": _assist, "solutions": _solutions,
           "unstable_solution": _unstable_solution, "running": _running,
-          "saved_while_running": _saved_while_running, "own_rig": _own_rig, "own_rig_physics": _own_rig_physics}
+          "saved_while_running": _saved_while_running, "own_rig": _own_rig, "own_rig_physics": _own_rig_physics,
+          "imported_mjcf": _imported_mjcf}

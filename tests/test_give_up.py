@@ -176,3 +176,33 @@ def test_a_real_reach_still_closing_at_its_time_limit_runs_on_the_same_motion():
     window = (over.times > over.times[n - 1] - CLOSING_S) & (over.times <= over.times[n - 1])
     assert over.distance[window].max() - at_limit >= PROGRESS_STEP * prep.keyframes[0].tolerance  # closing
     assert over.distance.min() < at_limit  # and it came closer in its overtime
+
+
+def test_the_last_keyframe_counts_only_once_the_character_has_steadied():
+    """Held within its tolerance for its sustain, the last upright keyframe counts only once the centre of
+    mass is no longer crossing the floor at TOPPLING_SPEED or faster (MuJoCo's subtree velocity of the
+    character's root): its sustain is not started over, it waits; and with the character steady it counts."""
+    from types import SimpleNamespace
+
+    from solver.mpc.jobs import TOPPLING_SPEED, ContactJob
+    from solver.physics.model import build_model
+    t = _tracker(torso_up=1.0)
+    sustain = t.current.sustain
+    t.update(0.0, 0.0)
+    t.update(sustain, 0.0, steady=lambda: False)
+    t.update(sustain + 0.2, 0.0, steady=lambda: False)
+    assert t.reached == [None]
+    t.update(sustain + 0.3, 0.0, steady=lambda: True)
+    assert t.reached == [pytest.approx(sustain + 0.3)]
+    task = task_from_dict({"schema_version": 1, "name": "t", "method": "contact", "keyframes": [
+        {"pairs": [PAIR]}]})
+    from solver.formats.task import build_scene
+    built = build_model(build_scene(task.scene))
+    data = mujoco.MjData(built.model)
+    agent = SimpleNamespace(m=built.model, data=data, tracker=_tracker(torso_up=1.0),
+                            root_body=built.model.body("torso").id)
+    for speed, steady in ((TOPPLING_SPEED + 0.1, False), (TOPPLING_SPEED - 0.1, True)):
+        data.qvel[:] = 0.0
+        data.qvel[1] = speed  # the root sliding sideways: every body with it
+        mujoco.mj_forward(built.model, data)
+        assert ContactJob().steady(agent, 0) is steady

@@ -1,5 +1,7 @@
 """MJCF → rig: a user's model with world-aligned body frames and joints away from the body origins
 comes in as bones that move exactly like its bodies."""
+from pathlib import Path
+
 import mujoco
 import numpy as np
 import pytest
@@ -128,3 +130,72 @@ def test_mjcf_is_in_file_import_and_export_with_an_xml_filter():
     for op in (bpy.ops.physkey.import_mjcf, bpy.ops.physkey.export_mjcf):
         props = op.get_rna_type().properties
         assert props["filter_glob"].default == "*.xml;*.mjcf" and "filepath" in props
+
+
+DM = Path(__file__).resolve().parent / "data" / "dm_control"
+
+
+@pytest.mark.every_blender
+@pytest.mark.parametrize("name", ["humanoid.xml", "humanoid_CMU.xml"])
+def test_dm_control_humanoids_come_in_as_they_are(tmp_path, name):
+    """dm_control's humanoids as they ship (`tests/data/dm_control`): the rig moves like the original
+    model — every shape on its original geom, the ankles turning about their two pivots 4 cm apart —
+    the CMU hands are drawn as the ellipsoids they are, the roles are kept on the rig (shown for editing)
+    and go out with the exported MJCF."""
+    bpy, module = installed_extension()
+    bpy.ops.wm.read_homefile(use_empty=True)
+    assert bpy.ops.physkey.import_mjcf(filepath=str(DM / name)) == {"FINISHED"}
+    obj = bpy.context.active_object
+    roles = {item.name: item.bone for item in obj.physkey.roles}
+    assert roles["foot_left"] == ("left_foot" if name == "humanoid.xml" else "lfoot") and len(roles) == 15
+    original = mujoco.MjModel.from_xml_path(str(DM / name))
+    assert bpy.ops.physkey.export_mjcf(filepath=str(tmp_path / "out.xml")) == {"FINISHED"}
+    exported = mujoco.MjModel.from_xml_path(str(tmp_path / "out.xml"))
+    assert f"foot_left={roles['foot_left']}" in (tmp_path / "out.xml").read_text()
+    rig = addon(module, "rig")
+    rng = np.random.default_rng(1)
+    d1, d2 = mujoco.MjData(original), mujoco.MjData(exported)
+    hinges = [original.joint(j).name for j in range(original.njnt) if original.jnt_type[j] == mujoco.mjtJoint.mjJNT_HINGE]
+    q1, q2 = original.qpos0.copy(), exported.key_qpos[0].copy()  # both roots where the file puts them
+    for j in hinges:
+        angle = rng.uniform(*original.jnt_range[original.joint(j).id])
+        q1[original.jnt_qposadr[original.joint(j).id]] = angle
+        q2[exported.jnt_qposadr[exported.joint(j).id]] = angle
+    rig.pose_from_qpos(obj, exported, q2)
+    bpy.context.view_layer.update()
+    d1.qpos[:], d2.qpos[:] = q1, q2
+    mujoco.mj_kinematics(original, d1)
+    mujoco.mj_kinematics(exported, d2)
+    for g in range(original.ngeom):
+        body = original.body(original.geom_bodyid[g]).name
+        if body == "world":
+            continue
+        geom = original.geom(g).name
+        np.testing.assert_allclose(d2.geom_xpos[exported.geom(geom).id], d1.geom_xpos[g], atol=1e-5, err_msg=geom)
+        mesh = next(o for o in obj.children if o.name.endswith("_" + geom) and o.parent_bone == body)
+        np.testing.assert_allclose(np.array(mesh.matrix_world.to_translation()), d1.geom_xpos[g], atol=1e-4,
+                                   err_msg=geom)
+        if original.geom_type[g] == mujoco.mjtGeom.mjGEOM_ELLIPSOID:  # drawn with its three half-sizes
+            assert sorted(mesh.dimensions) == pytest.approx(sorted(2 * original.geom_size[g]), rel=1e-3)
+
+
+def test_a_preset_loads_onto_an_imported_character_and_its_solution_is_kept(tmp_path):
+    """The CMU humanoid imported, Load Scene Preset (reach) with it selected: no second character, the
+    reach's pairs on the CMU hands (`rhand`, `lhand`: the roles the preset names); a solve and Keep bake
+    onto it."""
+    import json
+    bpy, module = installed_extension()
+    bpy.ops.wm.read_homefile(use_empty=True)
+    assert bpy.ops.physkey.import_mjcf(filepath=str(DM / "humanoid_CMU.xml")) == {"FINISHED"}
+    cmu = bpy.context.active_object
+    assert bpy.ops.physkey.load_preset(preset="reach_hand_targets") == {"FINISHED"}
+    characters = [o for o in bpy.data.objects if o.type == "ARMATURE" and o.physkey.is_character]
+    assert characters == [cmu]
+    props = bpy.context.scene.physkey
+    assert {p.body1 for kf in props.contact_keyframes for p in kf.pairs} == {"rhand", "lhand"}
+    props.method, props.num_seeds = "simulate", 1
+    props.settings_json = json.dumps({"duration": 0.3})
+    assert bpy.ops.physkey.solve(wait=True) == {"FINISHED"}
+    assert bpy.ops.physkey.keep_solution(index=0) == {"FINISHED"}
+    assert cmu.animation_data.action is not None
+    assert [o for o in bpy.data.objects if o.type == "ARMATURE" and o.physkey.is_character] == [cmu]

@@ -10,7 +10,7 @@ from blender_env import installed_extension
 from layout_recorder import Layout, LayoutError, Session, draw_panel, physkey_lists, physkey_panels
 from panel_states import RUNNING_STATUS, STATES
 
-PANELS = ("PHYSKEY_PT_character", "PHYSKEY_PT_colliders", "PHYSKEY_PT_contacts", "PHYSKEY_PT_hits",
+PANELS = ("PHYSKEY_PT_character", "PHYSKEY_PT_roles", "PHYSKEY_PT_colliders", "PHYSKEY_PT_contacts", "PHYSKEY_PT_hits",
           "PHYSKEY_PT_pose_keys",
           "PHYSKEY_PT_solve", "PHYSKEY_PT_own_rig")
 _DRAWN: dict = {}  # state → {panel idname: outline lines (None: hidden by poll)}, lists drawn
@@ -74,6 +74,14 @@ def test_character_panel():
     assert bone.count("prop PHYSKEY_PG_joint.range_min") == 2 and bone.count("prop PHYSKEY_PG_joint.strength") == 2
     assert "prop PHYSKEY_PG_geom.mass" in bone and "prop PHYSKEY_PG_geom.density" in bone  # one of each
     assert "operator physkey.export_mjcf" in bone and "operator physkey.autofill_rig" in bone
+
+
+def test_roles_panel():
+    """A physics character's roles: inferred for the default humanoid (nothing stored), listed for
+    editing where an import stored them."""
+    assert "label 'Inferred from the bone names' [INFO]" in _text("character", "PHYSKEY_PT_roles")
+    imported = _text("imported_mjcf", "PHYSKEY_PT_roles")
+    assert imported.count("prop_search PHYSKEY_PG_slot.bone") == 15, imported
 
 
 def test_your_rig_panel():

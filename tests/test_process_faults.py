@@ -101,8 +101,19 @@ def test_worker_killed_twice_loses_only_that_seed(tmp_path):
 def test_killed_solver_leaves_no_worker_running(tmp_path):
     proc = _start(_slow_assist_task(tmp_path, wall_s=30.0), tmp_path / "out", seeds=2, workers=2)
     pids = _worker_pids_once_running(proc, 2)
-    proc.kill()  # what Blender's Cancel does
+    proc.kill()  # what Blender's Cancel does when the solver does not stop when asked
     proc.wait(timeout=10)
+    assert _gone_within(pids, 10)
+
+
+def test_a_stopped_solve_says_so_in_its_result(tmp_path):
+    """Asked to stop (SIGTERM: Blender's Cancel, `kill`), the solver marks its result.json stopped —
+    not left 'running' — and its workers end."""
+    proc = _start(_slow_assist_task(tmp_path, wall_s=30.0), tmp_path / "out", seeds=2, workers=2)
+    pids = _worker_pids_once_running(proc, 2)
+    proc.terminate()
+    proc.wait(timeout=30)
+    assert json.loads((tmp_path / "out/result.json").read_text())["status"] == "stopped"
     assert _gone_within(pids, 10)
 
 

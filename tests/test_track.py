@@ -88,7 +88,7 @@ def test_a_tracked_motion_falls_where_its_head_is_down_and_the_references_is_not
     assert crossing[0] - crossing[1] == pytest.approx(0.3, abs=0.01)
 
     def fall_s(q):
-        return motion_quality(model, bodies, times, q, lying_in_reference(prep.reference, times),
+        return motion_quality(model, bodies, times, q, lying_in_reference(prep.reference, times, prep.built.roles),
                               segment=np.zeros(len(times), dtype=int))["fall_s"]
     assert fall_s(qpos) == 0.0
     assert fall_s(ahead) == pytest.approx(crossing[0] - crossing[1], abs=0.005)

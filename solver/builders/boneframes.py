@@ -1,8 +1,9 @@
-"""Re-express a character in bone frames: every body's origin at its joint pivot, Y along the bone
-(towards its first child). Blender bones rotate about their heads and have their Y axis along the
+"""Re-express a character in bone frames: every body's origin at its first joint's pivot, Y along the
+bone (towards its first child). Blender bones rotate about their heads and have their Y axis along the
 bone, so a character imported from an MJCF file with other body frames (e.g. world-aligned, joints
-away from the origin) becomes a rig whose bones move exactly like its bodies. Geoms, sites and
-joint axes keep their place in the world; joint angles keep their meaning.
+away from the origin) becomes a rig whose bones move exactly like its bodies. Geoms, sites, joint axes
+and the pivots of a body's other joints (dm_control's ankles turn about two points 4 cm apart) keep
+their place in the world; joint angles keep their meaning.
 """
 from __future__ import annotations
 
@@ -26,16 +27,13 @@ def _rest_frames(ch: Character):
     return R, O
 
 
-def to_bone_frames(ch: Character, warn=None) -> Character:
-    warn = warn or (lambda msg: None)
+def to_bone_frames(ch: Character) -> Character:
     R, O = _rest_frames(ch)
     pivot = {}
     for b in ch.bodies:
         p = np.zeros(3)
         if b.joints:
-            p = np.asarray(b.joints[0].pos, float)
-            if any(np.linalg.norm(np.asarray(j.pos) - p) > 1e-9 for j in b.joints[1:]):
-                warn(f"joints of body '{b.name}' pivot at different points; all now pivot at '{b.joints[0].name}'s")
+            p = np.asarray(b.joints[0].pos, float)  # the bone's head: its first joint's pivot (others kept)
         pivot[b.name] = O[b.name] + R[b.name] @ p
     children = {b.name: [c.name for c in ch.bodies if c.parent == b.name] for b in ch.bodies}
     newR, length = {}, {}
@@ -53,7 +51,7 @@ def to_bone_frames(ch: Character, warn=None) -> Character:
         to_new = Rn.T @ Ro  # old body-frame vectors → new frame
         for j in b.joints:
             j.axis = [float(v) for v in to_new @ np.asarray(j.axis, float)]
-            j.pos = [0.0, 0.0, 0.0]
+            j.pos = [float(v) for v in Rn.T @ (Oo + Ro @ np.asarray(j.pos, float) - On)]
         for g in b.geoms:
             g.pos = [float(v) for v in Rn.T @ (Oo + Ro @ np.asarray(g.pos, float) - On)]
             g.quat = [float(v) for v in rotations.from_matrix(to_new @ rotations.to_matrix(g.quat))]

@@ -70,3 +70,4 @@ def humanoid(variant: str = "default") -> Character:
         else:
             hi = mid
     return _scaled(base, geoms, round(0.5 * (lo + hi), 6))
+

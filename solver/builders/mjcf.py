@@ -15,7 +15,10 @@ import numpy as np
 
 from ..core import rotations
 from ..core.errors import InvalidInput
+from ..formats.roles import MJCF_TEXT as MJCF_ROLES
+from ..formats.roles import format_roles, parse_roles
 from ..formats.scene import (
+    GEOM_SIZE_COUNT,
     SCHEMA_VERSION,
     Actuator,
     Body,
@@ -35,6 +38,7 @@ _GEOM = {
     "box": mujoco.mjtGeom.mjGEOM_BOX,
     "sphere": mujoco.mjtGeom.mjGEOM_SPHERE,
     "cylinder": mujoco.mjtGeom.mjGEOM_CYLINDER,
+    "ellipsoid": mujoco.mjtGeom.mjGEOM_ELLIPSOID,
     "mesh": mujoco.mjtGeom.mjGEOM_MESH,
 }
 _GEOM_NAME = {int(v): k for k, v in _GEOM.items()}
@@ -78,8 +82,7 @@ def _add_geom(spec: mujoco.MjSpec, body, g: Geom, character: bool, held: bool = 
     else:
         geom.density = g.density
     geom.friction = [g.friction, OBJECT_TORSION if held else 0.005, 0.0001]
-    if held:
-        geom.condim = 4
+    geom.condim = 4 if held else g.condim
     geom.rgba = g.rgba
     if character:
         geom.solimp = CHARACTER_SOLIMP
@@ -219,6 +222,9 @@ def _build_spec(scene: SceneDesc, actuation: str, target_margin: float = 0.0) ->
         ex.bodyname1, ex.bodyname2 = b1, b2
     for a in scene.character.actuators:
         _add_actuator(spec, a, joints[a.joint], actuation, target_margin)
+    if scene.character.roles:
+        text = spec.add_text()
+        text.name, text.data = MJCF_ROLES, format_roles(scene.character.roles)
     return spec
 
 
@@ -301,15 +307,16 @@ def _read_geom(model, spec_geoms, gid) -> Geom:
     gtype = _GEOM_NAME.get(int(model.geom_type[gid]))
     name = _name(model, mujoco.mjtObj.mjOBJ_GEOM, gid, "geom")
     if gtype is None:
-        raise InvalidInput(f"geom '{name}'", f"geom type {int(model.geom_type[gid])} is not supported "
-                           "(use capsule, box, sphere, cylinder or mesh)")
-    count = {"capsule": 2, "box": 3, "sphere": 1, "cylinder": 2, "mesh": 0}[gtype]
+        kind = mujoco.mjtGeom(int(model.geom_type[gid])).name.removeprefix("mjGEOM_").lower()
+        raise InvalidInput(f"geom '{name}'", f"a {kind} geom is not supported here (use capsule, box, sphere, "
+                           "cylinder, ellipsoid or mesh)")
+    count = GEOM_SIZE_COUNT[gtype]
     sg = spec_geoms[gid]
     mass = None if (sg.mass is None or not np.isfinite(sg.mass) or sg.mass < 0) else float(sg.mass)
     geom = Geom(name=name, type=gtype, size=[float(x) for x in model.geom_size[gid][:count]],
                 pos=[float(x) for x in model.geom_pos[gid]], quat=[float(x) for x in model.geom_quat[gid]],
                 mass=mass, density=float(sg.density), friction=float(model.geom_friction[gid][0]),
-                rgba=[float(x) for x in model.geom_rgba[gid]])
+                condim=int(model.geom_condim[gid]), rgba=[float(x) for x in model.geom_rgba[gid]])
     if gtype == "mesh":
         mid = int(model.geom_dataid[gid])
         a, n = model.mesh_vertadr[mid], model.mesh_vertnum[mid]
@@ -322,9 +329,13 @@ def _read_sites(model, bid) -> list[Site]:
             for s in range(model.nsite) if model.site_bodyid[s] == bid]
 
 
-def spec_to_scene(spec: mujoco.MjSpec, name: str = "imported") -> SceneDesc:
+def spec_to_scene(spec: mujoco.MjSpec, name: str = "imported", notes: list[str] | None = None) -> SceneDesc:
     """Read a parsed MJCF into a SceneDesc: the subtree of the first free-jointed body that has hinge
-    or ball joints below it is the character; other world children are the environment."""
+    or ball joints below it is the character — or, where none is free, of the first world child that
+    has (a walker made to be attached to an arena), which gets a free joint in place of the joints that
+    held it to the world; other world children are the environment. The character's roles are those
+    the file names (`physkey_roles`). What was changed on the way is appended to `notes`, in words."""
+    notes = [] if notes is None else notes
     model = compile_spec(spec, name)
     geoms_by_id = {g.id: g for g in spec.geoms}
     spec_geoms = [geoms_by_id[i] for i in range(model.ngeom)]
@@ -340,15 +351,25 @@ def spec_to_scene(spec: mujoco.MjSpec, name: str = "imported") -> SceneDesc:
         return any(model.jnt_type[j] == FREE for j in range(model.njnt)
                    if model.jnt_bodyid[j] == b)
 
+    def jointed_below(b):
+        return any(model.jnt_type[j] in (HINGE, BALL) for j in range(model.njnt) if model.jnt_bodyid[j] in subtree(b)[1:])
+
     root = next((b for b in children[0] if has_free(b) and len(subtree(b)) > 1), None)
+    attached = []  # the joints that held a fixed-base character to the world, replaced by a free joint
     if root is None:
-        raise InvalidInput(name, "no character: no free-floating body with jointed children")
+        root = next((b for b in children[0] if jointed_below(b)), None)
+        if root is None:
+            raise InvalidInput(name, "no character: no body with jointed children")
+        attached = [j for j in range(model.njnt) if model.jnt_bodyid[j] == root]
+        held = ", ".join(_name(model, mujoco.mjtObj.mjOBJ_JOINT, j, "joint") for j in attached) or "nothing (welded)"
+        notes.append(f"'{_name(model, mujoco.mjtObj.mjOBJ_BODY, root, 'body')}' was attached to the world by "
+                     f"{held}: it gets a free joint, so it stands on its own")
     bodies = []
     for b in subtree(root):
         bname = _name(model, mujoco.mjtObj.mjOBJ_BODY, b, "body")
         joints = []
         for j in range(model.njnt):
-            if model.jnt_bodyid[j] != b or model.jnt_type[j] == FREE:
+            if model.jnt_bodyid[j] != b or model.jnt_type[j] == FREE or j in attached:
                 continue
             jname = _name(model, mujoco.mjtObj.mjOBJ_JOINT, j, "joint")
             jt = int(model.jnt_type[j])
@@ -406,16 +427,17 @@ def spec_to_scene(spec: mujoco.MjSpec, name: str = "imported") -> SceneDesc:
                       floor_friction=float(model.geom_friction[floor][0]) if floor is not None else 0.7,
                       bodies=env_bodies)
     qpos = model.key_qpos[0] if model.nkey else model.qpos0
-    pose = Pose(root_pos=[float(x) for x in (model.body_pos[root] if not model.nkey
+    keyed_root = model.nkey and not attached
+    pose = Pose(root_pos=[float(x) for x in (model.body_pos[root] if not keyed_root
                                              else qpos[model.jnt_qposadr[_root_joint(model, root)]:][:3])],
-                root_quat=[float(x) for x in (model.body_quat[root] if not model.nkey
+                root_quat=[float(x) for x in (model.body_quat[root] if not keyed_root
                                               else qpos[model.jnt_qposadr[_root_joint(model, root)] + 3:][:4])])
     if model.nkey:
         for j in range(model.njnt):
             if model.jnt_type[j] == HINGE and model.jnt_bodyid[j] in subtree(root):
                 pose.joints[_name(model, mujoco.mjtObj.mjOBJ_JOINT, j, "joint")] = float(qpos[model.jnt_qposadr[j]])
     velocity = None
-    if model.nkey and np.any(model.key_qvel[0]):
+    if keyed_root and np.any(model.key_qvel[0]):
         qvel, dof = model.key_qvel[0], model.jnt_dofadr[_root_joint(model, root)]
         velocity = Velocity(root_linear=[float(x) for x in qvel[dof:dof + 3]],
                             root_angular=[float(x) for x in qvel[dof + 3:dof + 6]])
@@ -424,8 +446,18 @@ def spec_to_scene(spec: mujoco.MjSpec, name: str = "imported") -> SceneDesc:
                 velocity.joints[_name(model, mujoco.mjtObj.mjOBJ_JOINT, j, "joint")] = float(qvel[model.jnt_dofadr[j]])
     char = Character(name=_name(model, mujoco.mjtObj.mjOBJ_BODY, root, "character"), bodies=bodies,
                      actuators=actuators, exclude_contacts=excludes)
+    _read_roles(spec, char, name)
     return SceneDesc(schema_version=SCHEMA_VERSION, name=name, character=char, environment=env,
                      initial_pose=pose, initial_velocity=velocity, timestep=float(model.opt.timestep))
+
+
+def _read_roles(spec: mujoco.MjSpec, char: Character, where: str) -> None:
+    """The roles the file names for its character (`physkey_roles`; `character_files` infers the rest)."""
+    from ..formats.roles import check_roles
+    for text in spec.texts:
+        if text.name == MJCF_ROLES:
+            char.roles = parse_roles(text.data, f"{where}: custom text '{MJCF_ROLES}'")
+    check_roles(char.roles, {b.name for b in char.bodies}, f"{where}: custom text '{MJCF_ROLES}'")
 
 
 def _root_joint(model, root) -> int:
@@ -460,13 +492,13 @@ def _read_env_body(model, spec_geoms, b, tree, free) -> EnvBody:
                    quat=[float(x) for x in model.body_quat[b]], geoms=geoms, sites=sites)
 
 
-def load_mjcf(path) -> SceneDesc:
+def load_mjcf(path, notes: list[str] | None = None) -> SceneDesc:
     """Read an MJCF file (a scene from `scenes/` or the user's own) into a SceneDesc; files it refers
-    to must lie in its own folder."""
+    to must lie in its own folder. What the import changed or inferred is appended to `notes`."""
     from .mjcf_paths import check_file_references
     check_file_references(os.fspath(path))
     try:
         spec = mujoco.MjSpec.from_file(os.fspath(path))
     except (ValueError, FileNotFoundError) as e:
         raise InvalidInput(os.fspath(path), f"cannot read MJCF: {str(e).strip().splitlines()[0]}") from None
-    return spec_to_scene(spec, name=os.path.splitext(os.path.basename(path))[0])
+    return spec_to_scene(spec, name=os.path.splitext(os.path.basename(path))[0], notes=notes)

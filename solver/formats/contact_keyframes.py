@@ -95,6 +95,12 @@ def parse_keyframes(items, path: str = "keyframes", depth: int = 0) -> list[Cont
     return [copy.deepcopy(k) for k in out]
 
 
+def _no_role(name: str) -> str:
+    from .roles import ROLES
+    return (f", and no body of the character plays the role '{name}' (name it in the character's roles)"
+            if name in ROLES else "")
+
+
 def check_bodies(keyframes: list[ContactKeyframe], scene: SceneDesc, path: str = "keyframes") -> None:
     """Every pair names bodies the scene has: body1 on the character or a free object (a box to put
     somewhere), body2 anywhere or `world`; a pair of which neither side can move is refused."""
@@ -104,9 +110,11 @@ def check_bodies(keyframes: list[ContactKeyframe], scene: SceneDesc, path: str =
         for j, pair in enumerate(kf.pairs):
             p = f"{path}[{i}].pairs[{j}]"
             if pair.body1 not in character and pair.body1 not in env:
-                raise InvalidInput(f"{p}.body1", f"no body '{pair.body1}' in the character or the scene's objects")
+                raise InvalidInput(f"{p}.body1", f"no body '{pair.body1}' in the character or the scene's objects"
+                                   + _no_role(pair.body1))
             if pair.body2 != WORLD and pair.body2 not in character and pair.body2 not in env:
-                raise InvalidInput(f"{p}.body2", f"no body '{pair.body2}' in the scene (or use 'world')")
+                raise InvalidInput(f"{p}.body2", f"no body '{pair.body2}' in the scene (or use 'world')"
+                                   + _no_role(pair.body2))
             if env.get(pair.body1) == "static":
                 fixed2 = pair.body2 == WORLD or env.get(pair.body2) == "static"
                 raise InvalidInput(f"{p}.body1", f"'{pair.body1}' is fixed in place" + (

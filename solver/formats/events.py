@@ -22,7 +22,8 @@ class Event(StrEnum):
 
 
 MEANING = {
-    Event.START: "the task's name, method and seeds: the solve has begun",
+    Event.START: "the task's name, method and seeds, and notes on what the run leaves out (a term off for a role "
+                 "no body plays): the solve has begun",
     Event.SEED_START: "a seed began in a worker (its pid; on Ray also its node)",
     Event.PROGRESS: "a seed's fraction done and cost, and for keyframe methods the keyframes reached, "
                     "iterations, retries and back-ups",

@@ -12,12 +12,13 @@ from typing import Optional
 
 from ..core import schema
 from ..core.errors import InvalidInput
+from .roles import check_roles
 
 SCHEMA_VERSION = 1
 GROUPS = ("core", "right_leg", "left_leg", "right_arm", "left_arm")
-GEOM_TYPES = ("capsule", "box", "sphere", "cylinder", "mesh")
+GEOM_TYPES = ("capsule", "box", "sphere", "cylinder", "ellipsoid", "mesh")
 # Number of size parameters per geom type (MuJoCo conventions: half-sizes, capsule radius + half-length).
-GEOM_SIZE_COUNT = {"capsule": 2, "box": 3, "sphere": 1, "cylinder": 2, "mesh": 0}
+GEOM_SIZE_COUNT = {"capsule": 2, "box": 3, "sphere": 1, "cylinder": 2, "ellipsoid": 3, "mesh": 0}
 
 _IDENTITY_QUAT = (1.0, 0.0, 0.0, 0.0)
 MIN_SIZE = 1e-6  # m, the smallest geom size
@@ -47,6 +48,7 @@ class Geom:
     mass: Optional[float] = field(default=None, metadata={"positive": True})
     density: float = field(default=1000.0, metadata={"positive": True})
     friction: float = field(default=0.7, metadata={"nonneg": True})
+    condim: int = field(default=3, metadata={"choices": (1, 3, 4, 6)})  # MuJoCo's contact dimensionality
     vertices: list[list[float]] = field(default_factory=list)  # mesh only: convex hull points
     rgba: list[float] = field(default_factory=lambda: [0.8, 0.6, 0.4, 1.0], metadata={"length": 4})
 
@@ -132,11 +134,13 @@ class Body:
 
 @dataclass
 class Character:
-    """An articulated character: bodies listed parents-first; the first body is the free root."""
+    """An articulated character: bodies listed parents-first; the first body is the free root. `roles`
+    {role: body}: which body plays which part (`formats/roles.py`), where given; the rest are inferred."""
     name: str
     bodies: list[Body] = field(metadata={"min_length": 1})
     actuators: list[Actuator] = field(default_factory=list)
     exclude_contacts: list[list[str]] = field(default_factory=list)
+    roles: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -256,6 +260,7 @@ def check_references(scene: SceneDesc, path: str = "") -> None:
         for k, name in enumerate(pair):
             if name not in bodies:
                 raise InvalidInput(f"{cpath}.exclude_contacts[{i}][{k}]", f"no body '{name}' in character")
+    check_roles(ch.roles, bodies, cpath)
     _check_initial_state(scene, {name: j.type for name, j in joints.items()}, path)
 
 

@@ -260,7 +260,7 @@ def _package(prep: AssistPrepared, opt: AssistOptimizer, problem: Problem, kf_in
     success = bool(np.isfinite(kf_error) and np.isfinite(kf_initial) and kf_error <= SUCCESS_RATIO * kf_initial)
     solution = _solution(opt, problem, x, K - 1, success, float(f), summary)
     solution.summary["quality"] = motion_quality(prep.built.model, prep.built.character_bodies, solution.times,
-                                                 solution.qpos)
+                                                 solution.qpos, roles=prep.built.roles)
     if prep.settings.physical and solution.unstable_time is None:
         solution.variants["physical"] = physical_version(
             prep, solution, summary["keyframe_times"], force, problem.dt_sim, kf_initial, seed, nthread,

@@ -56,7 +56,8 @@ class PlannedPrepared(Prepared):
         """Checkpoint → its agent, ready to step on `engine` (where a particle's segment runs), with
         the keyframes `appended` to the task while it ran (task-file JSON)."""
         setup = self.agent_setup()
-        keyframes = self.keyframes + (parse_keyframes(appended, "append_keyframes") if appended else [])
+        keyframes = self.keyframes + (_by_role(parse_keyframes(appended, "append_keyframes"), self.built.scene)
+                                      if appended else [])
         return lambda cp: setup.resume(cp, engine, keyframes)
 
     def batch(self) -> Batch:
@@ -101,6 +102,12 @@ def planning_models(scene: SceneDesc, sampling: SamplingSettings, actuation: str
     return built, plan
 
 
+def _by_role(keyframes: list, scene: SceneDesc) -> list:
+    """The keyframes' pairs on the bodies playing the roles they name (`roles.by_role`)."""
+    from ..builders.roles import by_role
+    return by_role(keyframes, scene.character, {b.name for b in scene.environment.bodies})
+
+
 class Contact(Method):
     name = "contact"
     settings_type = ContactSettings
@@ -113,6 +120,7 @@ class Contact(Method):
         if not keyframes:
             raise InvalidInput("keyframes", "the contact method needs at least one contact keyframe")
         scene = build_scene(task.scene)
+        keyframes = _by_role(keyframes, scene)
         check_bodies(keyframes, scene)
         check_perturbations(task.perturbations, scene, sum(k.time_limit + k.sustain for k in keyframes))
         grasps = grasp_pairs(keyframes, scene) if settings.grasp.grasp == "sticky" else []
@@ -120,11 +128,12 @@ class Contact(Method):
         return ContactPrepared(task, settings, built, keyframes, plan)
 
     def check_appended(self, items: list, scene: SceneDesc, path: str) -> None:
-        check_bodies(parse_keyframes(items, path), scene, path)
+        check_bodies(_by_role(parse_keyframes(items, path), scene), scene, path)
 
     def solve(self, prep: ContactPrepared, seed: int, engine: RolloutEngine, progress=None,
               appended=None, segments=None) -> Solution:
-        poll = None if appended is None else (lambda: parse_keyframes(appended(), "append_keyframes"))
+        poll = None if appended is None else (
+            lambda: _by_role(parse_keyframes(appended(), "append_keyframes"), prep.built.scene))
         run, particles = run_particles(prep.agent_setup(), seed, engine, progress, poll, segments=segments)
         solution = _solution(prep, run)
         summary = solution.summary
@@ -154,7 +163,7 @@ def _solution(prep: ContactPrepared, run) -> Solution:
     lying = np.array([not kf.upright for kf in prep.keyframes])
     may_lie = lying[np.minimum(run.keyframe_index, len(lying) - 1)]
     summary["quality"] = motion_quality(prep.built.model, prep.built.character_bodies, run.times, run.qpos,
-                                        may_lie, segment=run.keyframe_index)
+                                        may_lie, segment=run.keyframe_index, roles=prep.built.roles)
     return Solution(times=run.times, qpos=run.qpos, success=run.success,
                     cost=float(run.cost_per_step.mean()) if len(run.cost_per_step) else 0.0,
                     keyframes_reached=[None if t is None else round(float(t), 6) for t in run.reached],

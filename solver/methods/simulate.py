@@ -74,7 +74,7 @@ def _simulate(prep: Prepared, seed: int, engine: RolloutEngine, progress) -> Sol
             progress(Progress(done / nstep_total, cost_sum / done))
     qpos = np.concatenate(qpos_rows)
     times = np.concatenate(time_rows)
-    quality = motion_quality(m, prep.built.character_bodies, times, qpos)
+    quality = motion_quality(m, prep.built.character_bodies, times, qpos, roles=prep.built.roles)
     return Solution(times=times, qpos=qpos, success=unstable_time is None, cost=cost_sum / max(done, 1),
                     summary={"quality": quality},
                     unstable_time=unstable_time, unstable_reason=None if unstable_time is None else DIVERGED)

@@ -100,7 +100,8 @@ class Track(Method):
                    "departs": next((v["why"] for v in verdicts if v["verdict"] != "reached"), None),
                    "teleports": [{"time": round(t, 6), "what": what} for t, what in jumps]}
         summary["quality"] = motion_quality(prep.built.model, prep.built.character_bodies, run.times, run.qpos,
-                                            lying_in_reference(prep.reference, run.times), segment=run.keyframe_index)
+                                            lying_in_reference(prep.reference, run.times, prep.built.roles),
+                                            segment=run.keyframe_index, roles=prep.built.roles)
         return Solution(times=run.times, qpos=run.qpos, success=run.success,
                         cost=float(run.cost_per_step.mean()) if len(run.cost_per_step) else 0.0,
                         keyframes_reached=[None if t is None else round(float(t), 6) for t in run.reached],
@@ -114,13 +115,13 @@ class Track(Method):
 TRACK = Track()
 
 
-def lying_in_reference(reference: Reference, times: np.ndarray) -> np.ndarray | None:
+def lying_in_reference(reference: Reference, times: np.ndarray, roles: dict[str, str]) -> np.ndarray | None:
     """Per time: whether the reference lies there (its head below FALLEN_HEAD_HEIGHT), so a low head
     follows it rather than fell — what `motion_quality` needs for a tracked motion's `fall_s`. None
-    for a character without a head."""
-    if "head" not in reference.xpos:
+    for a character without a head (`roles`)."""
+    if roles.get("head") not in reference.xpos:
         return None
-    return reference.xpos["head"][reference.index(times), 2] < FALLEN_HEAD_HEIGHT
+    return reference.xpos[roles["head"]][reference.index(times), 2] < FALLEN_HEAD_HEIGHT
 
 
 # -- preparing -------------------------------------------------------------------------------------
@@ -193,11 +194,11 @@ def track_keyframes(items: list, scene: SceneDesc, built: BuiltModel, reference:
     `key_every` seconds where it names none; one at the reference's end if the last is well before it."""
     cols = pose_columns(built)
     digest = reference.digest()
-    head = built.character_bodies.index("head") if "head" in built.character_bodies else None
+    head = built.roles.get("head")
 
     def key(name, t, q, weight=1.0):
         row = int(reference.index(t))
-        upright = head is None or bool(reference.xpos["head"][row, 2] >= FALLEN_HEAD_HEIGHT)
+        upright = head is None or bool(reference.xpos[head][row, 2] >= FALLEN_HEAD_HEIGHT)
         return TrackKeyframe(name=name, time=round(float(t), 9), qpos=[float(v) for v in q], weight=float(weight),
                              window=settings.key_window, pos_tolerance=settings.pos_tolerance,
                              angle_tolerance=settings.angle_tolerance, joint_tolerance=settings.joint_tolerance,

@@ -97,7 +97,9 @@ class Agent:
         # The contact term's weight × (a retry's: `retry_with`; not a checkpoint's: a resumed segment
         # gets its own from its job).
         self.contact_press = 1.0
-        self.head = m.body("head").id if "head" in built.character_bodies else None
+        head = built.roles.get("head")
+        self.head = m.body(head).id if head is not None else None
+        self.root_body = m.body(built.scene.character.bodies[0].name).id
         self.perturber = Perturber(m, built.perturbations)
         self.grasper = Grasper(m, [plan.model], built.grasps)
         self.fingerprint = fingerprint(built, settings, keyframes)
@@ -208,7 +210,8 @@ class Agent:
                 break
             before = tracker.index
             d = self.distance(tracker.current)
-            tracker.update(data.time, d if self.met_within(d) else np.inf)
+            tracker.update(data.time, d if self.met_within(d) else np.inf,
+                           lambda: self.job.steady(self, tracker.index))
             rec["times"].append(data.time)
             rec["qpos"].append(data.qpos.copy())
             rec["ctrls"].append(data.ctrl.copy())

@@ -4,12 +4,17 @@ the objective, the keyframe watch, how far the character is from a keyframe, and
 """
 from __future__ import annotations
 
+import mujoco
+import numpy as np
+
 from ..physics.model import BuiltModel
 from ..physics.quality import RISEN_HEAD_HEIGHT
 from ..physics.reference import Reference
 from .keyframe_tracker import KeyframeTracker, pair_distance, placements, resting_on
 from .objectives.contact import Objective, pressed
 from .objectives.tracking import ReferenceTracker, TrackingObjective, pose_columns
+
+TOPPLING_SPEED = 0.5  # m/s: a centre of mass crossing the floor faster than this is leaving its support
 
 
 class ContactJob:
@@ -42,6 +47,17 @@ class ContactJob:
         if agent.head is None or index != len(keyframes) - 1 or not keyframes[index].upright:
             return True
         return float(agent.data.xpos[agent.head, 2]) >= RISEN_HEAD_HEIGHT
+
+    def steady(self, agent, index: int) -> bool:
+        """Whether the last keyframe, where it asks the character to stay up, may count now that its
+        sustain is over: not with the centre of mass crossing the floor faster than TOPPLING_SPEED, on
+        its way out of the support (a reach on another humanoid 'succeeded' with its torso going
+        sideways at 0.94 m/s, toppling); it counts once the character has steadied."""
+        keyframes = agent.tracker.keyframes
+        if index != len(keyframes) - 1 or not keyframes[index].upright:
+            return True
+        mujoco.mj_subtreeVel(agent.m, agent.data)  # fills subtree_linvel only: the simulation is untouched
+        return float(np.linalg.norm(agent.data.subtree_linvel[agent.root_body, :2])) < TOPPLING_SPEED
 
     def placed(self, agent, index: int) -> bool:
         """Every object keyframe `index` puts on something (box ↔ shelf) rests on it now: a box held
@@ -81,6 +97,9 @@ class TrackingJob:
         return keyframe.distance(q[:3], q[3:7], q[7:])
 
     def may_end(self, agent, index: int) -> bool:
+        return True
+
+    def steady(self, agent, index: int) -> bool:
         return True
 
     def placed(self, agent, index: int) -> bool:

@@ -57,8 +57,9 @@ class KeyframeTracker:
     def current(self) -> ContactKeyframe:
         return self.keyframes[min(self.index, len(self.keyframes) - 1)]
 
-    def update(self, t: float, distance: float) -> None:
-        """Advance with the current keyframe's distance (norm of stacked pair displacements) at t."""
+    def update(self, t: float, distance: float, steady=lambda: True) -> None:
+        """Advance with the current keyframe's distance (norm of stacked pair displacements) at t; a
+        keyframe held for its sustain counts once `steady()` says the character may stop there."""
         if self.done:
             return
         kf = self.current
@@ -69,7 +70,7 @@ class KeyframeTracker:
             return
         if self.within_since is None:
             self.within_since = t
-        if t - self.within_since >= kf.sustain - 1e-9:
+        if t - self.within_since >= kf.sustain - 1e-9 and steady():
             self.reach(t)
 
     def reach(self, t: float) -> None:

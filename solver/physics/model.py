@@ -37,6 +37,12 @@ class BuiltModel:
     grasps: list[tuple[str, str]] = field(default_factory=list)  # (body, object) of each sticky-hand weld
 
     @property
+    def roles(self) -> dict[str, str]:
+        """{role: body} of the parts the character's bodies play (`builders/roles.py`)."""
+        from ..builders.roles import roles_of
+        return roles_of(self.scene.character)
+
+    @property
     def nassist(self) -> int:
         return len(self.assist_bodies)
 

@@ -12,8 +12,7 @@ from dataclasses import dataclass
 import mujoco
 import numpy as np
 
-FOOT_BODIES = ("foot_left", "foot_right")  # the default humanoid's feet (a character without them: no sliding)
-HEAD_BODY = "head"
+FOOT_ROLES = ("foot_left", "foot_right")  # whose sliding is measured (a character playing neither: none)
 FALLEN_HEAD_HEIGHT = 0.5  # m: a head below this has fallen (seated and kneeling heads stay well above)
 # m: a head has got up once it is this high; until then a head dipping below FALLEN_HEAD_HEIGHT is
 # still getting up (a head lying on a 0.3 m bed sits at 0.48-0.53 m and bobs across the line).
@@ -45,8 +44,10 @@ def head_was_up(head_z: np.ndarray, segment: np.ndarray) -> np.ndarray:
 
 
 def motion_quality(model: mujoco.MjModel, character_bodies: list[str], times: np.ndarray, qpos: np.ndarray,
-                   may_lie: np.ndarray | None = None, fps: float = 30.0, segment: np.ndarray | None = None) -> dict:
-    """The quality figures of a trajectory (`qpos` per time in `times`):
+                   may_lie: np.ndarray | None = None, fps: float = 30.0, segment: np.ndarray | None = None,
+                   roles: dict[str, str] | None = None) -> dict:
+    """The quality figures of a trajectory (`qpos` per time in `times`), the feet and head read by their
+    `roles` ({role: body}; the default humanoid's body names where not given):
 
     - `max_penetration_m`: the deepest overlap of a character geom with anything (the environment
       or its own other bodies), over every recorded pose, and `max_penetration_at`: where and when
@@ -72,13 +73,15 @@ def motion_quality(model: mujoco.MjModel, character_bodies: list[str], times: np
     times = np.asarray(times, dtype=float)
     ids = [model.body(b).id for b in character_bodies]
     objects = free_objects(model, ids)
-    scan = _scan(model, ids, [model.body(b).id for b in FOOT_BODIES if b in character_bodies],
-                 model.body(HEAD_BODY).id if HEAD_BODY in character_bodies else None, objects, qpos)
+    roles = {b: b for b in character_bodies} if roles is None else roles
+    head = roles.get("head")
+    scan = _scan(model, ids, [model.body(roles[r]).id for r in FOOT_ROLES if r in roles],
+                 model.body(head).id if head is not None else None, objects, qpos)
     n = len(qpos)
     planted = scan.foot_down[1:] & scan.foot_down[:-1]
     sliding = float(np.sum(np.linalg.norm(np.diff(scan.foot_xy, axis=0), axis=-1) * planted)) if n > 1 else 0.0
     fall = None
-    if HEAD_BODY in character_bodies and may_lie is not None:
+    if head is not None and may_lie is not None:
         fallen = (scan.head_z < FALLEN_HEAD_HEIGHT) & ~np.asarray(may_lie, dtype=bool)
         if segment is not None:
             fallen &= head_was_up(scan.head_z, segment)

@@ -69,6 +69,9 @@ class Events:
             line = (f"seed {s['seed']}: {outcome}, cost {s['cost']:.4g}, "
                     f"{s['duration_s']:.2f} s of motion, {s['wall_s']:.2f} s wall")
             sys.stderr.write(f"\r{line:<72}\n")
+        elif kind == Event.START:
+            for note in event.get("notes", []):
+                sys.stderr.write(f"note: {note}\n")
         elif kind == Event.ERROR:
             sys.stderr.write(f"\nerror: {event['message']}\n")
         elif kind == Event.SEED_FAILED:
@@ -88,9 +91,15 @@ def prepare_task(task, num_seeds=None):
     return task, method.prepare(task)
 
 
-def _prepare(task_path: str, num_seeds=None):
+def _prepare(task_path: str, num_seeds=None, character: str | None = None, notes: list[str] | None = None):
+    """(task, prepared) of the task file, its character replaced by the one in `character` (a file) when
+    given; what that changed is appended to `notes`."""
     from ..formats.task import load_task
-    return prepare_task(load_task(task_path), num_seeds)
+    task = load_task(task_path)
+    if character is not None:
+        from ..builders.character_files import with_character
+        task = with_character(task, character, [] if notes is None else notes)
+    return prepare_task(task, num_seeds)
 
 
 def _check_memory(prepared, workers: int) -> None:
@@ -105,12 +114,22 @@ def _check_memory(prepared, workers: int) -> None:
 
 
 def cmd_validate(args) -> int:
-    task, prepared = _prepare(args.task)
+    notes: list[str] = []
+    task, prepared = _prepare(args.task, character=args.character, notes=notes)
     _check_memory(prepared, 1)
     m = prepared.built.model
     print(f"ok: task '{task.name}', method {task.method}, {len(task.keyframes)} keyframes, "
           f"{len(task.seeds)} seed(s); model {m.nbody} bodies, {m.nu} actuators, timestep {m.opt.timestep}")
+    for note in notes + _notes(prepared):
+        print(f"note: {note}")
     return EXIT_OK
+
+
+def _notes(prepared) -> list[str]:
+    """What the run leaves out or changes that the user should know before it starts: terms off for a
+    role no body of the character plays."""
+    from ..builders.roles import missing_terms
+    return missing_terms(prepared.built.roles)
 
 
 def _check_out_dir(out: str) -> None:
@@ -139,7 +158,8 @@ def cmd_run(args, emit: Events) -> int:
     from .pool import run_seeds
     _check_run_options(args)
     _check_out_dir(args.out)
-    task, prepared = _prepare(args.task, args.num_seeds)  # everything is checked before --out is touched
+    notes: list[str] = []  # everything is checked before --out is touched
+    task, prepared = _prepare(args.task, args.num_seeds, args.character, notes)
     workers = args.workers if args.workers is not None else min(len(task.seeds), os.cpu_count() or 1)
     if len(task.seeds) == 1 and args.workers is None:
         workers = 0
@@ -159,8 +179,10 @@ def cmd_run(args, emit: Events) -> int:
     write_text_atomic(os.path.join(args.out, "task.json"), schema.format_json(task_doc))
     index = ResultIndex(args.out, task.name, task.method, task.seeds)
     emit.seeds = task.seeds
+    notes += _notes(prepared)
     emit({"event": Event.START, "task": task.name, "method": task.method, "seeds": task.seeds,
-          "out": os.path.abspath(args.out), "model": os.path.abspath(os.path.join(args.out, "model.xml"))})
+          "out": os.path.abspath(args.out), "model": os.path.abspath(os.path.join(args.out, "model.xml")),
+          "notes": notes})
     start = time.perf_counter()
     method = get_method(task.method)
     _listen_to_stdin(args, method, prepared.built.scene, emit)
@@ -174,6 +196,7 @@ def cmd_run(args, emit: Events) -> int:
         index.fail(seed, message)
         emit({"event": Event.SEED_FAILED, "seed": seed, "message": message})
 
+    _stop_on_sigterm()
     try:
         if ray is not None:
             from .ray_pool import run_seeds_ray
@@ -182,6 +205,9 @@ def cmd_run(args, emit: Events) -> int:
                           particles=particles)
         else:
             run_seeds(task_doc, task.seeds, args.out, workers, emit, on_solution, on_failure)
+    except KeyboardInterrupt:  # Ctrl+C, or stopped by whoever started it (Blender's Cancel): said in the file
+        index.finish("stopped")
+        raise
     except BaseException:
         index.finish("failed")
         raise
@@ -196,6 +222,17 @@ def cmd_run(args, emit: Events) -> int:
     if not args.jsonl:
         _print_summary(index.doc, len(task.seeds), time.perf_counter() - start, args.out, emit.stdout)
     return EXIT_OK if ok else EXIT_INTERNAL
+
+
+def _stop_on_sigterm() -> None:
+    """SIGTERM (a Cancel, `kill`) ends the run as Ctrl+C does, so result.json says it stopped."""
+    import signal
+
+    def stop(signum, frame):
+        raise KeyboardInterrupt
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, stop)
 
 
 def _check_run_options(args) -> None:
@@ -241,13 +278,20 @@ def cmd_export_mjcf(args) -> int:
 
 
 def cmd_import_mjcf(args) -> int:
-    from ..builders.mjcf import load_mjcf
+    from ..builders.character_files import load_character_mjcf
     from ..formats.scene import save_scene
-    scene = load_mjcf(args.mjcf)
+    notes: list[str] = []
+    scene = load_character_mjcf(args.mjcf, notes)
     save_scene(scene, args.out)
     print(f"wrote {args.out}: character '{scene.character.name}' with {len(scene.character.bodies)} bodies, "
           f"{len(scene.environment.bodies)} environment bodies")
+    for note in notes:
+        print(f"note: {note}")
     return EXIT_OK
+
+
+CHARACTER_HELP = ("an MJCF (.xml) or PhysKey scene (.json) file whose character replaces the task's; the task's "
+                  "pairs name roles (hand_right, foot_left …) that its bodies play")
 
 
 def build_parser(prog: str = "python -m solver") -> argparse.ArgumentParser:
@@ -255,9 +299,11 @@ def build_parser(prog: str = "python -m solver") -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
     v = sub.add_parser("validate", help="check a task file and the model it builds")
     v.add_argument("task")
+    v.add_argument("--character", default=None, help=CHARACTER_HELP)
     r = sub.add_parser("run", help="solve a task; results go to --out")
     r.add_argument("task")
     r.add_argument("--out", required=True)
+    r.add_argument("--character", default=None, help=CHARACTER_HELP)
     r.add_argument("--num-seeds", type=int, default=None)
     r.add_argument("--workers", type=int, default=None,
                    help="worker processes (0 = inline); with --backend ray, the most seeds solved at once")

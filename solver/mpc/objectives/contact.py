@@ -25,9 +25,7 @@ ALPHA = 0.1  # contact smoothing, eq. (5)
 SMOOTH_P = 0.1  # smooth-abs parameter of the posture and balance terms
 CONTROL_P = 0.05  # cosh parameter of the control term
 HEAD_HEIGHT, TORSO_HEIGHT = 1.4, 1.3  # MuJoCo MPC's targets (m)
-# The bodies the common terms read (the default humanoid's names; a character lacking one skips the term).
-BODIES = {"torso": "torso", "pelvis": "pelvis", "head": "head", "foot_right": "foot_right", "foot_left": "foot_left",
-          "knee_right": "shin_right", "knee_left": "shin_left"}
+COMMON_ROLES = ("torso", "pelvis", "head", "foot_right", "foot_left", "shin_right", "shin_left")  # the terms' roles
 
 
 def pressed(kf: ContactKeyframe, factor: float) -> ContactKeyframe:
@@ -109,8 +107,10 @@ class Objective:
         mujoco.mj_kinematics(m, data)
         self.up_local = {b: data.xmat[m.body(b).id].reshape(3, 3).T @ [0, 0, 1] for b in groups}
         self.forward_local = {b: data.xmat[m.body(b).id].reshape(3, 3).T @ [1, 0, 0] for b in groups}
-        self.has = {k: v in groups for k, v in BODIES.items()}
-        self.common_bodies = sorted(BODIES[k] for k, present in self.has.items() if present)
+        # the bodies the common terms read, by role (a term whose role no body plays is off: the run
+        # says so, `roles.missing_terms`)
+        self.roles = {role: body for role, body in built.roles.items() if body in groups}
+        self.common_bodies = sorted({self.roles[r] for r in COMMON_ROLES if r in self.roles})
         self.character_bodies = list(groups)
         self.character_body_group = np.array([self.group_index[groups[b]] for b in self.character_bodies], dtype=int)
 
@@ -167,26 +167,27 @@ class Objective:
             return smooth_abs(np.abs(axis[..., 2] - 1.0))
 
         pos = feat["pos"]
-        if self.has["torso"]:
-            add("Torso Up", up(BODIES["torso"]), TERM_GROUPS["Torso Up"])
-            add("Torso Height", smooth_abs(pos[BODIES["torso"]][..., 2] - TORSO_HEIGHT), TERM_GROUPS["Torso Height"])
-        if self.has["pelvis"]:
-            add("Pelvis Up", up(BODIES["pelvis"]), TERM_GROUPS["Pelvis Up"])
-        if self.has["foot_right"]:
-            add("RFoot Up", up(BODIES["foot_right"]), TERM_GROUPS["RFoot Up"])
-        if self.has["foot_left"]:
-            add("LFoot Up", up(BODIES["foot_left"]), TERM_GROUPS["LFoot Up"])
-        if self.has["head"]:
-            add("Head Height", smooth_abs(pos[BODIES["head"]][..., 2] - HEAD_HEIGHT), TERM_GROUPS["Head Height"])
-        if self.has["foot_right"] and self.has["foot_left"]:
-            feet = 0.5 * (pos[BODIES["foot_right"]][..., :2] + pos[BODIES["foot_left"]][..., :2])
-            if self.has["knee_right"] and self.has["knee_left"]:
-                knees = 0.5 * (pos[BODIES["knee_right"]][..., :2] + pos[BODIES["knee_left"]][..., :2])
+        role = self.roles
+        if "torso" in role:
+            add("Torso Up", up(role["torso"]), TERM_GROUPS["Torso Up"])
+            add("Torso Height", smooth_abs(pos[role["torso"]][..., 2] - TORSO_HEIGHT), TERM_GROUPS["Torso Height"])
+        if "pelvis" in role:
+            add("Pelvis Up", up(role["pelvis"]), TERM_GROUPS["Pelvis Up"])
+        if "foot_right" in role:
+            add("RFoot Up", up(role["foot_right"]), TERM_GROUPS["RFoot Up"])
+        if "foot_left" in role:
+            add("LFoot Up", up(role["foot_left"]), TERM_GROUPS["LFoot Up"])
+        if "head" in role:
+            add("Head Height", smooth_abs(pos[role["head"]][..., 2] - HEAD_HEIGHT), TERM_GROUPS["Head Height"])
+        if "foot_right" in role and "foot_left" in role:
+            feet = 0.5 * (pos[role["foot_right"]][..., :2] + pos[role["foot_left"]][..., :2])
+            if "shin_right" in role and "shin_left" in role:
+                knees = 0.5 * (pos[role["shin_right"]][..., :2] + pos[role["shin_left"]][..., :2])
                 add("Knee Feet XY", smooth_abs(np.linalg.norm(knees - feet, axis=-1)), TERM_GROUPS["Knee Feet XY"])
             add("COM Feet XY", smooth_abs(np.linalg.norm(feat["com"][..., :2] - feet, axis=-1)),
                 TERM_GROUPS["COM Feet XY"])
-        if kf.facing_target is not None and self.has["torso"]:
-            torso = BODIES["torso"]
+        if kf.facing_target is not None and "torso" in role:
+            torso = role["torso"]
             fwd = rotate(feat["quat"][torso], self.forward_local[torso])[..., :2]
             to_target = np.asarray(kf.facing_target, float) - pos[torso][..., :2]
             to_target = to_target / np.maximum(np.linalg.norm(to_target, axis=-1, keepdims=True), 1e-9)

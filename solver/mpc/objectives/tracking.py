@@ -220,7 +220,9 @@ class ReferenceTracker(KeyframeTracker):
     to `window` after it where the pose is within its tolerances (`distance` ≤ 1), missed once the
     window has passed. Falling while the reference is upright fails the keyframe as in a contact solve."""
 
-    def update(self, t: float, distance: float) -> None:
+    def update(self, t: float, distance: float, steady=lambda: True) -> None:
+        """As `KeyframeTracker.update`; a track keyframe is met at its time, steady or not (the reference
+        says how the character moves there)."""
         if self.done:
             return
         kf = self.current

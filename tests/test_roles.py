@@ -1,0 +1,166 @@
+"""Body roles: which body of a character is its pelvis, chest, head, feet, hands … inferred for the
+characters users bring — dm_control's humanoid and CMU humanoid as they ship in the `dm-control` 1.0.50
+wheel (`tests/data/dm_control`, Apache 2.0), a Mixamo-named one, one proportioned from a Rigify rig, one
+whose names say nothing — and what is off for a role no body plays said by name, never dropped silently.
+MJCF characters as they come: ellipsoids, condim, pivots, a walker attached to the world."""
+import copy
+import json
+from pathlib import Path
+
+import mujoco
+import numpy as np
+import pytest
+from test_cli import run_cli
+
+from solver.builders.characters import humanoid
+from solver.builders.character_files import load_character_mjcf as _load
+from solver.builders.mjcf import scene_to_xml
+from solver.builders.roles import missing_terms, roles_of
+from solver.core.errors import InvalidInput
+from solver.formats.roles import ROLES
+
+DM = Path(__file__).resolve().parent / "data" / "dm_control"
+LIMBS = ("thigh", "shin", "foot", "upper_arm", "lower_arm", "hand")
+
+
+def _renamed(names: dict[str, str]):
+    """The default humanoid with its bodies (and what names them) renamed by `names`."""
+    ch = copy.deepcopy(humanoid())
+    for b in ch.bodies:
+        b.name = names.get(b.name, b.name)
+        b.parent = names.get(b.parent, b.parent)
+    ch.exclude_contacts = [[names.get(a, a), names.get(b, b)] for a, b in ch.exclude_contacts]
+    return ch
+
+
+def test_the_default_and_rig_proportioned_humanoids_play_every_role_with_their_own_names():
+    from solver.builders.proportions import proportioned_humanoid, rest_frames
+    frames = rest_frames(humanoid())
+    points = {}
+    for b in humanoid().bodies:  # the default's own joints as a rig's bone heads and tails
+        kids = [c for c in humanoid().bodies if c.parent == b.name]
+        tail = frames[kids[0].name][0] if kids else frames[b.name][0] + frames[b.name][1][:, 2] * -0.1
+        points[b.name] = (frames[b.name][0], tail)
+    for ch in (humanoid(), proportioned_humanoid(points, name="from a rig")):
+        roles = roles_of(ch)
+        assert roles == {r: r for r in ROLES}
+        assert missing_terms(roles) == []
+
+
+@pytest.mark.parametrize("file, expected", [
+    ("humanoid.xml", {"pelvis": "pelvis", "torso": "torso", "head": "head", "foot_left": "left_foot",
+                      "shin_right": "right_shin", "upper_arm_left": "left_upper_arm", "hand_right": "right_hand"}),
+    ("humanoid_CMU.xml", {"pelvis": "root", "torso": "thorax", "head": "head", "thigh_left": "lfemur",
+                          "shin_left": "ltibia", "foot_right": "rfoot", "upper_arm_right": "rhumerus",
+                          "lower_arm_left": "lradius", "hand_left": "lhand"}),
+])
+def test_dm_control_characters_play_every_role_by_their_names(file, expected):
+    notes = []
+    ch = load_mjcf(DM / file, notes).character
+    assert set(ch.roles) == set(ROLES) and expected.items() <= ch.roles.items()  # stored with the character
+    assert notes[0].startswith("roles inferred from the body names and tree: pelvis = ")
+    assert not [n for n in notes if "no body plays" in n]
+
+
+def test_mixamo_names_and_names_that_say_nothing():
+    mixamo = {"torso": "Spine2", "waist_lower": "Spine", "pelvis": "Hips", "head": "Head"}
+    for side, s in (("left", "Left"), ("right", "Right")):
+        mixamo.update({f"thigh_{side}": f"{s}UpLeg", f"shin_{side}": f"{s}Leg", f"foot_{side}": f"{s}Foot",
+                       f"upper_arm_{side}": f"{s}Arm", f"lower_arm_{side}": f"{s}ForeArm", f"hand_{side}": f"{s}Hand"})
+    assert roles_of(_renamed(mixamo)) == {r: mixamo[r] for r in ROLES}
+    nameless = {b.name: f"b{k}" for k, b in enumerate(humanoid().bodies)}
+    roles = roles_of(_renamed(nameless))  # the kinematic tree: legs reach lowest, left is +y
+    expected = {r: nameless[r] for r in ROLES}
+    assert roles == expected, {r: (roles.get(r), expected[r]) for r in ROLES if roles.get(r) != expected[r]}
+
+
+def test_a_role_no_body_plays_is_said_with_the_terms_it_turns_off(tmp_path):
+    """The planar walker has one trunk body (the pelvis) and no head: the import, `validate` and a run's
+    start event name the roles and the terms that are off."""
+    notes = []
+    scene = load_mjcf(DM / "walker.xml", notes)
+    assert "head" not in scene.character.roles and scene.character.roles["foot_left"] == "left_foot"
+    said = [n for n in notes if "no body plays the role 'head'" in n]
+    assert said and "Head Height" in said[0] and "fall watch" in said[0], notes
+    task = {"schema_version": 1, "name": "walker stands", "method": "simulate", "settings": {"duration": 0.02},
+            "scene": {"desc": json.loads(json.dumps(__import__("solver.core.schema", fromlist=["x"]).to_dict(scene)))}}
+    path = tmp_path / "walker.json"
+    path.write_text(json.dumps(task))
+    rc, out, err = run_cli("validate", path)
+    assert rc == 0, err
+    assert "note: no body plays the role 'torso': the term Torso Up" in out and "role 'head'" in out, out
+    rc, out, err = run_cli("run", path, "--out", tmp_path / "out", "--jsonl", "--workers", "0")
+    assert rc == 0, err
+    start = json.loads(out.splitlines()[0])
+    assert start["event"] == "start" and any("role 'head'" in n for n in start["notes"])
+
+
+def test_a_walker_attached_to_the_world_gets_a_free_joint():
+    notes = []
+    scene = load_mjcf(DM / "walker.xml", notes)
+    assert notes[0] == "'torso' was attached to the world by rootz, rootx, rooty: it gets a free joint, so it " \
+                       "stands on its own"
+    model = mujoco.MjModel.from_xml_string(scene_to_xml(scene))
+    assert model.jnt_type[0] == mujoco.mjtJoint.mjJNT_FREE and model.body(model.jnt_bodyid[0]).name == "torso"
+    assert {model.joint(j).name for j in range(1, model.njnt)} == {
+        f"{s}_{j}" for s in ("left", "right") for j in ("hip", "knee", "ankle")}
+    original = mujoco.MjModel.from_xml_path(str(DM / "walker.xml"))
+    assert model.body("torso").pos == pytest.approx(original.body("torso").pos)
+
+
+@pytest.mark.parametrize("file", ["humanoid_CMU.xml", "humanoid.xml"])
+def test_mjcf_characters_round_trip_with_their_masses_shapes_contacts_and_pivots(file):
+    """MJCF → scene → MJCF: every body's mass and inertia as MuJoCo computes them from the original
+    (6 significant digits, what MJCF text holds), the CMU hands' ellipsoids kept, dm_control's condim 1
+    kept, the ankles turning about their own two pivots, and the roles in the MJCF's custom text."""
+    original = mujoco.MjModel.from_xml_path(str(DM / file))
+    scene = load_mjcf(DM / file)
+    xml = scene_to_xml(scene)
+    model = mujoco.MjModel.from_xml_string(xml)
+    for b in scene.character.bodies:
+        np.testing.assert_allclose(model.body(b.name).mass, original.body(b.name).mass, rtol=1e-5, err_msg=b.name)
+        np.testing.assert_allclose(model.body(b.name).inertia, original.body(b.name).inertia, rtol=1e-4, atol=1e-9,
+                                   err_msg=b.name)
+    for g in (g.name for b in scene.character.bodies for g in b.geoms):
+        k, o = model.geom(g).id, original.geom(g).id
+        assert model.geom_type[k] == original.geom_type[o] and model.geom_condim[k] == original.geom_condim[o], g
+    if file == "humanoid_CMU.xml":
+        assert model.geom_type[model.geom("lhand").id] == mujoco.mjtGeom.mjGEOM_ELLIPSOID
+    else:
+        assert set(model.geom_condim[[model.geom(g.name).id for b in scene.character.bodies for g in b.geoms]]) == {1}
+        for j in ("right_ankle_x", "right_ankle_y"):
+            np.testing.assert_allclose(model.joint(j).pos, original.joint(j).pos, atol=1e-9)
+    again = load_mjcf_text(xml)
+    assert again.character.roles == scene.character.roles
+
+
+def load_mjcf_text(xml: str):
+    from solver.builders.mjcf import spec_to_scene
+    return spec_to_scene(mujoco.MjSpec.from_string(xml))
+
+
+def load_mjcf(path, notes=None):
+    return _load(path, [] if notes is None else notes)
+
+
+def test_a_roles_text_naming_no_body_is_refused():
+    xml = scene_to_xml(load_mjcf(DM / "humanoid.xml")).replace("head=head", "head=skull")
+    with pytest.raises(InvalidInput, match=r"custom text 'physkey_roles'.roles.head: the character has no body 'skull'"):
+        load_mjcf_text(xml)
+
+
+def test_a_preset_runs_on_a_character_brought_from_a_file(tmp_path):
+    """`--character FILE`: the reach preset's pairs name roles (`hand_right`), put on the dm_control
+    humanoid's `right_hand` (the model has its bodies, the task its pairs); a character that plays no hand
+    exits 2 naming the role."""
+    reach = Path(__file__).resolve().parents[1] / "scenes" / "tasks" / "reach_hand_targets.json"
+    rc, out, err = run_cli("validate", reach, "--character", DM / "humanoid.xml")
+    assert rc == 0, err
+    assert "note: the character of 'humanoid.xml' (16 bodies) replaces the task's" in out
+    from solver.run.cli import _prepare
+    _, prepared = _prepare(str(reach), character=str(DM / "humanoid.xml"))
+    pairs = [(p.body1, p.pos1) for kf in prepared.keyframes for p in kf.pairs]
+    assert {b for b, _ in pairs} == {"right_hand", "left_hand"} and prepared.built.model.body("right_hand")
+    rc, out, err = run_cli("validate", reach, "--character", DM / "walker.xml")
+    assert rc == 2 and "keyframes[0].pairs[0].body1: no body 'hand_right' in the character or the scene's " \
+                       "objects, and no body of the character plays the role 'hand_right'" in err, err
