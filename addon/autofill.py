@@ -150,8 +150,28 @@ def autofill(obj) -> list[str]:
         notes.append(rpt_("{} pairs of bones overlapping at rest never collide with each "
                           "other").format(len(overlapping)))
     obj.physkey.is_character = True
+    notes.extend(_store_roles(obj))
     from .joint_limits import CONSTRAINT, limit_bone
     for pb in obj.pose.bones:  # bones limited by the animator already keep their own constraint
         if not any(c.type == "LIMIT_ROTATION" and c.name != CONSTRAINT for c in pb.constraints):
             limit_bone(pb)
     return notes
+
+
+def _store_roles(obj) -> list[str]:
+    """The parts the rig's bones play (`solver/builders/roles.py`: by their names, else the skeleton's
+    shape), stored on it for the animator to check and change in Character ▸ Roles; what was found and
+    the terms off for a part no bone plays, for the report. Roles the animator set are kept."""
+    from ..solver.builders.roles import missing_terms, roles_of
+    from ..solver.formats.roles import ROLES
+    from .rig import read_character
+    if len(obj.physkey.roles):
+        return []
+    roles = roles_of(read_character(obj))
+    for role in ROLES:
+        if role in roles:
+            item = obj.physkey.roles.add()
+            item.name, item.bone = role, roles[role]
+    return [rpt_("bones found for {} of the {} parts a humanoid's terms read (Character ▸ Roles)").format(
+        len(roles), len(ROLES))] + missing_terms(roles)
+

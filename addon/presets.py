@@ -97,15 +97,6 @@ def _selected_character(context):
     return obj if obj is not None and obj.type == "ARMATURE" and obj.physkey.is_character else None
 
 
-def _standing_where(context, physics, preset_pose):
-    """The character's pose as it stands now (`taskio.extract_scene`), moved to where the preset's own
-    character starts."""
-    from .taskio import extract_scene
-    pose = extract_scene(context).initial_pose
-    pose.root_pos = [float(preset_pose.root_pos[0]), float(preset_pose.root_pos[1]), float(pose.root_pos[2])]
-    return pose
-
-
 def _select_only(context, obj) -> None:
     for o in context.selected_objects:
         o.select_set(False)
@@ -129,8 +120,10 @@ def load(context, name: str):
             from ..solver.builders.rest import rest_pose  # the preset's own pose, rested on the furniture
             scene.character = character
             scene.initial_pose = rest_pose(scene)
-        else:  # another skeleton (an imported MJCF): its own pose where the preset's character starts
-            scene.initial_pose = _standing_where(context, physics, scene.initial_pose)
+        else:  # another skeleton (an imported MJCF): the preset's start pose fitted onto it by roles
+            from ..solver.builders.character_files import posed_like
+            from .taskio import extract_scene
+            scene.initial_pose = posed_like(character, extract_scene(context).initial_pose, scene)
             scene.character = character
     pose_kfs = None
     if task.method in ("assist", "track"):  # pose it at its first pose keyframe, where the motion starts

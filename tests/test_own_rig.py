@@ -347,6 +347,9 @@ def test_auto_fill_of_a_meta_rig_drops_stably(rigs, add):
     assert not [mujoco.mjtWarning(i).name for i in range(len(data.warning)) if data.warning[i].number]
     assert model.nv < 100  # fingers and face welded (the Human meta-rig had 475 hinges)
     assert len(rig.physkey.exclude_contacts) > 0
+    roles = {item.name: item.bone for item in rig.physkey.roles}  # stored for the animator to check
+    assert (roles["foot_left"], roles["lower_arm_right"], roles["torso"]) == ("foot.L", "forearm.R", "spine.003")
+    assert len(roles) == 15, sorted(set(["pelvis", "torso", "head"]) - set(roles))
 
 
 def test_a_rig_with_meaningless_names_is_mapped_by_its_shape(rigs):

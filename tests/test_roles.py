@@ -164,3 +164,78 @@ def test_a_preset_runs_on_a_character_brought_from_a_file(tmp_path):
     rc, out, err = run_cli("validate", reach, "--character", DM / "walker.xml")
     assert rc == 2 and "keyframes[0].pairs[0].body1: no body 'hand_right' in the character or the scene's " \
                        "objects, and no body of the character plays the role 'hand_right'" in err, err
+
+
+def test_a_character_brought_to_a_preset_faces_where_the_presets_character_faces():
+    """The CMU humanoid stands facing -y in its file (its left hip at +x): run with a preset it is turned
+    about the vertical to face as the preset's character does (+x, left at +y), at the preset's place,
+    at its own height."""
+    from solver.builders.character_files import character_file, placed_like
+    from solver.builders.proportions import rest_frames
+    from solver.core import rotations
+    from solver.formats.scene import Pose
+    character, own = character_file(DM / "humanoid_CMU.xml", [])
+    frames, roles = rest_frames(character), character.roles
+    hips = frames[roles["thigh_left"]][0] - frames[roles["thigh_right"]][0]
+    assert hips[0] > 0.15 and abs(hips[1]) < 1e-6  # as it comes: its left at +x
+    for yaw in (0.0, np.pi / 2):
+        preset = Pose(root_pos=[0.5, 0.2, 1.0], root_quat=[np.cos(yaw / 2), 0.0, 0.0, np.sin(yaw / 2)])
+        pose = placed_like(character, own, preset)
+        turn = rotations.to_matrix(pose.root_quat) @ rotations.to_matrix(character.bodies[0].quat).T
+        left = turn @ hips
+        np.testing.assert_allclose(left / np.linalg.norm(left), [-np.sin(yaw), np.cos(yaw), 0.0], atol=1e-9)
+        assert pose.root_pos == [0.5, 0.2, pytest.approx(own.root_pos[2])]
+
+
+def test_pair_points_are_carried_onto_a_brought_characters_bodies():
+    """The stand → sit → stand preset's points (the seat under the pelvis, the soles, the chest), written in
+    the default humanoid's bone frames, on dm_control's humanoid: the same offset from the joint each body
+    turns about, as both stand at rest facing +x, scaled by height — the seat point under dm's butt capsule
+    (its frame is world-aligned, its origin at the butt), not 19 cm to its left; on the default humanoid and
+    one proportioned from a rig, the pairs as written."""
+    from solver.builders.character_files import character_file
+    from solver.builders.proportions import rest_frames
+    from solver.builders.roles import by_role
+    from solver.formats.contact_keyframes import parse_keyframes
+    preset = json.loads((Path(__file__).resolve().parents[1] / "scenes/tasks/armchair_stand_sit_stand.json").read_text())
+    keyframes = parse_keyframes(preset["keyframes"][:1])
+    assert by_role(keyframes, humanoid(), {"chair"})[0].pairs == keyframes[0].pairs
+    dm, _ = character_file(DM / "humanoid.xml", [])
+    moved = {p.body1: np.array(p.pos1) for p in by_role(keyframes, dm, {"chair"})[0].pairs}
+    assert set(moved) == {"pelvis", "right_foot", "left_foot", "torso"}
+    ours, theirs = rest_frames(humanoid()), rest_frames(dm)
+    scale = (theirs["head"][0][2] - theirs["left_foot"][0][2]) / (ours["head"][0][2] - ours["foot_left"][0][2])
+    for pair in keyframes[0].pairs:
+        body = dm.roles[pair.body1]
+        pivot = next((np.array(b.joints[0].pos) for b in dm.bodies if b.name == body and b.joints), np.zeros(3))
+        np.testing.assert_allclose(theirs[body][1] @ (moved[body] - pivot),
+                                   scale * (ours[pair.body1][1] @ np.array(pair.pos1)), atol=1e-9)
+    butt = mujoco.MjModel.from_xml_path(str(DM / "humanoid.xml")).geom("butt")
+    assert abs(moved["pelvis"][1]) < 0.02 and moved["pelvis"][2] < -butt.size[0]  # under the butt, mid-seat
+
+
+def test_a_brought_character_starts_in_the_presets_pose():
+    """Stand → sit → stand starts seated in the armchair: dm_control's humanoid brought to it is fitted
+    into that pose by its roles (pose_fit) and rested on the chair — seated where the default humanoid
+    sits (pelvis within 5 cm, scaled by height), its feet on the floor, nothing in the chair or the floor
+    deeper than resting (MuJoCo's contacts at the start)."""
+    from solver.builders.character_files import with_character
+    from solver.builders.rest import REST_TOLERANCE_M
+    from solver.formats.task import build_scene, load_task
+    from solver.physics.model import build_model
+    task = load_task(Path(__file__).resolve().parents[1] / "scenes/tasks/armchair_stand_sit_stand.json")
+    default = build_model(build_scene(task.scene))
+    task = with_character(task, DM / "humanoid.xml", [])
+    built = build_model(build_scene(task.scene))
+    where = {}
+    for b, model in (("default", default), ("dm", built)):
+        data = mujoco.MjData(model.model)
+        data.qpos[:] = model.initial_qpos()
+        mujoco.mj_forward(model.model, data)
+        roles = model.roles
+        where[b] = {r: data.xpos[model.model.body(roles[r]).id].copy() for r in ("pelvis", "foot_left", "foot_right")}
+        if b == "dm":
+            assert min([c.dist for c in data.contact[:data.ncon]] + [0.0]) > -REST_TOLERANCE_M - 1e-4
+    for r in ("pelvis",):
+        assert np.linalg.norm(where["dm"][r][:2] - where["default"][r][:2]) < 0.05, (r, where)
+    assert max(where["dm"][f][2] for f in ("foot_left", "foot_right")) < 0.1  # on the floor, not dangling

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
+
 from ..formats.roles import LIMBS, ROLES, SIDES, TRUNK
 from ..formats.scene import Character
 
@@ -128,11 +130,40 @@ def _by_tree(character: Character) -> dict[str, str]:
     return out
 
 
+def _head_above(character: Character, roles: dict[str, str]) -> str | None:
+    """The head where no body is named so (a Rigify meta-rig's `spine.006`): up the chain above the chest,
+    into no arm and no sided body, the child reaching highest at each step, along spine-named bodies
+    (spine, neck) while there are any; past them, the last of them (what hangs on a head is its face)."""
+    from .proportions import rest_frames
+    height = {name: p[2] for name, (p, _) in rest_frames(character).items()}
+    children: dict[str, list[str]] = {}
+    for b in character.bodies:
+        children.setdefault(b.parent, []).append(b.name)
+    arms = {roles[f"{part}_{side}"] for side in SIDES for part in ("upper_arm", "lower_arm", "hand")
+            if f"{part}_{side}" in roles}
+    current, best, named = roles["torso"], None, False
+    while True:
+        kids = [c for c in children.get(current, []) if c not in arms and _side_and_word(c)[0] is None
+                and height[c] >= height[current] - 1e-9]
+        spine = [c for c in kids if any(w in _side_and_word(c)[1] for w in ("spine", "neck", "head"))]
+        if spine:
+            kids, named = spine, True
+        elif named:
+            return best
+        if not kids:
+            return best
+        current = best = max(kids, key=lambda c: height[c])
+
+
 def roles_of(character: Character) -> dict[str, str]:
     """{role: body} of every role the character plays: its stored roles, the rest inferred."""
     inferred = _by_tree(character)
     inferred.update(_by_names(character))
     inferred.update(character.roles)
+    if "head" not in inferred and "torso" in inferred:
+        head = _head_above(character, inferred)
+        if head is not None:
+            inferred["head"] = head
     taken: dict[str, str] = {}
     out = {}
     for role in ROLES:  # one body plays one role (the first claim in ROLES order wins)
@@ -154,34 +185,71 @@ def missing_terms(roles: dict[str, str]) -> list[str]:
             for role, terms in off.items()]
 
 
-def _height(character: Character, roles: dict[str, str]) -> float | None:
-    """How far the head's origin is above the feet's at rest (None without a head or feet)."""
+def facing_turn(character: Character, roles: dict[str, str], root_quat) -> np.ndarray:
+    """The turn about the vertical (3×3) that makes the character, its root turned by `root_quat`,
+    face +x as PhysKey's characters do at rest — its left (where its left hip and shoulder are, by its
+    roles) at +y; the identity where it plays no pair of sides."""
+    from ..core import rotations
     from .proportions import rest_frames
+    pairs = [(f"{p}_left", f"{p}_right") for p in ("thigh", "upper_arm") if f"{p}_left" in roles and f"{p}_right" in roles]
+    if not pairs:
+        return np.eye(3)
+    frames = rest_frames(character)
+    root = rotations.to_matrix(root_quat) @ rotations.to_matrix(character.bodies[0].quat).T
+    left = sum(root @ (frames[roles[lt]][0] - frames[roles[rt]][0]) for lt, rt in pairs)
+    angle = np.pi / 2 - np.arctan2(left[1], left[0])
+    c, s = np.cos(angle), np.sin(angle)
+    return np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
+
+
+def _standing(character: Character, roles: dict[str, str]) -> tuple[dict, float | None]:
+    """({body: rotation at rest, turned to face +x}, how far the head's origin is above the feet's at
+    rest — None without a head or feet)."""
+    from .proportions import rest_frames
+    frames = rest_frames(character)
+    turn = facing_turn(character, roles, character.bodies[0].quat)
+    turned = {name: turn @ r for name, (_, r) in frames.items()}
     feet = [roles.get(f"foot_{s}") for s in SIDES]
     if "head" not in roles or None in feet:
-        return None
-    frames = rest_frames(character)
-    return float(frames[roles["head"]][0][2] - min(frames[f][0][2] for f in feet))
+        return turned, None
+    return turned, float(frames[roles["head"]][0][2] - min(frames[f][0][2] for f in feet))
 
 
 def by_role(keyframes: list, character: Character, others: set[str]) -> list:
-    """The contact keyframes with each pair side that names a role (`hand_right`) and no body of the
-    character or the scene (`others`) put on the body playing it, its point scaled by the character's
-    height over the default humanoid's — so a preset written for the default humanoid runs on any
-    character that plays the roles it uses."""
+    """The contact keyframes, written for the default humanoid, on `character`: each pair side naming a
+    role (`hand_right`) goes on the body playing it, its point — given in the default humanoid's body
+    frame — carried into that body's frame as both stand at rest facing +x, from the joint it turns about
+    (an MJCF body's frame and origin are not a Blender bone's), and scaled by the character's height
+    over the default's. Where the body playing the
+    role is the default's own (its name, turned as the default's at rest: the default humanoid, its
+    variants, one proportioned from a rig), the pair is left as written; names of the scene's bodies
+    (`others`) and bodies that play no role are left alone."""
     import copy
 
     from .characters import humanoid
-    names = {b.name for b in character.bodies} | others
     roles = roles_of(character)
-    own, default = _height(character, roles), _height(humanoid(), roles_of(humanoid()))
-    scale = own / default if own and default else 1.0
+    default = humanoid()
+    (theirs, own), (ours, base) = _standing(character, roles), _standing(default, roles_of(default))
+    scale = own / base if own and base else 1.0
+
+    def as_written(role: str) -> bool:
+        body = roles[role]
+        return body == role and np.allclose(theirs[body], ours[role], atol=1e-9)
+
+    def pivot(ch: Character, body: str) -> np.ndarray:  # where the body turns: its first joint's pivot
+        joints = next(b for b in ch.bodies if b.name == body).joints
+        return np.asarray(joints[0].pos, float) if joints else np.zeros(3)
+
     out = copy.deepcopy(keyframes)
     for kf in out:
         for pair in kf.pairs:
             for side in ("1", "2"):
                 name = getattr(pair, "body" + side)
-                if name not in names and name in roles:
-                    setattr(pair, "body" + side, roles[name])
-                    setattr(pair, "pos" + side, [scale * float(v) for v in getattr(pair, "pos" + side)])
+                if name in others or name not in roles or as_written(name):
+                    continue
+                body = roles[name]  # the offset from the pivot, as the bodies stand at rest facing +x
+                offset = ours[name] @ (np.asarray(getattr(pair, "pos" + side), float) - pivot(default, name))
+                point = pivot(character, body) + theirs[body].T @ (scale * offset)
+                setattr(pair, "body" + side, body)
+                setattr(pair, "pos" + side, [float(v) for v in point])
     return out
