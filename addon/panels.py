@@ -360,6 +360,7 @@ class PHYSKEY_PT_solve(_Sidebar, bpy.types.Panel):
         row.operator("physkey.import_result", icon="IMPORT", text="Import…")
 
 
-classes = (PHYSKEY_PT_character, PHYSKEY_PT_roles, PHYSKEY_PT_colliders, PHYSKEY_UL_contact_keyframes, PHYSKEY_PT_contacts,
+classes = (PHYSKEY_PT_character, PHYSKEY_PT_roles, PHYSKEY_PT_colliders, PHYSKEY_UL_contact_keyframes,
+           PHYSKEY_PT_contacts,
            PHYSKEY_UL_hits, PHYSKEY_PT_hits,
            PHYSKEY_UL_pose_keys, PHYSKEY_PT_pose_keys, PHYSKEY_UL_solutions, PHYSKEY_PT_solve)

@@ -121,7 +121,7 @@ def load(context, name: str):
             scene.character = character
             scene.initial_pose = rest_pose(scene)
         else:  # another skeleton (an imported MJCF): the preset's start pose fitted onto it by roles
-            from ..solver.builders.character_files import posed_like
+            from ..solver.physics.character_start import posed_like
             from .taskio import extract_scene
             scene.initial_pose = posed_like(character, extract_scene(context).initial_pose, scene)
             scene.character = character

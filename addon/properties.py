@@ -35,7 +35,8 @@ class PHYSKEY_PG_joint(bpy.types.PropertyGroup):
     axis: FloatVectorProperty(size=3, default=(0.0, 0.0, 1.0), description="Rotation axis in the bone's frame",
                               update=_joint_changed)
     pos: FloatVectorProperty(size=3, default=(0.0, 0.0, 0.0), subtype="TRANSLATION",
-                             description="Pivot in the bone's frame (the head, unless the joint turns about another point)")
+                             description="Pivot in the bone's frame (the head, unless the joint turns about "
+                                         "another point)")
     range_min: FloatProperty(default=-3.14159, subtype="ANGLE", unit="ROTATION", update=_joint_changed)
     range_max: FloatProperty(default=3.14159, subtype="ANGLE", unit="ROTATION", update=_joint_changed)
     group: EnumProperty(items=GROUP_ITEMS, default="core", description="Body part for partwise planning")

@@ -171,7 +171,8 @@ class _PoseWriter:
             by = {}
             for k, name in enumerate(roots):
                 by.setdefault(_TWIST_CHANNEL.get(self.bones[name].rotation_mode, "rotation_euler"), []).append(k)
-            self._twisted = {prop: (np.array([self.index[roots[k]] for k in ks]), np.array(ks)) for prop, ks in by.items()}
+            self._twisted = {prop: (np.array([self.index[roots[k]] for k in ks]), np.array(ks))
+                             for prop, ks in by.items()}
             self._scaled = np.array([self.index[name] for name in roots])
         for prop, (rows, which) in self._twisted.items():
             a = angles[which]

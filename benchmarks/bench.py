@@ -183,7 +183,8 @@ def bench_mpc(task_name: str, trials: int, rollouts: int, planner: str, budget: 
               slowdown: float | None = None, workers: int | None = None, particles: int | None = None,
               params: dict | None = None, variant: str | None = None, first_seed: int = 0,
               log=None, keep: str | None = None, character: str | None = None) -> dict:
-    """Run `trials` seeds of a contact task (on `character`, a file, in place of its own when given) and report the paper's Table 2 measures plus the
+    """Run `trials` seeds of a contact task (on `character`, a file, in place of its own when given) and
+    report the paper's Table 2 measures plus the
     planning iteration's wall time against its physics floor. `log(line)`, if given, hears each seed's
     keyframe, retries and back-ups as they change, and each finished seed's own report (a bench runs
     for hours: what it is doing is visible, and a killed one keeps its finished seeds). `keep`, a new or
@@ -211,7 +212,7 @@ def bench_mpc(task_name: str, trials: int, rollouts: int, planner: str, budget: 
         task.scene.params = dict(task.scene.params, **(params or {}))
         task.scene.variant = variant or task.scene.variant
     if character is not None:  # the preset on a character brought from a file (its pairs name roles)
-        from solver.builders.character_files import with_character
+        from solver.physics.character_start import with_character
         task = with_character(task, character, [])
     task.seeds = list(range(first_seed, first_seed + trials))
     prepared = get_method("contact").prepare(task)

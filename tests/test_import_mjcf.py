@@ -155,7 +155,8 @@ def test_dm_control_humanoids_come_in_as_they_are(tmp_path, name):
     rig = addon(module, "rig")
     rng = np.random.default_rng(1)
     d1, d2 = mujoco.MjData(original), mujoco.MjData(exported)
-    hinges = [original.joint(j).name for j in range(original.njnt) if original.jnt_type[j] == mujoco.mjtJoint.mjJNT_HINGE]
+    hinges = [original.joint(j).name for j in range(original.njnt)
+              if original.jnt_type[j] == mujoco.mjtJoint.mjJNT_HINGE]
     q1, q2 = original.qpos0.copy(), exported.key_qpos[0].copy()  # both roots where the file puts them
     for j in hinges:
         angle = rng.uniform(*original.jnt_range[original.joint(j).id])

@@ -12,14 +12,15 @@ import numpy as np
 import pytest
 from test_cli import run_cli
 
-from solver.builders.characters import humanoid
 from solver.builders.character_files import load_character_mjcf as _load
+from solver.builders.characters import humanoid
 from solver.builders.mjcf import scene_to_xml
 from solver.builders.roles import missing_terms, roles_of
 from solver.core.errors import InvalidInput
 from solver.formats.roles import ROLES
 
-DM = Path(__file__).resolve().parent / "data" / "dm_control"
+ROOT = Path(__file__).resolve().parents[1]
+DM = ROOT / "tests" / "data" / "dm_control"
 LIMBS = ("thigh", "shin", "foot", "upper_arm", "lower_arm", "hand")
 
 
@@ -145,7 +146,7 @@ def load_mjcf(path, notes=None):
 
 def test_a_roles_text_naming_no_body_is_refused():
     xml = scene_to_xml(load_mjcf(DM / "humanoid.xml")).replace("head=head", "head=skull")
-    with pytest.raises(InvalidInput, match=r"custom text 'physkey_roles'.roles.head: the character has no body 'skull'"):
+    with pytest.raises(InvalidInput, match=r"'physkey_roles'.roles.head: the character has no body 'skull'"):
         load_mjcf_text(xml)
 
 
@@ -197,7 +198,7 @@ def test_pair_points_are_carried_onto_a_brought_characters_bodies():
     from solver.builders.proportions import rest_frames
     from solver.builders.roles import by_role
     from solver.formats.contact_keyframes import parse_keyframes
-    preset = json.loads((Path(__file__).resolve().parents[1] / "scenes/tasks/armchair_stand_sit_stand.json").read_text())
+    preset = json.loads((ROOT / "scenes/tasks/armchair_stand_sit_stand.json").read_text())
     keyframes = parse_keyframes(preset["keyframes"][:1])
     assert by_role(keyframes, humanoid(), {"chair"})[0].pairs == keyframes[0].pairs
     dm, _ = character_file(DM / "humanoid.xml", [])
@@ -219,9 +220,9 @@ def test_a_brought_character_starts_in_the_presets_pose():
     into that pose by its roles (pose_fit) and rested on the chair — seated where the default humanoid
     sits (pelvis within 5 cm, scaled by height), its feet on the floor, nothing in the chair or the floor
     deeper than resting (MuJoCo's contacts at the start)."""
-    from solver.builders.character_files import with_character
     from solver.builders.rest import REST_TOLERANCE_M
     from solver.formats.task import build_scene, load_task
+    from solver.physics.character_start import with_character
     from solver.physics.model import build_model
     task = load_task(Path(__file__).resolve().parents[1] / "scenes/tasks/armchair_stand_sit_stand.json")
     default = build_model(build_scene(task.scene))

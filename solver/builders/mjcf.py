@@ -352,7 +352,8 @@ def spec_to_scene(spec: mujoco.MjSpec, name: str = "imported", notes: list[str] 
                    if model.jnt_bodyid[j] == b)
 
     def jointed_below(b):
-        return any(model.jnt_type[j] in (HINGE, BALL) for j in range(model.njnt) if model.jnt_bodyid[j] in subtree(b)[1:])
+        below = subtree(b)[1:]
+        return any(model.jnt_type[j] in (HINGE, BALL) for j in range(model.njnt) if model.jnt_bodyid[j] in below)
 
     root = next((b for b in children[0] if has_free(b) and len(subtree(b)) > 1), None)
     attached = []  # the joints that held a fixed-base character to the world, replaced by a free joint

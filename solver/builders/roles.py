@@ -18,7 +18,7 @@ import re
 
 import numpy as np
 
-from ..formats.roles import LIMBS, ROLES, SIDES, TRUNK
+from ..formats.roles import ROLES, SIDES, TRUNK
 from ..formats.scene import Character
 
 # What needs which roles: the contact and tracking objective's terms, the quality figures, the fall watch.
@@ -111,7 +111,8 @@ def _by_tree(character: Character) -> dict[str, str]:
     arms = sorted([c for c in chains if not used & set(c) and abs(pos[c[0]][1]) > 1e-3],
                   key=lambda c: -abs(pos[c[-1]][1]))[:2]
     out = {}
-    for kind, pair, names in (("leg", legs, ("thigh", "shin", "foot")), ("arm", arms, ("upper_arm", "lower_arm", "hand"))):
+    for kind, pair, names in (("leg", legs, ("thigh", "shin", "foot")),
+                              ("arm", arms, ("upper_arm", "lower_arm", "hand"))):
         if len(pair) < 2 or pos[pair[0][0]][1] * pos[pair[1][0]][1] >= 0:
             continue
         for c in pair:
@@ -191,7 +192,8 @@ def facing_turn(character: Character, roles: dict[str, str], root_quat) -> np.nd
     roles) at +y; the identity where it plays no pair of sides."""
     from ..core import rotations
     from .proportions import rest_frames
-    pairs = [(f"{p}_left", f"{p}_right") for p in ("thigh", "upper_arm") if f"{p}_left" in roles and f"{p}_right" in roles]
+    pairs = [(f"{p}_left", f"{p}_right") for p in ("thigh", "upper_arm")
+             if f"{p}_left" in roles and f"{p}_right" in roles]
     if not pairs:
         return np.eye(3)
     frames = rest_frames(character)
@@ -202,7 +204,7 @@ def facing_turn(character: Character, roles: dict[str, str], root_quat) -> np.nd
     return np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
 
 
-def _standing(character: Character, roles: dict[str, str]) -> tuple[dict, float | None]:
+def standing(character: Character, roles: dict[str, str]) -> tuple[dict, float | None]:
     """({body: rotation at rest, turned to face +x}, how far the head's origin is above the feet's at
     rest — None without a head or feet)."""
     from .proportions import rest_frames
@@ -229,7 +231,7 @@ def by_role(keyframes: list, character: Character, others: set[str]) -> list:
     from .characters import humanoid
     roles = roles_of(character)
     default = humanoid()
-    (theirs, own), (ours, base) = _standing(character, roles), _standing(default, roles_of(default))
+    (theirs, own), (ours, base) = standing(character, roles), standing(default, roles_of(default))
     scale = own / base if own and base else 1.0
 
     def as_written(role: str) -> bool:

@@ -97,7 +97,7 @@ def _prepare(task_path: str, num_seeds=None, character: str | None = None, notes
     from ..formats.task import load_task
     task = load_task(task_path)
     if character is not None:
-        from ..builders.character_files import with_character
+        from ..physics.character_start import with_character
         task = with_character(task, character, [] if notes is None else notes)
     return prepare_task(task, num_seeds)
 
