@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 
-from ..solver.builders.mjcf import guess_group
+from ..solver.builders.mjcf_read import guess_group
 from .i18n import rpt_
 
 DENSITY = 1000.0

@@ -139,7 +139,7 @@ class _PoseWriter:
     """The rig's pose channels as arrays, written to Blender a few `foreach_set` calls a frame (setting
     bones one by one costs a dozen Python calls each)."""
 
-    def __init__(self, rig, channels: dict):
+    def __init__(self, rig, channels: dict, roots: list[str]):
         from .bake import rotation_curves
         self.bones = rig.pose.bones
         index = {pb.name: k for k, pb in enumerate(self.bones)}
@@ -159,22 +159,20 @@ class _PoseWriter:
                        for prop, r in rows.items() if r}
         self.index = index
         self.dirty: set[str] = set()
+        by: dict[str, list[int]] = {}  # per rotation channel: (the roots' rows, which of `roots`)
+        for k, name in enumerate(roots):
+            by.setdefault(_TWIST_CHANNEL.get(self.bones[name].rotation_mode, "rotation_euler"), []).append(k)
+        self.twisted = {prop: (np.array([index[roots[k]] for k in ks]), np.array(ks)) for prop, ks in by.items()}
+        self.scaled = np.array([index[name] for name in roots])
 
     def pose(self, f: int) -> None:
         for prop, (rows, values) in self.blocks.items():
             self.arrays[prop][rows] = values[f]
         self.dirty = set(self.blocks)
 
-    def twist(self, roots: list[str], angles: np.ndarray, scales: np.ndarray) -> None:
+    def twist(self, angles: np.ndarray, scales: np.ndarray) -> None:
         """The chain roots turned by `angles` (L,) about their own Y axes and scaled by `scales` (L,)."""
-        if not hasattr(self, "_twisted"):  # per rotation channel: (the roots' rows, which of `roots`)
-            by = {}
-            for k, name in enumerate(roots):
-                by.setdefault(_TWIST_CHANNEL.get(self.bones[name].rotation_mode, "rotation_euler"), []).append(k)
-            self._twisted = {prop: (np.array([self.index[roots[k]] for k in ks]), np.array(ks))
-                             for prop, ks in by.items()}
-            self._scaled = np.array([self.index[name] for name in roots])
-        for prop, (rows, which) in self._twisted.items():
+        for prop, (rows, which) in self.twisted.items():
             a = angles[which]
             values = self.arrays[prop]
             values[rows] = 0.0
@@ -184,8 +182,8 @@ class _PoseWriter:
                 values[rows, 0], values[rows, 2] = a, 1.0
             else:  # a turn about Y alone is (0, a, 0) in every Euler order
                 values[rows, 1] = a
-        self.arrays["scale"][self._scaled] = scales[:, None]
-        self.dirty |= {"scale", *self._twisted}
+        self.arrays["scale"][self.scaled] = scales[:, None]
+        self.dirty |= {"scale", *self.twisted}
 
     def heads(self, rig) -> np.ndarray:
         """Every bone's head (armature space) with the rig evaluated as written now."""
@@ -217,14 +215,14 @@ def ik_root_twists(rig, channels: dict, goal: dict[str, np.ndarray]) -> dict:
     rest = np.array([rig.data.bones[root].length for root in roots])
     twists, scales = np.zeros((nf, len(limbs))), np.ones((nf, len(limbs)))
     with held_still(rig, list(channels), {path: 0.0 for path in ik_switches(rig)}):
-        writer = _PoseWriter(rig, channels)
+        writer = _PoseWriter(rig, channels, roots)
         hip_rows = [writer.index[root] for root in roots]
         knee_rows = [writer.index[_middle(limb[0])] for limb in limbs]
         angle, scale = np.zeros(len(limbs)), np.ones(len(limbs))
         for f in range(nf):
             writer.pose(f)
             for attempt in range(TWIST_PASSES):
-                writer.twist(roots, angle, scale)
+                writer.twist(angle, scale)
                 heads = writer.heads(rig)
                 hip, knee = heads[hip_rows], heads[knee_rows]
                 axis = tips[f] - hip

@@ -9,7 +9,8 @@ import mujoco
 import numpy as np
 import pytest
 
-from solver.builders.mjcf import scene_to_xml, spec_to_scene
+from solver.builders.mjcf import scene_to_xml
+from solver.builders.mjcf_read import spec_to_scene
 from solver.core import schema
 from solver.formats.scene import Velocity
 from solver.formats.task import SceneRef, build_scene, task_from_dict

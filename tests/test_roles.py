@@ -136,7 +136,7 @@ def test_mjcf_characters_round_trip_with_their_masses_shapes_contacts_and_pivots
 
 
 def load_mjcf_text(xml: str):
-    from solver.builders.mjcf import spec_to_scene
+    from solver.builders.mjcf_read import spec_to_scene
     return spec_to_scene(mujoco.MjSpec.from_string(xml))
 
 

@@ -121,7 +121,7 @@ def test_mjcf_import_refuses_files_outside_its_folder(tmp_path, body, named):
 
 
 def test_mjcf_import_follows_includes_and_asset_folders_inside_its_folder(tmp_path):
-    from solver.builders.mjcf import load_mjcf
+    from solver.builders.mjcf_read import load_mjcf
     folder = tmp_path / "robot"
     (folder / "assets").mkdir(parents=True)
     (folder / "assets" / "tet.obj").write_text("v 0 0 0\nv 0.1 0 0\nv 0 0.1 0\nv 0 0 0.1\n"

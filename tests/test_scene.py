@@ -6,7 +6,7 @@ import mujoco
 import numpy as np
 import pytest
 
-from solver.builders import characters, environments, mjcf
+from solver.builders import characters, environments, mjcf, mjcf_read
 from solver.core import schema
 from solver.core.errors import InvalidInput
 from solver.formats.scene import GROUPS, scene_from_dict
@@ -35,7 +35,7 @@ def test_mjcf_round_trip_keeps_compiled_physics(env, params, tmp_path):
     scene = build_scene(SceneRef(environment=env, params=params))
     path = tmp_path / "scene.xml"
     path.write_text(mjcf.scene_to_xml(scene))
-    back = mjcf.load_mjcf(path)
+    back = mjcf_read.load_mjcf(path)
     m1, m2 = _compiled(scene), _compiled(back)
     assert (m1.nbody, m1.njnt, m1.ngeom, m1.nu) == (m2.nbody, m2.njnt, m2.ngeom, m2.nu)
     # MJCF holds 6 significant digits, so the first trip agrees to that precision ...
@@ -151,7 +151,7 @@ def test_mjcf_import_of_users_file(tmp_path):
         <body name="ball" pos="1 0 .1"><freejoint/><geom type="sphere" size=".1" mass="2"/></body>
       </worldbody>
       <actuator><motor joint="tilt" gear="5"/><position joint="nod" kp="20" kv="1"/></actuator></mujoco>""")
-    scene = mjcf.load_mjcf(path)
+    scene = mjcf_read.load_mjcf(path)
     assert [b.name for b in scene.character.bodies] == ["base", "arm", "shade"]
     tilt = scene.character.bodies[1].joints[0]
     assert tilt.range == pytest.approx([-math.pi / 4, math.pi / 4])
@@ -173,7 +173,7 @@ def test_mesh_and_free_bodies_round_trip(tmp_path):
         Geom(name="wedge_hull", type="mesh", size=[], vertices=wedge, density=300.0)]))
     path = tmp_path / "wedge.xml"
     path.write_text(mjcf.scene_to_xml(scene))
-    back = mjcf.load_mjcf(path)
+    back = mjcf_read.load_mjcf(path)
     prop = next(b for b in back.environment.bodies if b.name == "wedge")
     assert prop.kind == "free" and prop.geoms[0].type == "mesh" and len(prop.geoms[0].vertices) == 6
     m1, m2 = _compiled(scene), _compiled(back)

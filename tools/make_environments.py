@@ -18,7 +18,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
-from solver.builders.mjcf import spec_to_scene  # noqa: E402
+from solver.builders.mjcf_read import spec_to_scene  # noqa: E402
 from solver.core import rotations, schema  # noqa: E402
 from solver.formats.scene import Pose  # noqa: E402
 

@@ -13,8 +13,8 @@ from ..formats.scene import SceneDesc
 
 
 def load_character_mjcf(path, notes: list[str]) -> SceneDesc:
-    """`mjcf.load_mjcf` with the character's roles completed and stored with it."""
-    from .mjcf import load_mjcf
+    """`mjcf_read.load_mjcf` with the character's roles completed and stored with it."""
+    from .mjcf_read import load_mjcf
     from .roles import missing_terms, roles_of
     scene = load_mjcf(path, notes)
     char = scene.character

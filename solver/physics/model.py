@@ -8,6 +8,7 @@ force β(−kp·L − kv·L̇) with no Python in the simulation loop.
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
 import mujoco
@@ -36,7 +37,7 @@ class BuiltModel:
     perturbations: Perturbations | None = None  # what strikes the character (its balls are in the model)
     grasps: list[tuple[str, str]] = field(default_factory=list)  # (body, object) of each sticky-hand weld
 
-    @property
+    @functools.cached_property
     def roles(self) -> dict[str, str]:
         """{role: body} of the parts the character's bodies play (`builders/roles.py`)."""
         from ..builders.roles import roles_of
