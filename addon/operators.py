@@ -276,6 +276,33 @@ def menu_export(self, context):
     self.layout.operator(PHYSKEY_OT_export_mjcf.bl_idname, text="MuJoCo MJCF (.xml) from PhysKey scene")
 
 
-classes = (PHYSKEY_OT_sync_pose_keys, PHYSKEY_OT_add_character, PHYSKEY_OT_autofill_rig, PHYSKEY_OT_export_mjcf,
+class PHYSKEY_OT_mark_pose_key(bpy.types.Operator):
+    """Make Physical must hit the motion's pose at the current frame (click again to unmark): on a motion keyed
+    on every frame, such as a capture, the marked frames are its only pose keyframes"""
+    bl_idname = "physkey.mark_pose_key"
+    bl_label = "Must Hit This Frame"
+    bl_options = {"REGISTER", "UNDO"}
+
+    @classmethod
+    def poll(cls, context):
+        return has_character(cls, context)
+
+    def execute(self, context):
+        scene = context.scene
+        keys = scene.physkey.pose_keys
+        frame = scene.frame_current
+        at = next((i for i, k in enumerate(keys) if k.frame == frame), None)
+        if at is not None and keys[at].marked:
+            keys.remove(at)
+            self.report({"INFO"}, rpt_("frame {} unmarked").format(frame))
+            return {"FINISHED"}
+        key = keys[at] if at is not None else keys.add()
+        key.frame, key.marked = frame, True
+        self.report({"INFO"}, rpt_("frame {} marked: Make Physical must hit its pose").format(frame))
+        return {"FINISHED"}
+
+
+classes = (PHYSKEY_OT_sync_pose_keys, PHYSKEY_OT_mark_pose_key, PHYSKEY_OT_add_character, PHYSKEY_OT_autofill_rig,
+           PHYSKEY_OT_export_mjcf,
            PHYSKEY_OT_load_preset, PHYSKEY_OT_import_mjcf, PHYSKEY_OT_keep_solution, PHYSKEY_OT_end_preview,
            PHYSKEY_OT_import_result)

@@ -209,9 +209,11 @@ class PHYSKEY_UL_pose_keys(bpy.types.UIList):
     def draw_item(self, context, layout, data, item, icon, active_data, active_propname, index):
         row = layout.row(align=True)
         row.alert = item.refused  # a pose the solver would refuse: said before solving
-        icon = "ERROR" if item.refused else "INFO" if item.problem else "KEYFRAME"  # INFO: clamped, or fitted
-        row.label(text=iface_("frame {}").format(item.frame), icon=icon, translate=False)
+        icon = "ERROR" if item.refused else "INFO" if item.problem else "MARKER_HLT" if item.marked else "KEYFRAME"
+        row.label(text=iface_("frame {}").format(item.frame), icon=icon, translate=False)  # INFO: clamped, or fitted
         row.prop(item, "weight", text="w")
+        if context.scene.physkey.method == "track":  # followed as keyed: no arrival range
+            return
         row.prop(item, "free", text="free", toggle=True)
         if item.free:
             row.prop(item, "range_min", text="")
@@ -224,8 +226,15 @@ class PHYSKEY_PT_pose_keys(_Sidebar, bpy.types.Panel):
     def draw(self, context):
         layout = self.layout
         props = context.scene.physkey
-        layout.label(text="Key poses on the character (I); each keyed frame is a pose keyframe.")
-        layout.operator("physkey.sync_pose_keys", icon="FILE_REFRESH")
+        if props.method == "track":
+            layout.label(text="Make Physical follows the animation over the frame range; keyed frames (on a "
+                              "capture: marked frames) must be hit.")
+            row = layout.row(align=True)
+            row.operator("physkey.sync_pose_keys", icon="FILE_REFRESH")
+            row.operator("physkey.mark_pose_key", icon="MARKER_HLT")
+        else:
+            layout.label(text="Key poses on the character (I); each keyed frame is a pose keyframe.")
+            layout.operator("physkey.sync_pose_keys", icon="FILE_REFRESH")
         layout.template_list("PHYSKEY_UL_pose_keys", "", props, "pose_keys", props, "active_pose_key", rows=4)
         i = props.active_pose_key
         if 0 <= i < len(props.pose_keys) and props.pose_keys[i].problem:
@@ -294,9 +303,31 @@ def _draw_quality(layout, item, scene) -> None:
         if g.get("max_couple_nm"):  # the welds' torque beyond the hands' forces (results since it is reported)
             col.label(text=iface_("  turning it with up to {:.0f} N·m").format(
                 g["max_couple_nm"]), translate=False)
+    if item.fidelity_json:
+        _draw_fidelity(col, json.loads(item.fidelity_json), item, scene)
     if item.fall >= 0:
         col.label(text=iface_("Fallen {:.2f} s").format(item.fall) if item.fall > 0 else iface_("No fall"),
                   icon="ERROR" if item.fall > 0 else "NONE", translate=False)
+
+
+def _draw_fidelity(col, fid: dict, item, scene) -> None:
+    """Make Physical's figures over the whole clip: centimetres off the animation (on average, and the
+    worst frame with its furthest body), the feet's sliding where the animation plants them against its
+    own, floating, and why it is not within the tolerances."""
+    from .timeline import scene_fps
+    worst = fid["worst"]
+    frame = item.start_frame + round(worst["time_s"] * scene_fps(scene))
+    col.label(text=iface_("Off the animation {:.1f} cm on average, {:.0f} cm at frame {} ({} {:.0f} cm)").format(
+        fid["mean_cm"], worst["cm"], frame, worst["body"], worst["body_cm"]),
+        icon="ERROR" if fid.get("within") is False else "NONE", translate=False)
+    slide = fid["foot_sliding_cm"]
+    col.label(text=iface_("Planted feet slide {:.1f} cm (the animation's own {:.1f} cm)").format(
+        slide["motion"], slide["reference"]), icon="ERROR" if slide["added"] > 1.0 else "NONE", translate=False)
+    if fid["floating"]["s"] > 0:
+        col.label(text=iface_("Floating {:.2f} s where the animation touches ({})").format(
+            fid["floating"]["s"], fid["floating"]["body"]), icon="ERROR", translate=False)
+    if fid.get("why"):
+        col.label(text=fid["why"], icon="INFO", translate=False)
 
 
 class PHYSKEY_PT_solve(_Sidebar, bpy.types.Panel):

@@ -146,6 +146,7 @@ def load(context, name: str):
     elif pose_kfs is not None:
         fps = scene_fps(context.scene)
         key_pose_keyframes(context, obj, model, pose_kfs, task.keyframes, fps, context.scene.frame_start)
+        context.scene.frame_end = max(k.frame for k in props.pose_keys)  # the frames the keys span (Make Physical's)
         if task.method == "track":  # a sketch played as the solver plays it: linear between the keys
             from .actions import fcurves
             for fc in fcurves(obj.animation_data.action):

@@ -152,6 +152,8 @@ class PHYSKEY_PG_pose_key(bpy.types.PropertyGroup):
                                                     "solving")
     refused: BoolProperty(default=False, description="The solve is refused until this pose is changed (else the "
                           "problem is what the solve does instead: a joint clamped, the nearest pose taken)")
+    marked: BoolProperty(default=False, description="Make Physical must hit the motion's pose at this frame (on a "
+                         "motion keyed on every frame, such as a capture, only marked frames are pose keyframes)")
 
 
 def _redraw_viewports(self, context):
@@ -204,6 +206,9 @@ class PHYSKEY_PG_solution(bpy.types.PropertyGroup):
                                       "(a box) with anything (m; -1: the scene has none)")
     object_loose: FloatProperty(default=-1.0, unit="TIME_ABSOLUTE", description="Seconds a free object moves "
                                 "touching nothing: thrown, dropped, or carried by no hand (-1: the scene has none)")
+    fidelity_json: StringProperty(default="", description="Make Physical: how far the motion is off the animation it "
+                                  "follows over the whole clip, its feet's sliding against the animation's own, "
+                                  "floating, and why it is not within the tolerances (the solver's JSON)")
     grasps_json: StringProperty(default="[]", description="Sticky hands: per hand and object, how long it held and "
                                 "the most force the weld carried")
     fall: FloatProperty(default=-1.0, unit="TIME_ABSOLUTE",

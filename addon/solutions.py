@@ -73,6 +73,8 @@ def _add(scene, entry: dict, event: dict, result_path: str, context: dict, varia
         item.object_penetration = quality.get("object_penetration_m", -1.0)
         item.object_loose = quality.get("object_unsupported_s", -1.0)
     item.grasps_json = json.dumps(entry.get("grasps", []))
+    fid = entry.get("fidelity")
+    item.fidelity_json = json.dumps({k: v for k, v in fid.items() if k != "per_body_cm"}) if fid else ""
     item.name = (f"{item.solve} · " if item.solve else "") + f"seed {item.seed}" + \
         (f" · stage {item.stage}" if item.stage >= 0 else "") + (f" · {variant.replace('_', ' ')}" if variant else "")
     item.ghost_color = GHOST_COLORS[(len(scene.physkey.solutions) - 1) % len(GHOST_COLORS)]

@@ -83,13 +83,16 @@ class _Solve:
             if not task["keyframes"]:
                 raise ValueError(rpt_("the kept solution reached every contact keyframe by frame {}: nothing is "
                                       "left to solve from here (add a keyframe after them)").format(cont.frame))
-        if props.method != "simulate" and not task["keyframes"]:
+        if props.method not in ("simulate", "track") and not task["keyframes"]:
             raise ValueError(rpt_("no keyframes: add contact keyframes or key poses first"))
         keys = [k.frame for k in props.pose_keys]
         if cont is not None:
             start = cont.frame
+        elif props.method == "track":  # the reference starts where the frame range does
+            from .taskio import track_range
+            start = track_range(scene)[0]
         else:  # pose-key times count from the first key: the motion starts there; otherwise at the start frame
-            start = min(keys) if props.method in ("assist", "track") and keys else scene.frame_start
+            start = min(keys) if props.method == "assist" and keys else scene.frame_start
         from .solve_context import make
         solve_context = make(props.method, start, cont)
         scene.physkey.solutions.clear()

@@ -205,10 +205,17 @@ def task_from_scene(context, scene_desc, keyframes: list | None = None, start_fr
     elif props.method == "assist":
         sync_pose_keys(scene, active_character(context))
         task["keyframes"] = pose_keyframes_from_action(context, scene_desc, warn=warn)
-    elif props.method == "track":  # Make Physical: the animation is the reference, its keyed poses the sketch
+    elif props.method == "track":  # Make Physical: the animation over the frame range is the reference
         sync_pose_keys(scene, active_character(context))
-        task["keyframes"] = pose_keyframes_from_action(context, scene_desc, keyed_times=True, warn=warn)
-        task["reference"] = reference_from_action(context, scene_desc)
+        first, last = track_range(scene)
+        if start_frame is not None:  # Solve from Here: the rest of the range
+            first = start_frame
+            if first >= last:
+                raise ValueError(rpt_("frame {} is at the end of the frame range: nothing is left to follow").format(
+                    first))
+        task["reference"] = reference_from_action(context, scene_desc, first, last)
+        task["keyframes"] = pose_keyframes_from_action(context, scene_desc, keyed_times=True, warn=warn,
+                                                       start=first, end=last)
     if props.method == "contact":  # pushes and balls, timed from where the motion starts
         from .hits import perturbations_from_hits
         hits = perturbations_from_hits(scene, {b.name for b in scene_desc.character.bodies},
@@ -218,26 +225,37 @@ def task_from_scene(context, scene_desc, keyframes: list | None = None, start_fr
     return task
 
 
-def reference_from_action(context, scene_desc) -> dict:
-    """The character's animation from its first keyed frame to its last, one pose per frame, as the
-    track method's reference (times from the first keyed frame, as the pose keys count them)."""
+def track_range(scene) -> tuple[int, int]:
+    """The frames Make Physical follows: the preview range where it is set, else the scene's frame range."""
+    if scene.use_preview_range:
+        first, last = scene.frame_preview_start, scene.frame_preview_end
+    else:
+        first, last = scene.frame_start, scene.frame_end
+    if last <= first:
+        raise ValueError(rpt_("Make Physical follows the animation over the frame range, which is a single frame "
+                              "({}): set the end frame after the start").format(first))
+    return first, last
+
+
+def reference_from_action(context, scene_desc, first: int, last: int) -> dict:
+    """The character's evaluated animation from frame `first` to `last`, one pose per frame, as the track
+    method's reference (times from `first`): a capture, a kept solve, keys with their interpolation —
+    whatever drives the bones."""
     from ..solver.builders.mjcf import compile_spec, scene_to_spec
-    scene = context.scene
-    obj = active_character(context)
-    keys = sorted(k.frame for k in scene.physkey.pose_keys)
-    if len(keys) < 2 or keys[-1] == keys[0]:
-        raise ValueError(rpt_("Make Physical follows the character's animation: key at least two poses at "
-                              "different frames"))
     model = compile_spec(scene_to_spec(scene_desc))
-    fps = scene_fps(scene)
-    frames = list(range(keys[0], keys[-1] + 1))
-    rows, _ = poses_at(context, obj, model, frames)
-    return {"times": [(f - keys[0]) / fps for f in frames], "qpos": [[float(v) for v in q] for q in rows]}
+    fps = scene_fps(context.scene)
+    frames = list(range(first, last + 1))
+    rows, _ = poses_at(context, active_character(context), model, frames)
+    return {"times": [(f - first) / fps for f in frames], "qpos": [[float(v) for v in q] for q in rows]}
 
 
-def pose_keyframes_from_action(context, scene_desc, keyed_times: bool = False, warn=None) -> list[dict]:
+def pose_keyframes_from_action(context, scene_desc, keyed_times: bool = False, warn=None, start: int | None = None,
+                               end: int | None = None) -> list[dict]:
     """The keyed poses as pose keyframes, timed from the first key: a free key's arrival range as
     the animator set it, or (`keyed_times`: the animation is followed as keyed) where it is keyed.
+    With `start` and `end` (Make Physical's frame range): the pose at `start` first, then the keys after
+    it up to `end`, timed from `start` (keys outside the range are said to `warn`); none but the start
+    is no keyframes at all (the reference's own poses stand in).
     A pose the character cannot take is said on its key and to `warn`: on the animator's own rig the fit
     takes the nearest pose it can; on the physics character a joint up to 10° beyond its range is clamped
     into it, and further beyond is an error."""
@@ -249,6 +267,15 @@ def pose_keyframes_from_action(context, scene_desc, keyed_times: bool = False, w
     model = compile_spec(scene_to_spec(scene_desc))
     fps = scene_fps(scene)
     keys = sorted(scene.physkey.pose_keys, key=lambda k: k.frame)
+    if start is not None:
+        outside = [k.frame for k in keys if not start < k.frame <= end]
+        keys = [k for k in keys if start < k.frame <= end]
+        if outside and warn is not None:
+            warn(rpt_("pose keys at frames {} are outside the frame range {}–{}: not used").format(
+                ", ".join(map(str, outside[:5])), start, end))
+        if not keys:
+            return []
+        keys = [_StartKey(start)] + keys
     root = int(model.jnt_qposadr[model.joint("root").id])
     hinges = [model.joint(j).name for j in range(model.njnt) if model.jnt_type[j] == mujoco.mjtJoint.mjJNT_HINGE]
     rows, found = poses_at(context, obj, model, [k.frame for k in keys]) if keys else ([], [])
@@ -275,6 +302,14 @@ def pose_keyframes_from_action(context, scene_desc, keyed_times: bool = False, w
         if warn is not None:  # the fit's nearest pose, or joints clamped: the solve goes on, and says so
             warn(text)
     return out
+
+
+class _StartKey:
+    """Where Make Physical's range starts, standing in for a pose key there (its problem is not shown
+    on any key)."""
+
+    def __init__(self, frame: int):
+        self.frame, self.weight, self.free, self.problem, self.refused = frame, 1.0, False, "", False
 
 
 CLAMPED = "clamped"  # the start of a problem the solve goes on with (a joint clamped into its range)
@@ -321,21 +356,45 @@ def keyed_frames(obj) -> list[int]:
     return sorted(frames)
 
 
+# An action keyed on more than this share of the frames it spans (and on at least DENSE_MIN_KEYS) is a
+# motion — a capture, a baked or kept solve — not key poses.
+DENSE_SHARE = 0.5
+DENSE_MIN_KEYS = 12
+
+
+def is_dense(frames: list[int]) -> bool:
+    """Whether keys on `frames` (sorted) are a motion rather than key poses."""
+    return len(frames) >= DENSE_MIN_KEYS and len(frames) > DENSE_SHARE * (frames[-1] - frames[0] + 1)
+
+
 def sync_pose_keys(scene, obj) -> None:
     """Make `scene.physkey.pose_keys` list exactly the action's keyed frames, keeping the weight and
-    timing already set for frames that stay keyed (new frames: weight 1, fixed time)."""
+    timing already set for frames that stay keyed (new frames: weight 1, fixed time). Make Physical
+    follows a motion (a capture, a kept solve — keyed on nearly every frame) as its reference: then the
+    pose keys are only the frames the animator marked as ones it must hit (`physkey.mark_pose_key`);
+    the other methods refuse such a motion, naming it."""
     from .bake import BAKED
     keys = scene.physkey.pose_keys
     source = obj.physkey.animator_rig or obj  # the animator's own rig holds the keys
     action = source.animation_data.action if source.animation_data else None
-    if action is not None and action.get(BAKED):
+    track = scene.physkey.method == "track"
+    if action is not None and action.get(BAKED) and not track:
         raise ValueError(rpt_("'{}' plays '{}', a solved motion, not your pose keys: assign the action with "
-                              "your keyed poses, then solve").format(source.name, action.name))
+                              "your keyed poses, then solve (Make Physical follows it as it is)").format(
+                                  source.name, action.name))
     frames = keyed_frames(source)
-    known = {k.frame: (k.weight, k.free, k.range_min, k.range_max) for k in keys}
+    if is_dense(frames) or (action is not None and action.get(BAKED)):
+        if not track:
+            raise ValueError(rpt_("'{}' is keyed on {} of the {} frames it spans — a motion (a capture?), not key "
+                                  "poses: Make Physical follows it; for this method key a few poses").format(
+                                      source.name, len(frames), frames[-1] - frames[0] + 1))
+        frames = []
+    if track:  # marked frames are hit whatever is keyed there
+        frames = sorted(set(frames) | {k.frame for k in keys if k.marked})
+    known = {k.frame: (k.weight, k.free, k.range_min, k.range_max, k.marked) for k in keys}
     keys.clear()
     for f in frames:
         k = keys.add()
         k.frame = f
         if f in known:
-            k.weight, k.free, k.range_min, k.range_max = known[f]
+            k.weight, k.free, k.range_min, k.range_max, k.marked = known[f]

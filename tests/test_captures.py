@@ -2,6 +2,7 @@
 the `bvhtoolbox` 0.1.3 sdist (`tests/data/bvh`, MIT) — a walk with Mixamo names and a sit-down-and-stand-up
 with Biovision names. Mapped by their names, made into person-sized characters at any import scale, and
 every frame fitted onto the physics character with the hands and feet where the capture has them."""
+import json
 from pathlib import Path
 
 import mujoco
@@ -159,3 +160,61 @@ def test_a_capture_without_hands_has_its_hands_at_the_forearms_ends(blender):
         for side, bone in (("left", "LeftElbow"), ("right", "RightElbow")):
             tail = np.array(rig.matrix_world @ rig.pose.bones[bone].tail)
             assert np.linalg.norm(data.xpos[model.body(f"hand_{side}").id] - tail) < 1e-3, (k, side)
+
+
+def test_a_capture_is_made_physical_over_the_frame_range_and_a_kept_motion_is_a_reference_too(blender):
+    """Make Physical on the walk as imported (at its own frame rate): a motion keyed on every frame is a
+    reference, not 69 pose keyframes — Assisted keyframes refuses it, naming it; the frame the animator
+    marks is the one keyframe; the solve follows the whole frame range from its first frame (a small
+    planning budget: what reaches Blender is checked, not how closely it follows) and the solution shows
+    its fidelity figures. Kept, the physical motion is a reference in turn: read back, it is the solved
+    motion (within the whole-body fit's centimetre) — the other methods refuse it."""
+    bpy, module = blender
+    bpy.ops.object.select_all(action="DESELECT")
+    assert bpy.ops.import_anim.bvh(filepath=str(BVH / "test_freebvh.bvh"), global_scale=0.01,
+                                   update_scene_fps=True) == {"FINISHED"}
+    rig = bpy.context.active_object
+    _select(bpy, rig)
+    assert bpy.ops.physkey.map_humanoid() == {"FINISHED"}
+    assert bpy.ops.physkey.character_from_rig() == {"FINISHED"}
+    scene = bpy.context.scene
+    start, end = (int(v) for v in rig.animation_data.action.frame_range)
+    scene.frame_start, scene.frame_end = start, end
+    props = scene.physkey
+    props.method, props.num_seeds = "assist", 1
+    with pytest.raises(RuntimeError, match=r"is keyed on 69 of the 69 frames it spans .* Make Physical follows it"):
+        bpy.ops.physkey.solve(wait=True)
+    props.method = "track"
+    props.settings_json = json.dumps({"rollouts": 16, "max_iterations": 2, "segment_retries": 0, "backups": 0})
+    props.pose_keys.clear()
+    scene.frame_set(start + 30)
+    assert bpy.ops.physkey.mark_pose_key() == {"FINISHED"}
+    assert bpy.ops.physkey.solve(wait=True) == {"FINISHED"}
+    assert [(k.frame, k.marked) for k in props.pose_keys] == [(start + 30, True)]
+    (item,) = props.solutions
+    result = Path(bpy.path.abspath(item.result_path)).parents[1] / "result.json"
+    entry = json.loads(result.read_text())["solutions"][0]
+    fps = scene.render.fps / scene.render.fps_base
+    assert abs(fps - 30.0) < 1e-3 and item.start_frame == start
+    marked = entry["keyframes"][0]
+    assert marked["name"] == f"frame_{start + 30}" and marked["time"] == pytest.approx(30 / fps)
+    fid = json.loads(item.fidelity_json)
+    assert fid["duration_s"] == pytest.approx((end - start) / fps, abs=1e-3)
+    assert fid["covers_s"] == pytest.approx(fid["duration_s"], abs=0.02) or fid["why"].startswith(
+        "follows the reference only")
+    assert fid["mean_cm"] > 0 and item.success == (entry["success"] and fid["within"])
+    props.active_solution = 0
+    assert bpy.ops.physkey.keep_solution() == {"FINISHED"}
+    taskio = addon(module, "taskio")
+    desc = taskio.extract_scene(bpy.context)
+    task = taskio.task_from_scene(bpy.context, desc)
+    with np.load(bpy.path.abspath(item.result_path)) as z:
+        times, qpos = z["times"], z["qpos"]
+    ref_t, ref_q = np.array(task["reference"]["times"]), np.array(task["reference"]["qpos"])
+    assert ref_t[-1] == pytest.approx((scene.frame_end - scene.frame_start) / fps)  # Keep fits the range to the clip
+    covered = ref_t <= times[-1] + 1e-9
+    solved_root = np.stack([np.interp(ref_t[covered], times, qpos[:, k]) for k in range(3)], axis=1)
+    assert np.max(np.linalg.norm(ref_q[covered, :3] - solved_root, axis=1)) < 0.02
+    props.method = "assist"
+    with pytest.raises(ValueError, match="a solved motion, not your pose keys"):
+        taskio.task_from_scene(bpy.context, desc)

@@ -158,8 +158,8 @@ def test_the_second_tracking_does_not_retry_where_the_first_stopped(runs, monkey
         assisted = Solution(times=z["times"], qpos=z["qpos"], success=True, cost=0.0)
     track, calls = physical_module.TRACK, []
 
-    def spy(prep_, seed, engine, progress=None, retried=None):
-        solved = Track.solve(track, prep_, seed, engine, progress, retried=retried)
+    def spy(prep_, seed, engine, progress=None, retried=None, judge_clip=True):
+        solved = Track.solve(track, prep_, seed, engine, progress, retried=retried, judge_clip=judge_clip)
         calls.append((seed, retried, solved))
         return solved
     monkeypatch.setattr(track, "solve", spy)

@@ -15,6 +15,7 @@ from typing import Optional
 
 import mujoco
 
+from ..builders.roles import missing_terms
 from ..core.errors import InvalidInput
 from ..formats.scene import SceneDesc
 from ..formats.solution import Progress, Solution
@@ -66,6 +67,11 @@ class Prepared:
     def batch(self) -> Optional[Batch]:
         """The biggest batched rollout of one seed, or None where the method makes only small ones."""
         return None
+
+    def notes(self) -> list[str]:
+        """What the user should know before the solve starts: terms off for a role no body of the
+        character plays (and what a method finds in its input, e.g. a reference no body can follow)."""
+        return missing_terms(self.built.roles)
 
     def retained(self) -> Optional[tuple[str, str, int]]:
         """What one seed keeps in memory beyond its batch, where that can grow large: (the setting's

@@ -100,7 +100,8 @@ def physical_version(prep, assisted: Solution, keyframe_times: list[float], assi
             track_prep = first if attempt == 0 else harder
             report = None if progress is None else (
                 lambda p, a=attempt: progress(Progress(p.fraction, p.cost, retries=a or None)))
-            tracked = TRACK.solve(track_prep, seed + attempt * TRY_STRIDE, engine, report, retried=retried)
+            tracked = TRACK.solve(track_prep, seed + attempt * TRY_STRIDE, engine, report, retried=retried,
+                                  judge_clip=False)
             if attempt == 0:
                 retried = tracked.summary["particles"]["stopped_at"]
             err = sum(float(kfs.weights[k] * pose_error(_at(tracked, keyframe_times[k])[cols], kfs.qpos[k]))

@@ -33,6 +33,7 @@ from ..mpc.jobs import TrackingJob
 from ..mpc.objectives.tracking import pose_columns
 from ..mpc.planners.base import COMPOSED, ORIGINS, planner_options
 from ..mpc.recovery.particles import run_particles
+from ..physics.fidelity import fidelity, reference_problems
 from ..physics.model import BuiltModel
 from ..physics.quality import FALLEN_HEAD_HEIGHT, motion_quality
 from ..physics.reference import Reference, build_reference, check_motion, servo_targets, teleports
@@ -47,9 +48,13 @@ class TrackPrepared(PlannedPrepared):
     reference: Reference
     motion_times: np.ndarray  # the reference as given, for its teleports
     motion_qpos: np.ndarray
+    problems: list[dict]  # what the reference asks that no body can do (`fidelity.reference_problems`)
 
     def job(self) -> TrackingJob:
         return TrackingJob(self.reference, self.built)
+
+    def notes(self) -> list[str]:
+        return super().notes() + [p["what"] for p in self.problems]
 
 
 class Track(Method):
@@ -77,12 +82,15 @@ class Track(Method):
         if servos.actuation == "position":  # plans are corrections to the reference's own joint angles
             reference.feedforward = servo_targets(plan.model, reference, plan.nu_character)
         keyframes = track_keyframes(task.keyframes, scene, built, reference, settings.keyframes)
-        return TrackPrepared(task, settings, built, keyframes, plan, reference, times, qpos)
+        problems = reference_problems(built.model, built.character_bodies, reference)
+        return TrackPrepared(task, settings, built, keyframes, plan, reference, times, qpos, problems)
 
     def solve(self, prep: TrackPrepared, seed: int, engine: RolloutEngine, progress=None,
-              appended=None, segments=None, retried: int | None = None) -> Solution:
+              appended=None, segments=None, retried: int | None = None, judge_clip: bool = True) -> Solution:
         """The tracking; the segment of keyframe `retried` (an index into `prep.keyframes`) gets no
-        retries: an earlier tracking of the same reference retried it in vain."""
+        retries: an earlier tracking of the same reference retried it in vain. With `judge_clip`, success
+        also asks the whole clip within the fidelity tolerances (a capture made physical); a physical
+        version of an assisted motion is judged by its sketch's keyframes instead."""
         run, particles = run_particles(prep.agent_setup(), seed, engine, progress, segments=segments,
                                        retried=retried)
         n_it = max(len(run.origins), 1)
@@ -102,7 +110,12 @@ class Track(Method):
         summary["quality"] = motion_quality(prep.built.model, prep.built.character_bodies, run.times, run.qpos,
                                             lying_in_reference(prep.reference, run.times, prep.built.roles),
                                             segment=run.keyframe_index, roles=prep.built.roles)
-        return Solution(times=run.times, qpos=run.qpos, success=run.success,
+        summary["fidelity"] = fidelity(prep.built.model, prep.built.character_bodies, prep.built.roles,
+                                       prep.reference, run.times, run.qpos, prep.problems, judge=judge_clip)
+        success = run.success and (not judge_clip or bool(summary["fidelity"]["within"]))
+        if judge_clip and summary["departs"] is None:
+            summary["departs"] = summary["fidelity"]["why"]
+        return Solution(times=run.times, qpos=run.qpos, success=success,
                         cost=float(run.cost_per_step.mean()) if len(run.cost_per_step) else 0.0,
                         keyframes_reached=[None if t is None else round(float(t), 6) for t in run.reached],
                         arrays={"ctrl": run.ctrl, "keyframe_index": run.keyframe_index,

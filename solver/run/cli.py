@@ -126,10 +126,8 @@ def cmd_validate(args) -> int:
 
 
 def _notes(prepared) -> list[str]:
-    """What the run leaves out or changes that the user should know before it starts: terms off for a
-    role no body of the character plays."""
-    from ..builders.roles import missing_terms
-    return missing_terms(prepared.built.roles)
+    """What the run leaves out or changes that the user should know before it starts (`Prepared.notes`)."""
+    return prepared.notes()
 
 
 def _check_out_dir(out: str) -> None:
