@@ -13,7 +13,8 @@ from __future__ import annotations
 import mujoco
 import numpy as np
 
-from .reference import Reference, hull_distance, support_points, touching_scene
+from .quality import geom_owner
+from .reference import Reference, hull_distance, scene_distances, support_points, touching_scene
 
 # The whole-clip tolerances of a physical version of a capture: the character's bodies off the
 # reference by this much on average over the clip (m), and in no frame by more than WORST_TOLERANCE
@@ -63,14 +64,13 @@ def reference_problems(model: mujoco.MjModel, bodies: list[str], reference: Refe
     what the reference touches while it touches something)."""
     n = int(np.floor(reference.duration / reference.dt + 1e-9)) + 1
     out = []
-    depth, against = _deepest_per_body(model, bodies, reference.qpos[:n])
+    dist, against = scene_distances(model, bodies, reference.qpos[:n])
     for j, body in enumerate(bodies):
-        sunk = depth[:, j] > SUNK_DEPTH
-        if sunk.any():
-            i = int(np.argmax(depth[:, j]))
+        if -dist[:, j].min() > SUNK_DEPTH:
+            i = int(np.argmin(dist[:, j]))
             out.append({"from_s": round(i * reference.dt, 3), "to_s": round(i * reference.dt, 3), "body": body,
-                        "what": f"the reference's {body} is {100 * depth[i, j]:.0f} cm inside {against[i, j]} at "
-                                f"{i * reference.dt:.2f} s"})
+                        "what": f"the reference's {body} is {-100 * dist[i, j]:.0f} cm inside "
+                                f"{geom_owner(model, int(against[i, j]))} at {i * reference.dt:.2f} s"})
     if reference.com is not None:
         near = touching_scene(model, bodies, reference.qpos[:n], SUPPORT_GAP)
         touching = np.stack([near[b] for b in bodies], axis=1)
@@ -156,29 +156,6 @@ def _floating(model: mujoco.MjModel, bodies: list[str], reference: Reference, ro
     body = max(per_body, key=per_body.get)
     floating = np.any(np.stack([reference.touching[b][rows] & ~near[b] for b in bodies], axis=1), axis=1)
     return {"s": round(float(np.sum(dt * floating)), 3), "body": body if per_body[body] > 0 else None}
-
-
-def _deepest_per_body(model: mujoco.MjModel, bodies: list[str], qpos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per pose and body: how deep it is inside anything not of the character (m, 0 if not), and what."""
-    ids = {model.body(b).id: j for j, b in enumerate(bodies)}
-    data = mujoco.MjData(model)
-    depth = np.zeros((len(qpos), len(bodies)))
-    against = np.full((len(qpos), len(bodies)), "", dtype=object)
-    for i, q in enumerate(qpos):
-        data.qpos[:] = q
-        mujoco.mj_kinematics(model, data)
-        mujoco.mj_collision(model, data)
-        for c in data.contact[:data.ncon]:
-            b1, b2 = int(model.geom_bodyid[c.geom1]), int(model.geom_bodyid[c.geom2])
-            if (b1 in ids) == (b2 in ids):
-                continue
-            mine, other = (b1, c.geom2) if b1 in ids else (b2, c.geom1)
-            j = ids[mine]
-            if -c.dist > depth[i, j]:
-                depth[i, j] = -c.dist
-                owner = int(model.geom_bodyid[other])
-                against[i, j] = (model.geom(other).name or "the world") if owner == 0 else model.body(owner).name
-    return depth, against
 
 
 def _support_distance(model: mujoco.MjModel, bodies: list[str], reference: Reference, n: int,

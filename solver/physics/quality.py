@@ -193,10 +193,10 @@ def _deepest(model: mujoco.MjModel, char_geom: np.ndarray, times: np.ndarray, de
     a, b = (int(x) for x in pairs[i])
     if not char_geom[a]:
         a, b = b, a
-    return {"time_s": round(float(times[i]), 6), "bodies": [_geom_owner(model, a), _geom_owner(model, b)]}
+    return {"time_s": round(float(times[i]), 6), "bodies": [geom_owner(model, a), geom_owner(model, b)]}
 
 
-def _geom_owner(model: mujoco.MjModel, geom: int) -> str:
+def geom_owner(model: mujoco.MjModel, geom: int) -> str:
     """A geom's body by name; a geom of the world body (floor, walls) by its own name."""
     body = int(model.geom_bodyid[geom])
     if body == 0:

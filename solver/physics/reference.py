@@ -199,13 +199,23 @@ def hull_distance(points: np.ndarray, x: np.ndarray) -> float:
 def touching_scene(model: mujoco.MjModel, bodies: list[str], qpos: np.ndarray,
                    gap: float = CONTACT_GAP) -> dict[str, np.ndarray]:
     """Per character body, per pose of `qpos`: whether it is within `gap` of a body not in `bodies`
-    (the floor, the furniture) — MuJoCo's own collision detection with every geom's margin widened to
+    (the floor, the furniture)."""
+    near, _ = scene_distances(model, bodies, qpos, gap)
+    return {b: near[:, j] <= gap for j, b in enumerate(bodies)}
+
+
+def scene_distances(model: mujoco.MjModel, bodies: list[str], qpos: np.ndarray,
+                    gap: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+    """Per pose of `qpos` and body of `bodies`: the signed distance (m; negative inside) to the nearest
+    geom of a body not in `bodies` (the floor, the furniture) where it is within `gap` (inf further),
+    and that geom (-1 for none) — MuJoCo's own collision detection with every geom's margin widened to
     `gap`, so only pairs that may collide count."""
     wide = copy.copy(model)
     wide.geom_margin[:] = np.maximum(model.geom_margin, gap)
     data = mujoco.MjData(wide)
     index = {model.body(b).id: j for j, b in enumerate(bodies)}
-    out = np.zeros((len(qpos), len(bodies)), dtype=bool)
+    dist = np.full((len(qpos), len(bodies)), np.inf)
+    other = np.full((len(qpos), len(bodies)), -1, dtype=int)
     for i, q in enumerate(qpos):
         data.qpos[:] = q
         mujoco.mj_kinematics(wide, data)
@@ -214,8 +224,10 @@ def touching_scene(model: mujoco.MjModel, bodies: list[str], qpos: np.ndarray,
             b1, b2 = int(wide.geom_bodyid[c.geom1]), int(wide.geom_bodyid[c.geom2])
             if c.dist > gap or (b1 in index) == (b2 in index):
                 continue
-            out[i, index[b1] if b1 in index else index[b2]] = True
-    return {b: out[:, j] for j, b in enumerate(bodies)}
+            j, g = (index[b1], c.geom2) if b1 in index else (index[b2], c.geom1)
+            if c.dist < dist[i, j]:
+                dist[i, j], other[i, j] = c.dist, g
+    return dist, other
 
 
 def servo_targets(model: mujoco.MjModel, reference: Reference, nu: int) -> np.ndarray:
