@@ -218,11 +218,12 @@ class _Fitter:
         its depth and the pose is fitted again; what is left after that lifts the whole pose."""
         nb = len(targets.body_ids)
         qpos = np.array(start, float)
+        both = (targets.weights[:, None], np.full((nb, 1), ROTATION_WEIGHT))
         if from_afar:
             root_only = np.zeros((nb, 1))
             root_only[0] = 1.0
             qpos = self._least_squares(targets, f, qpos, (root_only, np.ones((nb, 1))))
-        both = (targets.weights[:, None], np.full((nb, 1), ROTATION_WEIGHT))
+            qpos = self._least_squares(targets, f, qpos, (both[0], np.zeros((nb, 1))))
         qpos = self._least_squares(targets, f, qpos, both)
         if self.floor is None or not len(self.geoms):
             return qpos
