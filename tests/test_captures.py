@@ -218,3 +218,34 @@ def test_a_capture_is_made_physical_over_the_frame_range_and_a_kept_motion_is_a_
     props.method = "assist"
     with pytest.raises(ValueError, match="a solved motion, not your pose keys"):
         taskio.task_from_scene(bpy.context, desc)
+
+
+# The walk's feet, labelled by hand from the capture's own bones (tests/data/bvh/README.md): frames where
+# the foot's ankle stands still (under 5 cm/s) with its toe on the floor, and frames where it swings
+# faster than 0.9 m/s. The frames between (heel-off, toe-off, landing) are left unlabelled.
+WALK_FEET = {"foot_left": {"planted": [*range(14, 24), *range(44, 57)], "swing": [*range(2, 9), *range(62, 70)]},
+             "foot_right": {"planted": [*range(1, 6), *range(27, 39), *range(64, 70)],
+                            "swing": [*range(11, 24), *range(46, 58)]}}
+
+
+def test_the_walks_feet_are_planted_where_the_capture_plants_them(blender):
+    """Contact inference against the hand-labelled walk: the reference Make Physical tracks (the capture
+    fitted frame by frame, `physics.reference.build_reference`) plants each foot in at least 90% of the
+    frames labelled planted and in none of those labelled swinging."""
+    from solver.physics.reference import build_reference
+    bpy, module = blender
+    rig = _import_bvh(bpy, "test_freebvh.bvh", 0.01)
+    _select(bpy, rig)
+    assert bpy.ops.physkey.map_humanoid() == {"FINISHED"}
+    assert bpy.ops.physkey.character_from_rig() == {"FINISHED"}
+    physics, _ = _physics(bpy, module, rig)
+    model = _model(bpy, module, physics)
+    frames = list(range(1, 70))
+    fit = addon(module, "pose_reading").fitted_poses(bpy.context, rig, physics, model, frames)
+    bodies = [b.name for b in physics.pose.bones]
+    ref = build_reference(model, bodies, (np.array(frames) - 1) / 30.0, fit.qpos, 1 / 30.0, 0.0)
+    for foot, labels in WALK_FEET.items():
+        planted = ref.planted[foot][np.array(labels["planted"]) - 1]
+        swing = ref.planted[foot][np.array(labels["swing"]) - 1]
+        print(foot, f"planted {planted.mean():.2f}, swinging {swing.mean():.2f}")
+        assert planted.mean() >= 0.9 and not swing.any(), (foot, planted.astype(int), swing.astype(int))

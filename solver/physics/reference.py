@@ -11,7 +11,6 @@ flagged: no physical motion follows it there.
 """
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass
 
 import mujoco
@@ -208,25 +207,27 @@ def scene_distances(model: mujoco.MjModel, bodies: list[str], qpos: np.ndarray,
                     gap: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
     """Per pose of `qpos` and body of `bodies`: the signed distance (m; negative inside) to the nearest
     geom of a body not in `bodies` (the floor, the furniture) where it is within `gap` (inf further),
-    and that geom (-1 for none) — MuJoCo's own collision detection with every geom's margin widened to
-    `gap`, so only pairs that may collide count."""
-    wide = copy.copy(model)
-    wide.geom_margin[:] = np.maximum(model.geom_margin, gap)
-    data = mujoco.MjData(wide)
+    and that geom (-1 for none). Every pair that may collide (contype/conaffinity) is measured with
+    `mj_geomDistance`: widening the geoms' margins after compiling would not do, as MuJoCo's broadphase
+    keeps the bounding boxes compiled with the old ones (a foot 2 cm above the floor went unseen)."""
     index = {model.body(b).id: j for j, b in enumerate(bodies)}
+    owner = model.geom_bodyid
+    mine = [g for g in range(model.ngeom) if int(owner[g]) in index]
+    scene = [g for g in range(model.ngeom) if int(owner[g]) not in index]
+    ct, ca = model.geom_contype, model.geom_conaffinity
+    pairs = [(c, g) for c in mine for g in scene if (ct[c] & ca[g]) or (ct[g] & ca[c])]
     dist = np.full((len(qpos), len(bodies)), np.inf)
     other = np.full((len(qpos), len(bodies)), -1, dtype=int)
+    data = mujoco.MjData(model)
+    fromto = np.zeros(6)
     for i, q in enumerate(qpos):
         data.qpos[:] = q
-        mujoco.mj_kinematics(wide, data)
-        mujoco.mj_collision(wide, data)
-        for c in data.contact[:data.ncon]:
-            b1, b2 = int(wide.geom_bodyid[c.geom1]), int(wide.geom_bodyid[c.geom2])
-            if c.dist > gap or (b1 in index) == (b2 in index):
-                continue
-            j, g = (index[b1], c.geom2) if b1 in index else (index[b2], c.geom1)
-            if c.dist < dist[i, j]:
-                dist[i, j], other[i, j] = c.dist, g
+        mujoco.mj_kinematics(model, data)
+        for c, g in pairs:
+            d = mujoco.mj_geomDistance(model, data, c, g, gap, fromto)
+            j = index[int(owner[c])]
+            if d < gap and d < dist[i, j]:  # mj_geomDistance says `gap` for anything further
+                dist[i, j], other[i, j] = d, g
     return dist, other
 
 
