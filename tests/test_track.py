@@ -307,6 +307,39 @@ def test_the_balance_and_contact_terms_match_a_hand_computation(fall):
     assert costs.total[0] == pytest.approx(hand, rel=1e-9)
 
 
+def test_the_slip_term_matches_a_hand_computation(fall):
+    """Two steps of the reference's standing pose, the second moved 6 mm along x in one planning step:
+    each body the reference plants there slips at 6 mm / dt, w_slip × ½ (0.006 / dt)² each (the first
+    step has no step before it); a body in the air counts nothing."""
+    import mujoco
+    times, qpos = fall
+    zero = dict(w_joint=0.0, w_body=0.0, w_root_pos=0.0, w_root_rot=0.0, w_joint_vel=0.0, w_root_vel=0.0,
+                w_control=0.0, w_contact=0.0, w_com=0.0, w_com_vel=0.0, key_boost=0.0)
+    prep = _track(times, qpos, w_slip=5.0, **zero)
+    plan, ref = prep.plan, prep.reference
+    obj = _objective(plan, ref, prep)
+    m = plan.model
+    data = mujoco.MjData(m)
+    row = 20
+    states, sensors = [], []
+    for k, dx in enumerate((0.0, 0.006)):
+        data.qpos[:] = ref.qpos[row + k]
+        data.qpos[0] += dx
+        data.time = (row + k) * ref.dt
+        mujoco.mj_forward(m, data)
+        states.append(get_state(m, data))
+        sensors.append(data.sensordata.copy())
+    feat = Features(plan, Trajectories(np.array(states)[None], np.array(sensors)[None]), aligned=True)
+    costs = obj.evaluate(feat.as_dict(obj.bodies_for(None)), feat.qvel, np.zeros((1, 2, m.nu)), None)
+    pos = feat.as_dict(obj.bodies_for(None))["pos"]
+    moved = {b: float(np.linalg.norm(pos[b][0, 1, :2] - pos[b][0, 0, :2])) for b in ref.planted}
+    planted = [b for b in ref.planted if ref.planted[b][row + 1]]
+    assert {"foot_left", "foot_right"} <= set(planted) and "head" not in planted
+    hand = 5.0 * sum(0.5 * (moved[b] / ref.dt) ** 2 for b in planted)
+    assert all(abs(moved[b] - 0.006) < 2e-3 for b in planted), moved
+    assert costs.per_step[0, 1] == pytest.approx(hand, rel=1e-9) and costs.per_step[0, 0] == 0.0
+
+
 def test_the_penetration_term_matches_a_hand_computation(fall):
     """A standing pose lowered 4 cm into the floor, against a reference that holds it 0.5 m up (touching
     nothing): each body's term is w_penetration × ((depth − 1 cm) / 1 cm)² of its deepest

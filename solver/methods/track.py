@@ -204,7 +204,8 @@ def scene_at_reference_start(scene: SceneDesc, built: BuiltModel, times: np.ndar
 def track_keyframes(items: list, scene: SceneDesc, built: BuiltModel, reference: Reference,
                     settings: TrackedKeyframeSettings) -> list[TrackKeyframe]:
     """The task's pose keyframes (fixed times) as track keyframes, or the reference's own pose every
-    `key_every` seconds where it names none; one at the reference's end if the last is well before it."""
+    `key_every` seconds where it names none (the last at the reference's end); one at the reference's
+    end if the last is well before it."""
     cols = pose_columns(built)
     digest = reference.digest()
     head = built.roles.get("head")
@@ -233,6 +234,8 @@ def track_keyframes(items: list, scene: SceneDesc, built: BuiltModel, reference:
         n = int(np.floor(reference.duration / settings.key_every + 1e-9))
         for i in range(1, n + 1):
             t = i * settings.key_every
+            if reference.duration - t <= settings.key_window:  # the last stands at the end, so all is followed
+                break
             out.append(key(f"t={t:g}s", t, reference.qpos[reference.index(t)][cols]))
     last = out[-1].time if out else 0.0
     if reference.duration - last > settings.key_window:

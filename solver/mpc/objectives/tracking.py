@@ -4,7 +4,8 @@ the tracker that checks its keyframes off.
 The objective compares every rollout step with the reference at the same instant: each hinge angle
 and each body position (in that joint's or body's group, so the partwise planner recombines them
 like the contact objective's terms) — a body's position weighed more while the reference has it at
-rest on the scene (a planted foot stays planted) — the root's position and orientation, the centre
+rest on the scene, and its horizontal speed counted there (a planted foot stays planted, where it was
+set down) — the root's position and orientation, the centre
 of mass's horizontal position and velocity where the reference balances (its centre of mass over the
 bodies it has on the scene: there the weight goes where the reference puts it — relative to the
 bodies it plants, so a foot set down a little off moves the balance point with it; a reference that
@@ -123,6 +124,10 @@ class TrackingObjective(Objective):
         body_err = ref_body_err + extra[..., None] * smooth_abs(np.linalg.norm(body_pos - self.key_body_pos[rows],
                                                                                 axis=-1))
         contact_err = boost[..., None] * self.ref_planted[rows] * ref_body_err  # bodies the reference plants
+        slip = np.zeros(body_pos.shape[:3])  # and their sliding: the horizontal speed between steps
+        if s.w_slip and nstep > 1:
+            speed = np.diff(body_pos[..., :2], axis=1) / ref.dt
+            slip[:, 1:] = 0.5 * np.sum(speed ** 2, axis=-1) * self.ref_planted[rows[:, 1:]]
         # Sinking in counts where the reference keeps the body off the scene: a foot slammed down, not
         # one pushing off the floor or a seat taking the weight (1-1.6 cm, MuJoCo's soft contacts).
         sunk = self._penetration(feat) * self.ref_clear[rows] if s.w_penetration else None
@@ -134,6 +139,7 @@ class TrackingObjective(Objective):
             add(s.w_joint, joint_err[..., self.dof_group == g].sum(axis=-1), (name,))
             add(s.w_body, body_err[..., self.body_group_index == g].sum(axis=-1), (name,))
             add(s.w_contact, contact_err[..., self.body_group_index == g].sum(axis=-1), (name,))
+            add(s.w_slip, slip[..., self.body_group_index == g].sum(axis=-1), (name,))
             add(s.w_joint_vel, vel_err[..., self.dof_group == g].sum(axis=-1), (name,))
             if sunk is not None:
                 add(s.w_penetration, sunk[..., self.body_group_index == g].sum(axis=-1), (name,))
