@@ -264,9 +264,10 @@ class TrackingTermSettings:
     w_contact: float = setting(10.0, "Extra weight of a body's position error while it touches the scene in the "
                                      "reference (smooth-abs, m): feet stay where the reference plants them",
                                nonneg=True)
-    w_slip: float = setting(20.0, "Weight of the horizontal speed of a body the reference has at rest on the scene "
-                                  "(½ square, m/s): a planted foot set down a little off stays where it is set "
-                                  "down rather than sliding onto the reference's spot", nonneg=True)
+    w_slip: float = setting(20.0, "Weight of the horizontal speed of a body the reference has at rest on the scene, "
+                                  "once it is down there (within 2 cm of the reference's height; ½ square, m/s): a "
+                                  "planted foot set down a little off stays where it is set down rather than "
+                                  "sliding onto the reference's spot", nonneg=True)
     w_com: float = setting(20.0, "Weight of the horizontal error of the centre of mass (smooth-abs, m): the weight "
                                  "where the reference puts it", nonneg=True)
     w_com_vel: float = setting(0.5, "Weight of the horizontal centre-of-mass velocity error (½ square, m/s)",

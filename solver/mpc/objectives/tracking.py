@@ -45,6 +45,9 @@ THROUGH = 0.1
 # contacts let a foot pushing off the floor sink 1-1.6 cm; a foot slammed down sinks past 2 cm).
 PENETRATION_ALLOWANCE = 0.01
 PENETRATION_UNIT = 0.01  # m: the penetration term counts the sinking past the allowance in centimetres
+# m: a body the reference plants counts as set down (its slipping counts) within this height above where
+# the reference has it; higher, it is still on its way there (a step-up's foot not yet on the step).
+SLIP_HEIGHT = 0.02
 
 
 def pose_columns(built: BuiltModel) -> np.ndarray:
@@ -124,10 +127,11 @@ class TrackingObjective(Objective):
         body_err = ref_body_err + extra[..., None] * smooth_abs(np.linalg.norm(body_pos - self.key_body_pos[rows],
                                                                                 axis=-1))
         contact_err = boost[..., None] * self.ref_planted[rows] * ref_body_err  # bodies the reference plants
-        slip = np.zeros(body_pos.shape[:3])  # and their sliding: the horizontal speed between steps
-        if s.w_slip and nstep > 1:
+        slip = np.zeros(body_pos.shape[:3])  # and their sliding: the horizontal speed between steps, where
+        if s.w_slip and nstep > 1:  # the body is down as low as the reference plants it (not still on its way)
             speed = np.diff(body_pos[..., :2], axis=1) / ref.dt
-            slip[:, 1:] = 0.5 * np.sum(speed ** 2, axis=-1) * self.ref_planted[rows[:, 1:]]
+            down = body_pos[:, 1:, :, 2] - self.ref_body_pos[rows[:, 1:]][..., 2] < SLIP_HEIGHT
+            slip[:, 1:] = 0.5 * np.sum(speed ** 2, axis=-1) * self.ref_planted[rows[:, 1:]] * down
         # Sinking in counts where the reference keeps the body off the scene: a foot slammed down, not
         # one pushing off the floor or a seat taking the weight (1-1.6 cm, MuJoCo's soft contacts).
         sunk = self._penetration(feat) * self.ref_clear[rows] if s.w_penetration else None
