@@ -22,6 +22,7 @@ class SolveProgress:
         self.backups: dict[int, int] = {}
         self.keyframes: int | None = None
         self.last_cost: float | None = None  # the latest seed's current planning cost
+        self.motion_time: dict[int, float] = {}  # s of motion each seed's simulation has reached
 
     def update(self, event: dict) -> None:
         """Take one `progress` event (`seed`, `fraction`, optionally `cost`, `reached`, `keyframes`,
@@ -42,6 +43,8 @@ class SolveProgress:
                 tally[seed] = max(tally.get(seed, 0), int(event[key]))
         if event.get("cost") is not None:
             self.last_cost = float(event["cost"])
+        if event.get("motion_time") is not None:
+            self.motion_time[seed] = float(event["motion_time"])
 
     @property
     def overall(self) -> float:
@@ -61,6 +64,8 @@ class SolveProgress:
         if self.keyframes:
             furthest = max(self.reached.values(), default=0)
             parts.append(iface_("furthest keyframe {}/{}").format(furthest, self.keyframes))
+        if self.motion_time:  # where in the clip the furthest seed is (a back-up goes back)
+            parts.append(iface_("at {:.1f} s of motion").format(max(self.motion_time.values())))
         if self.iterations:
             parts.append(iface_("{} planning iterations").format(sum(self.iterations.values())))
         retries, backups = sum(self.retries.values()), sum(self.backups.values())

@@ -51,3 +51,14 @@ def test_no_estimate_before_there_is_anything_to_go_on():
     assert p.eta_s(5.0) is None and p.text(5.0) == "0%"
     p.update(_event(0, 0.02))
     assert p.eta_s(5.0) is None
+
+
+def test_the_time_reached_in_the_motion_is_the_furthest_seeds():
+    """MPC methods say where in the clip their simulation is (`motion_time`): the text shows the furthest
+    seed's, as the latest event of each seed has it (a back-up goes back in time)."""
+    p = SolveProgress(num_seeds=2)
+    p.update(_event(0, 0.1, 0, 10))
+    assert "of motion" not in p.text(5.0)
+    for seed, t in ((0, 1.25), (1, 0.5), (0, 2.0), (0, 1.5)):
+        p.update({**_event(seed, 0.2, 1, 10), "motion_time": t})
+    assert "at 1.5 s of motion" in p.text(5.0)

@@ -26,7 +26,7 @@ MEANING = {
                  "no body plays): the solve has begun",
     Event.SEED_START: "a seed began in a worker (its pid; on Ray also its node)",
     Event.PROGRESS: "a seed's fraction done and cost, and for keyframe methods the keyframes reached, "
-                    "iterations, retries and back-ups",
+                    "iterations, retries and back-ups (MPC methods: the motion_time simulated so far)",
     Event.STAGE: "a playable intermediate solution (an assisted solve's curriculum stage) and its file",
     Event.SEGMENTS: "on Ray with particles: where each particle of a keyframe segment ran",
     Event.SOLUTION: "a seed's solution: its result.json entry and the path of its result.npz",

@@ -38,7 +38,8 @@ class Progress:
     curriculum stage's best motion, `stage` its index). Keyframe methods say how many of their
     `keyframes` are `reached` and the planning `iterations` spent so far; solves over particles,
     how many `retries` (a segment tried again at raised effort) and `backups` (the segment before
-    it redone) they have needed so far, so a struggling solve says so while it works."""
+    it redone) they have needed so far, so a struggling solve says so while it works; MPC methods,
+    the `motion_time` their simulation has reached."""
     fraction: float
     cost: float
     stage: Optional[int] = None
@@ -48,3 +49,4 @@ class Progress:
     iterations: Optional[int] = None
     retries: Optional[int] = None
     backups: Optional[int] = None
+    motion_time: Optional[float] = None  # s of motion simulated so far (MPC methods: where in the clip it is)

@@ -238,7 +238,8 @@ class Agent:
             frac = ((tracker.index + min(1.0, (data.time - tracker.start) / tracker.current.time_limit))
                     / len(tracker.keyframes))
             progress(Progress(min(frac, 1.0), self.last_cost, reached=tracker.index,
-                              keyframes=len(tracker.keyframes), iterations=self.iterations))
+                              keyframes=len(tracker.keyframes), iterations=self.iterations,
+                              motion_time=float(data.time)))
         if data.time > self.horizon_total + 1.0:  # cannot happen with time limits; a guard against loops
             tracker.failed, tracker.failure = True, "time limit"
 

@@ -57,6 +57,8 @@ class Events:
             bar = "#" * int(30 * total)
             cost = "-" if event.get("cost") is None else f"{event['cost']:.4g}"
             where = f"  keyframe {event['reached']}/{event['keyframes']}" if "reached" in event else ""
+            if event.get("motion_time") is not None:
+                where += f"  at {event['motion_time']:.2f} s"
             if event.get("retries") or event.get("backups"):  # an assisted search retries, never backs up
                 where += "  " + ", ".join(f"{label} {event[key]}" for key, label in
                                           (("retries", "retries"), ("backups", "back-ups")) if key in event)
