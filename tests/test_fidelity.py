@@ -83,3 +83,26 @@ def test_a_reference_with_a_foot_under_the_floor_is_named_before_and_after_the_s
     assert "cm off at 0." in fig["why"] and "cm inside floor at 0.4" in fig["why"], fig["why"]
     assert sol.summary["departs"] == fig["why"]
     assert reference_problems(prep.built.model, prep.built.character_bodies, prep.reference) == prep.problems
+
+
+def test_a_seated_reference_without_its_seat_rests_on_nothing():
+    """The armchair preset's seated pose held for a second: in the armchair scene it rests on the seat;
+    with the chair gone its weight rests on nothing (the centre of mass well behind the feet), said for
+    the whole second with how far outside its support it is."""
+    import json
+    from pathlib import Path
+    preset = json.loads((Path(__file__).resolve().parents[1] / "scenes" / "tasks" / "assist_sit_armchair.json")
+                        .read_text())
+    seated = next(k for k in preset["keyframes"] if k["name"] == "seated")
+    first = {k: v for k, v in seated.items() if k not in ("time", "time_range")}
+    held = dict(first, name="held", time=1.0)
+
+    def problems(scene):
+        task = task_from_dict({"schema_version": 1, "name": "seated", "method": "track", "scene": scene,
+                               "keyframes": [first, held], "reference": {"sketch": "linear"}})
+        return prepare_task(task)[1].problems
+
+    assert problems({"environment": "armchair", "character": "humanoid"}) == []
+    (nothing,) = problems({})
+    assert nothing["body"] is None and nothing["from_s"] == 0.0 and nothing["to_s"] >= 0.95, nothing
+    assert nothing["what"].startswith("from 0.00 s to 0.9") and "rests on nothing (2" in nothing["what"], nothing
