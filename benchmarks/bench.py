@@ -370,7 +370,8 @@ def bench_track(task_name: str, seeds: int, workers: int | None = None) -> dict:
     """Physical versions over `seeds` seeds: of each assisted solution of an assist task (the assist
     method's `physical`), or of a track task's reference. Per seed: success, the verdict per
     keyframe, the keyframe error relative to the unoptimized motion's (assist tasks), tracking
-    errors, penetration, fall, and tracking wall time per second of motion."""
+    errors, the whole clip's fidelity (a track task's: cm off, planted feet's sliding), penetration,
+    fall, and tracking wall time per second of motion."""
     import tempfile
 
     from solver.core import schema
@@ -412,6 +413,10 @@ def bench_track(task_name: str, seeds: int, workers: int | None = None) -> dict:
                      "tracking": tracked["tracking"], "max_penetration_m": tracked["quality"]["max_penetration_m"],
                      "max_penetration_at": tracked["quality"].get("max_penetration_at"),
                      "fall_s": tracked["quality"].get("fall_s"), "duration_s": tracked["duration_s"],
+                     # the whole clip against the reference (a capture's: cm off, planted feet's sliding)
+                     "fidelity": {k: tracked["fidelity"][k] for k in ("mean_cm", "worst", "foot_sliding_cm",
+                                                                       "floating", "covers_s", "within", "why")}
+                     if tracked.get("fidelity") else None,
                      "wall_s_per_s": round(wall / max(tracked["duration_s"], 1e-9), 2),  # every try's
                      "tries": len(tracked.get("tries", [None])),  # trackings from the start (physical versions)
                      # assisted searches planned anew for a closer physical version, and each plan's outcome
