@@ -13,7 +13,7 @@ from __future__ import annotations
 import mujoco
 import numpy as np
 
-from .quality import geom_owner
+from .quality import FOOT_ROLES, geom_owner
 from .reference import Reference, hull_distance, scene_distances, support_points, touching_scene
 
 # The whole-clip tolerances of a physical version of a capture: the character's bodies off the
@@ -31,7 +31,6 @@ UNSUPPORTED_S = 0.3
 SUPPORT_GAP = 0.05
 # A body the reference has on the scene floats where the motion holds it further than this (m) off it.
 FLOAT_GAP = 0.04
-FOOT_ROLES = ("foot_left", "foot_right")
 
 
 def planted_sliding(model: mujoco.MjModel, feet: list[str], qpos: np.ndarray, planted: np.ndarray) -> float:
