@@ -33,17 +33,14 @@ SUPPORT_GAP = 0.05
 FLOAT_GAP = 0.04
 
 
-def planted_sliding(model: mujoco.MjModel, feet: list[str], qpos: np.ndarray, planted: np.ndarray) -> float:
-    """Metres the feet slide where they are planted (`planted`, (n, nfeet) — where the reference has the
-    foot at rest on the scene): per planted phase of a foot (a run of planted poses), how far from where
-    it was set down it gets, summed over the phases and feet. A foot set down and left there slides 0
-    however its contact chatters; one dragged 10 cm slides 10 cm. The same function measures a motion
-    and its reference."""
-    if len(qpos) < 2 or not feet:
-        return 0.0
-    xy = body_positions(model, feet, qpos)[..., :2]
+def planted_sliding(xy: np.ndarray, planted: np.ndarray) -> float:
+    """Metres the feet (`xy`, (n, nfeet, 2) their positions seen from above) slide where they are planted
+    (`planted`, (n, nfeet) — where the reference has the foot at rest on the scene): per planted phase of
+    a foot (a run of planted poses), how far from where it was set down it gets, summed over the phases
+    and feet. A foot set down and left there slides 0 however its contact chatters; one dragged 10 cm
+    slides 10 cm. The same function measures a motion and its reference."""
     total = 0.0
-    for k in range(len(feet)):
+    for k in range(xy.shape[1]):
         for a, b in _runs(planted[:, k]):
             total += float(np.linalg.norm(xy[a:b, k] - xy[a, k], axis=-1).max())
     return total
@@ -68,7 +65,7 @@ def reference_problems(model: mujoco.MjModel, bodies: list[str], reference: Refe
     what the reference touches while it touches something)."""
     n = int(np.floor(reference.duration / reference.dt + 1e-9)) + 1
     out = []
-    dist, against = scene_distances(model, bodies, reference.qpos[:n])
+    dist, against = scene_distances(model, bodies, reference.qpos[:n], SUPPORT_GAP)  # sunk and near, one scan
     for j, body in enumerate(bodies):
         if -dist[:, j].min() > SUNK_DEPTH:
             i = int(np.argmin(dist[:, j]))
@@ -76,8 +73,7 @@ def reference_problems(model: mujoco.MjModel, bodies: list[str], reference: Refe
                         "what": f"the reference's {body} is {-100 * dist[i, j]:.0f} cm inside "
                                 f"{geom_owner(model, int(against[i, j]))} at {i * reference.dt:.2f} s"})
     if reference.com is not None:
-        near = touching_scene(model, bodies, reference.qpos[:n], SUPPORT_GAP)
-        touching = np.stack([near[b] for b in bodies], axis=1)
+        touching = dist < SUPPORT_GAP
         outside = _support_distance(model, bodies, reference, n, touching)
         lost = (outside > UNSUPPORTED_DISTANCE) & touching.any(axis=1)
         for a, b in _runs(lost):
@@ -108,11 +104,11 @@ def fidelity(model: mujoco.MjModel, bodies: list[str], roles: dict[str, str], re
     per_frame = off.mean(axis=1)
     w = int(np.argmax(per_frame))
     far = int(np.argmax(off[w]))
-    feet = [roles[r] for r in FOOT_ROLES if r in roles]
-    planted = np.stack([reference.planted[f][rows] for f in feet], axis=1) if feet and reference.planted \
+    feet = [bodies.index(roles[r]) for r in FOOT_ROLES if roles.get(r) in bodies]
+    planted = np.stack([reference.planted[bodies[f]][rows] for f in feet], axis=1) if feet and reference.planted \
         else np.zeros((len(rows), len(feet)), dtype=bool)
-    sliding = planted_sliding(model, feet, qpos, planted)
-    own = planted_sliding(model, feet, reference.qpos[rows], planted)
+    sliding = planted_sliding(got[:, feet, :2], planted)
+    own = planted_sliding(want[:, feet, :2], planted)
     floating = _floating(model, bodies, reference, rows, qpos, times)
     covers = min(float(times[-1]), reference.duration) if len(times) else 0.0
     out = {"mean_cm": round(100 * float(off.mean()), 2),
@@ -156,10 +152,10 @@ def _floating(model: mujoco.MjModel, bodies: list[str], reference: Reference, ro
         return {"s": 0.0, "body": None}
     near = touching_scene(model, bodies, qpos, FLOAT_GAP)
     dt = np.diff(times, append=times[-1])
-    per_body = {b: float(np.sum(dt * (reference.touching[b][rows] & ~near[b]))) for b in bodies}
-    body = max(per_body, key=per_body.get)
-    floating = np.any(np.stack([reference.touching[b][rows] & ~near[b] for b in bodies], axis=1), axis=1)
-    return {"s": round(float(np.sum(dt * floating)), 3), "body": body if per_body[body] > 0 else None}
+    off = np.stack([reference.touching[b][rows] & ~near[b] for b in bodies], axis=1)  # (n, nbody)
+    per_body = dt @ off
+    j = int(np.argmax(per_body))
+    return {"s": round(float(dt @ off.any(axis=1)), 3), "body": bodies[j] if per_body[j] > 0 else None}
 
 
 def _support_distance(model: mujoco.MjModel, bodies: list[str], reference: Reference, n: int,
