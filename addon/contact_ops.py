@@ -22,10 +22,11 @@ def _list(context):
 
 def _apply_style(item, style: str) -> None:
     item.weights = style_weights(style)
+    item.style = style
 
 
 def _copy(src, dst) -> None:
-    for attr in ("name", "tolerance", "sustain", "time_limit", "weights", "use_facing", "facing"):
+    for attr in ("name", "tolerance", "sustain", "time_limit", "weights", "style", "use_facing", "facing"):
         setattr(dst, attr, getattr(src, attr))
     dst.pairs.clear()
     for p in src.pairs:
@@ -75,7 +76,7 @@ class PHYSKEY_OT_contact_keyframe_edit(bpy.types.Operator):
 
 
 class PHYSKEY_OT_contact_style(bpy.types.Operator):
-    """Set the selected contact keyframe's style weights from a preset"""
+    """Set the selected contact keyframe's style: its weights, and the posture it counts in (Standing: only standing)"""
     bl_idname = "physkey.contact_style"
     bl_label = "Style"
     bl_options = {"REGISTER", "UNDO"}

@@ -135,7 +135,7 @@ class PHYSKEY_PT_contacts(_Sidebar, bpy.types.Panel):
             row = layout.row(align=True)
             for style, label in (("standing", n_("Standing")), ("seated", n_("Seated")), ("reaching", n_("Reaching")),
                                  ("lying", n_("Lying"))):
-                row.operator("physkey.contact_style", text=label).style = style
+                row.operator("physkey.contact_style", text=label, depress=item.style == style).style = style
             layout.operator("physkey.add_pair", icon="CURSOR")
             if props.method == "contact" and _solve_running(context):
                 layout.operator("physkey.send_keyframe", icon="EXPORT")
@@ -260,6 +260,8 @@ class PHYSKEY_UL_solutions(bpy.types.UIList):
         if item.has_quality:
             row.label(text=iface_("{:.1f} cm").format(100 * item.penetration),
                       icon="ERROR" if item.penetration > 0.02 else "NONE", translate=False)
+        if item.words:  # what the animator would not accept, in the solver's words
+            row.label(text=item.words, icon="INFO", translate=False)
         _ghost_toggle(row, item)
 
 
@@ -286,6 +288,8 @@ def _draw_quality(layout, item, scene) -> None:
     col.label(text=text, icon="ERROR" if deep else "NONE", translate=False)
     col.label(text=iface_("Foot sliding {:.1f} cm · jerk {:.3g} rad/s³").format(100 * item.foot_sliding, item.jerk),
               translate=False)
+    for phrase in filter(None, item.words.split(", ")):
+        col.label(text=phrase, icon="INFO", translate=False)
     if item.object_penetration >= 0:
         col.label(text=iface_("Object: penetration {:.1f} cm · loose {:.2f} s").format(
             100 * item.object_penetration, item.object_loose), icon="ERROR" if item.object_penetration > 0.02

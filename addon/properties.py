@@ -136,6 +136,8 @@ class PHYSKEY_PG_contact_keyframe(bpy.types.PropertyGroup):
     sustain: FloatProperty(default=0.5, min=0.0, description="Seconds the pairs must stay met")
     time_limit: FloatProperty(default=10.0, min=0.01, description="Seconds allowed before the keyframe fails")
     weights: FloatVectorProperty(size=N_TERMS, min=0.0, description="Style weights of the objective terms")
+    style: StringProperty(default="", description="The posture the keyframe means, set by its style button: a "
+                          "Standing keyframe counts only with the character standing")
     use_facing: BoolProperty(default=False)
     facing: FloatVectorProperty(size=2, description="Point on the floor the torso should face")
 
@@ -206,6 +208,8 @@ class PHYSKEY_PG_solution(bpy.types.PropertyGroup):
                                       "(a box) with anything (m; -1: the scene has none)")
     object_loose: FloatProperty(default=-1.0, unit="TIME_ABSOLUTE", description="Seconds a free object moves "
                                 "touching nothing: thrown, dropped, or carried by no hand (-1: the scene has none)")
+    words: StringProperty(default="", description="What an animator would not accept in the solution, in words "
+                          "(ends crouched, feet slide, falls), from the solver")
     fidelity_json: StringProperty(default="", description="Make Physical: how far the motion is off the animation it "
                                   "follows over the whole clip, its feet's sliding against the animation's own, "
                                   "floating, and why it is not within the tolerances (the solver's JSON)")

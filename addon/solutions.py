@@ -72,6 +72,7 @@ def _add(scene, entry: dict, event: dict, result_path: str, context: dict, varia
         item.fall = -1.0 if quality.get("fall_s") is None else quality["fall_s"]
         item.object_penetration = quality.get("object_penetration_m", -1.0)
         item.object_loose = quality.get("object_unsupported_s", -1.0)
+    item.words = ", ".join(entry.get("words", []))
     item.grasps_json = json.dumps(entry.get("grasps", []))
     fid = entry.get("fidelity")
     item.fidelity_json = json.dumps({k: v for k, v in fid.items() if k != "per_body_cm"}) if fid else ""

@@ -87,6 +87,7 @@ def store_contact_keyframes(scene, keyframes) -> None:
         item = scene.physkey.contact_keyframes.add()
         item.name, item.tolerance, item.sustain, item.time_limit = kf.name, kf.tolerance, kf.sustain, kf.time_limit
         item.weights = [kf.weight(t) for t in TERM_NAMES]
+        item.style = kf.style or ""
         item.use_facing = kf.facing_target is not None
         if kf.facing_target is not None:
             item.facing = kf.facing_target
@@ -183,6 +184,8 @@ def contact_keyframe_dict(item) -> dict:
                     for p in item.pairs]}
     if item.use_facing:
         kf["facing_target"] = list(item.facing)
+    if item.style:
+        kf["style"] = item.style
     return kf
 
 

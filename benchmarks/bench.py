@@ -157,7 +157,7 @@ def _trial(e: dict) -> dict:
     """One seed's line of the report: what failed and where, the effort, the quality."""
     return {"seed": e["seed"], "success": e["success"], "failed_keyframe": e["failed_keyframe"],
             "failure": e.get("failure"), "keyframes_reached": e["keyframes_reached"], "duration_s": e["duration_s"],
-            "wall_s": e["wall_s"], "iterations": e["iterations"], "quality": e["quality"],
+            "wall_s": e["wall_s"], "iterations": e["iterations"], "quality": e["quality"], "words": e.get("words"),
             "particles": e.get("particles")}
 
 
@@ -277,6 +277,9 @@ def bench_mpc(task_name: str, trials: int, rollouts: int, planner: str, budget: 
             "max_foot_sliding_m": max((e["quality"]["foot_sliding_m"] for e in ok), default=None),
             "max_jerk_rms": max((e["quality"]["jerk_rms"] for e in ok), default=None),
             "max_end_root_speed_mps": round(max(end_speeds), 3) if end_speeds else None,
+            # The lowest head at a successful clip's end, as a share of its standing height above the feet.
+            "min_end_head_share": min((e["quality"]["end"]["head_share"] for e in ok
+                                       if (e["quality"].get("end") or {}).get("head_share") is not None), default=None),
             "character": os.path.basename(character) if character else "humanoid",
             "max_body_speed_mps": max((e["quality"]["max_body_speed"]["mps"] for e in ok
                                        if e["quality"].get("max_body_speed")), default=None),

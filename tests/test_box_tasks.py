@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from solver.core.paths import task_path
-from solver.formats.objective_terms import STYLES
+from solver.formats.objective_terms import STANDING_WEIGHTS, STYLES
 from solver.formats.task import SceneRef, build_scene
 from solver.physics.model import build_model
 
@@ -25,7 +25,9 @@ def _tool():
 
 
 def _style(kf) -> str:
-    (name,) = [n for n, (_, w) in STYLES.items() if w == kf["weights"]]
+    """The box keyframes' styles: the paper's standing weights (the style adds stillness), or reaching."""
+    styles = {"standing": STANDING_WEIGHTS, "reaching": STYLES["reaching"][1]}
+    (name,) = [n for n, w in styles.items() if w == kf["weights"]]
     return name
 
 

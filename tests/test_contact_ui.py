@@ -27,9 +27,15 @@ def test_list_operations():
     assert _names(bpy) == original
     bpy.ops.physkey.contact_keyframe_edit(action="ADD")
     assert len(props.contact_keyframes) == len(original) + 1
+    assert props.contact_keyframes[-1].style == "seated"
     bpy.ops.physkey.contact_style(style="standing")
     from solver.formats.objective_terms import style_weights
     assert list(props.contact_keyframes[-1].weights) == pytest.approx(style_weights("standing"))
+    # The style goes with the keyframe to the solver, which then counts it only standing.
+    taskio = addon(module, "taskio")
+    assert taskio.contact_keyframe_dict(props.contact_keyframes[-1])["style"] == "standing"
+    bpy.ops.physkey.contact_keyframe_edit(action="DUPLICATE")
+    assert props.contact_keyframes[-1].style == "standing"
 
 
 def test_add_pair_from_the_3d_cursor():

@@ -14,6 +14,7 @@ from solver.formats.task import task_from_dict
 from solver.methods.contact import CONTACT
 from solver.mpc.agent import run_agent
 from solver.mpc.keyframe_tracker import CLOSING_S, PROGRESS_STEP, KeyframeTracker
+from solver.physics.posture import Posture
 from solver.physics.quality import FALLEN_HEAD_HEIGHT
 from solver.physics.rollout import RolloutEngine
 
@@ -199,10 +200,50 @@ def test_the_last_keyframe_counts_only_once_the_character_has_steadied():
     from solver.formats.task import build_scene
     built = build_model(build_scene(task.scene))
     data = mujoco.MjData(built.model)
-    agent = SimpleNamespace(m=built.model, data=data, tracker=_tracker(torso_up=1.0),
-                            root_body=built.model.body("torso").id)
-    for speed, steady in ((TOPPLING_SPEED + 0.1, False), (TOPPLING_SPEED - 0.1, True)):
+    root = built.model.body("torso").id
+    agent = SimpleNamespace(m=built.model, data=data, tracker=_tracker(torso_up=1.0), root_body=root,
+                            posture=Posture(built.model, built.roles, root))
+    agent.tracker.update(0.0, 0.0)
+    for speed, steady in ((TOPPLING_SPEED + 0.1, False), (TOPPLING_SPEED - 0.1, False)):
         data.qvel[:] = 0.0
         data.qvel[1] = speed  # the root sliding sideways: every body with it
+        data.time = sustain + 0.1
         mujoco.mj_forward(built.model, data)
+        assert ContactJob().steady(agent, 0) is steady  # toppling, then not yet at rest
+    from solver.physics.posture import SETTLE_HOLD_S
+    data.qvel[:] = 0.0
+    for time, steady in ((sustain + 0.2, False), (sustain + 0.2 + SETTLE_HOLD_S, True)):  # at rest, and stays
+        data.time = time
+        mujoco.mj_forward(built.model, data)
+        ContactJob().watch_rest(agent)
         assert ContactJob().steady(agent, 0) is steady
+
+
+def test_the_last_keyframe_ends_the_clip_at_rest():
+    """The last keyframe counts once the root has stayed slower than SETTLED_SPEED for SETTLE_HOLD_S (the
+    clip includes its settle); a root passing through slow at a sway's turn does not count; a character
+    still moving SETTLE_LIMIT_S after the sustain ends the clip anyway (its end speed is in the quality)."""
+    from solver.mpc.jobs import note_rest, settled
+    from solver.physics.posture import SETTLE_HOLD_S, SETTLE_LIMIT_S, SETTLED_SPEED
+    t = _tracker(torso_up=1.0)
+    t.update(0.0, 0.0)
+    end = t.current.sustain
+    slow, fast = SETTLED_SPEED / 2, SETTLED_SPEED * 2
+
+    def at(tracker, time, speed):
+        note_rest(tracker, time, speed)
+        return settled(tracker, time)
+
+    assert not at(t, end, slow)
+    assert not at(t, end + SETTLE_HOLD_S / 2, slow)
+    assert not at(t, end + SETTLE_HOLD_S * 0.9, fast)  # a sway: the stretch at rest starts over
+    assert not at(t, end + SETTLE_HOLD_S, slow)
+    assert at(t, end + 2 * SETTLE_HOLD_S, slow)
+    still = _tracker(torso_up=1.0)  # at rest all through its sustain: it counts at the sustain's end
+    still.update(0.0, 0.0)
+    note_rest(still, 0.0, slow)
+    assert settled(still, end)
+    moving = _tracker(torso_up=1.0)
+    moving.update(0.0, 0.0)
+    assert not at(moving, end + SETTLE_LIMIT_S - 0.01, fast)
+    assert at(moving, end + SETTLE_LIMIT_S, fast)

@@ -14,6 +14,7 @@ from solver.formats.perturbations import BALL_PREFIX, RACK_X, Ball, Perturber
 from solver.formats.task import SceneRef, build_scene, task_from_dict
 from solver.methods.contact import CONTACT
 from solver.mpc.agent import Agent
+from solver.physics.posture import SETTLED_SPEED
 from solver.physics.rollout import RolloutEngine
 
 STAND = {"name": "stand", "pairs": [{"body1": "torso", "pos1": [0, 0, 0], "body2": "world", "pos2": [0, 0, 1.3]}],
@@ -206,8 +207,11 @@ def test_a_standing_hit_reaction_recovers_and_ends_only_after_the_hit():
     with RolloutEngine(prep.plan.model, 2) as engine:
         run = Agent(prep.built, prep.plan, prep.keyframes, prep.settings, 0, engine).run()
     assert run.success, run.failure
-    assert run.reached[0] == pytest.approx(0.3 + STAND["sustain"], abs=0.02)
+    # Counted from the hit on, held for its sustain, and once the character has come to rest again.
+    assert run.reached[0] >= 0.3 + STAND["sustain"] - 1e-9
     m = prep.built.model
+    assert (np.linalg.norm(run.qpos[-1, :3] - run.qpos[-21, :3]) / (run.times[-1] - run.times[-21])
+            < SETTLED_SPEED)
     d, head, torso = mujoco.MjData(m), m.body("head").id, m.body("torso").id
     heads, xs = [], []
     for q in run.qpos:

@@ -35,7 +35,10 @@ def test_solve_preview_keep(tmp_path):
     assert sorted(s.seed for s in sols) == [0, 1] and all(s.success for s in sols)
     for s in sols:  # each solution's quality figures, as the solver measured them
         result = json.loads((Path(bpy.path.abspath(s.result_path)).parents[1] / "result.json").read_text())
-        q = next(e for e in result["solutions"] if e["seed"] == s.seed)["quality"]
+        entry = next(e for e in result["solutions"] if e["seed"] == s.seed)
+        q = entry["quality"]
+        assert s.words == ", ".join(entry["words"]) and ("ends moving at" in s.words) == (
+            q["end"]["root_speed_mps"] >= 0.1)  # the solver's words on the row
         assert s.has_quality and s.fall == -1.0  # simulate does not say when lying is meant
         assert (s.penetration, s.foot_sliding, s.jerk) == pytest.approx(
             (q["max_penetration_m"], q["foot_sliding_m"], q["jerk_rms"]), rel=1e-5)

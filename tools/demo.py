@@ -1,7 +1,9 @@
 """The main job (`make demo`): the built extension, installed into a sandboxed Blender (the bpy
 module), loads the armchair stand → sit → stand preset, solves it with several seeds, keeps the
 best, saves out/demo.blend and renders out/demo.mp4 and out/demo_contact_sheet.png (Workbench).
-DEMO_QUICK=1 (used by the tests) solves 2 seeds and renders 9 frames; PHYSKEY_DEMO_OUT moves the output."""
+DEMO_QUICK=1 (used by the tests) checks the pipeline at a fraction of the cost: it solves 1 seed of the
+preset's first two keyframes (seated, leaning forward and back) and renders 9 frames. PHYSKEY_DEMO_OUT
+moves the output."""
 from __future__ import annotations
 
 import math
@@ -13,8 +15,8 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.environ.get("PHYSKEY_DEMO_OUT") or os.path.join(ROOT, "out")
 PRESET = "armchair_stand_sit_stand"
-QUICK = os.environ.get("DEMO_QUICK") == "1"  # CI: 2 seeds, a few frames rendered
-SEEDS = 2 if QUICK else 3
+QUICK = os.environ.get("DEMO_QUICK") == "1"  # CI: 1 seed, a few frames rendered
+SEEDS = 1 if QUICK else 3
 
 
 def say(msg: str) -> None:
@@ -101,6 +103,10 @@ def main() -> None:
     bpy = install(zip_path)
     say(f"installed {os.path.basename(zip_path)} into a sandboxed Blender {bpy.app.version_string}")
     bpy.ops.physkey.load_preset(preset=PRESET)
+    if QUICK:  # the pipeline, not the whole motion: standing up and settling is most of a seed's solve
+        keyframes = bpy.context.scene.physkey.contact_keyframes
+        while len(keyframes) > 2:
+            keyframes.remove(len(keyframes) - 1)
     scene = bpy.context.scene
     scene.render.fps = 30
     arm = bpy.context.active_object

@@ -24,9 +24,9 @@ sys.path.insert(0, os.path.dirname(HERE))
 
 from solver.builders.environments import pick_place  # noqa: E402
 from solver.core.paths import task_path  # noqa: E402
-from solver.formats.objective_terms import STYLES  # noqa: E402
+from solver.formats.objective_terms import STANDING_WEIGHTS, STYLES  # noqa: E402
 
-STANDING = dict(STYLES["standing"][1])
+STANDING = dict(STANDING_WEIGHTS)  # the paper's standing keyframes (the style adds stillness)
 REACHING = dict(STYLES["reaching"][1])
 SQUEEZE = 0.02  # m: the hand's target lies this far inside the box's side (the hand's sphere is 0.04 m)
 # m: a box held lower than this (its centre) is reached down to, in the "reaching" style: the standing

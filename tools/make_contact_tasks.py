@@ -23,7 +23,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
 from solver.core import rotations, schema  # noqa: E402
-from solver.formats.objective_terms import TERM_NAMES  # noqa: E402
+from solver.formats.objective_terms import STYLES, TERM_NAMES  # noqa: E402
 
 DEFAULT_REF = os.path.join(HERE, "..", "..", "shared", "reference", "mjpc_interact")
 TASKS = {  # our task name: (reference strategy, environment, paper's note)
@@ -35,6 +35,10 @@ TASKS = {  # our task name: (reference strategy, environment, paper's note)
     "bed_lie_down_get_up": ("bench_lie_down_get_up", "bed"),
     "table_climb": ("table_climb", "table"),
 }
+# Keyframes that mean a style the paper's weights do not hold them to: (task, keyframe) → style. The
+# stand that ends stand → sit → stand is a standing keyframe: it counts only standing, in the style's
+# weights (the paper's with stillness, `objective_terms.STYLES`).
+STYLED = {("armchair_stand_sit_stand", "stand"): "standing"}
 
 
 def r6(v):
@@ -69,6 +73,10 @@ def main(ref_dir: str) -> None:
                 raise SystemExit(f"{strategy}/{k['name']}: nonzero weight for unknown terms {dropped}")
             if k.get("facing_target"):
                 kf["facing_target"] = r6(k["facing_target"][:2])
+            style = STYLED.get((name, k["name"]))
+            if style is not None:  # the style's posture terms; the keyframe's own pull on its pairs
+                kf["style"] = style
+                kf["weights"] = {t: w if t == "Contact" else STYLES[style][1][t] for t, w in kf["weights"].items()}
             keyframes.append(kf)
         task = {"schema_version": 1, "name": name, "method": "contact",
                 "about": f"PartwiseMPC strategy '{strategy}' (MuJoCo MPC humanoid/interact, Apache-2.0), "

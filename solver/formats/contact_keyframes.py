@@ -18,7 +18,7 @@ from ..core import schema
 from ..core.errors import InvalidInput
 from ..core.limits import MAX_MOTION_S
 from ..core.paths import task_path
-from .objective_terms import DEFAULT_WEIGHTS, TERM_NAMES
+from .objective_terms import DEFAULT_WEIGHTS, STYLES, TERM_NAMES
 from .scene import SceneDesc
 
 WORLD = "world"
@@ -42,8 +42,13 @@ class ContactKeyframe:
     time_limit: float = field(default=10.0, metadata={"positive": True})
     weights: dict[str, float] = field(default_factory=dict, metadata={"nonneg": True})
     facing_target: Optional[list[float]] = field(default=None, metadata={"length": 2})
+    # The posture the keyframe means (a name of `objective_terms.STYLES`), held to it where the style
+    # says something measurable: "standing" counts only with the character standing (`physics.posture`).
+    style: Optional[str] = None
 
     def check(self, path):
+        if self.style is not None and self.style not in STYLES:
+            raise InvalidInput(f"{path}.style", f"unknown style '{self.style}' (have: {', '.join(STYLES)})")
         for key in ("sustain", "time_limit"):
             if getattr(self, key) > MAX_MOTION_S:
                 raise InvalidInput(f"{path}.{key}", f"must be at most {MAX_MOTION_S:g} s, got {getattr(self, key)}")

@@ -23,6 +23,7 @@ from ..formats.task import Task, build_scene
 from ..physics.model import BuiltModel, build_model
 from ..physics.quality import motion_quality
 from ..physics.rollout import DIVERGED, RolloutEngine, get_state
+from ..physics.verdict import quality_words
 from .base import Batch, Capabilities, Method, Prepared
 from .physical import close_enough, outcome, physical_rank, physical_settings, physical_version
 
@@ -261,6 +262,7 @@ def _package(prep: AssistPrepared, opt: AssistOptimizer, problem: Problem, kf_in
     solution = _solution(opt, problem, x, K - 1, success, float(f), summary)
     solution.summary["quality"] = motion_quality(prep.built.model, prep.built.character_bodies, solution.times,
                                                  solution.qpos, roles=prep.built.roles)
+    solution.summary["words"] = quality_words(solution.summary["quality"])
     if prep.settings.physical and solution.unstable_time is None:
         solution.variants["physical"] = physical_version(
             prep, solution, summary["keyframe_times"], force, problem.dt_sim, kf_initial, seed, nthread,

@@ -30,6 +30,7 @@ from ..physics.grasp import grasp_pairs
 from ..physics.model import BuiltModel, build_model
 from ..physics.quality import motion_quality
 from ..physics.rollout import RolloutEngine
+from ..physics.verdict import quality_words
 from .base import Batch, Capabilities, Method, Prepared
 
 
@@ -156,6 +157,7 @@ def _solution(prep: ContactPrepared, run) -> Solution:
                "partwise_win_fraction": won_by["composed"], "won_by": won_by,
                "total_cost": float(run.cost_per_step.sum() * (prep.plan.model.opt.timestep)),
                "failed_keyframe": run.failed_keyframe, "failure": run.failure, "iterations": run.iterations,
+               **({"failure_detail": run.failure_detail} if run.failure_detail else {}),
                "plan_wall_s": round(run.plan_wall_s, 3)}
     if run.grasps:
         summary["grasps"] = run.grasps
@@ -164,6 +166,7 @@ def _solution(prep: ContactPrepared, run) -> Solution:
     may_lie = lying[np.minimum(run.keyframe_index, len(lying) - 1)]
     summary["quality"] = motion_quality(prep.built.model, prep.built.character_bodies, run.times, run.qpos,
                                         may_lie, segment=run.keyframe_index, roles=prep.built.roles)
+    summary["words"] = quality_words(summary["quality"], ends_standing=prep.keyframes[-1].style == "standing")
     return Solution(times=run.times, qpos=run.qpos, success=run.success,
                     cost=float(run.cost_per_step.mean()) if len(run.cost_per_step) else 0.0,
                     keyframes_reached=[None if t is None else round(float(t), 6) for t in run.reached],

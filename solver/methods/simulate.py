@@ -18,6 +18,7 @@ from ..formats.task import Task, build_scene
 from ..physics.model import build_model
 from ..physics.quality import motion_quality
 from ..physics.rollout import DIVERGED, RolloutEngine, get_state, state_layout
+from ..physics.verdict import quality_words
 from .base import Method, Prepared, Progress
 
 
@@ -76,7 +77,7 @@ def _simulate(prep: Prepared, seed: int, engine: RolloutEngine, progress) -> Sol
     times = np.concatenate(time_rows)
     quality = motion_quality(m, prep.built.character_bodies, times, qpos, roles=prep.built.roles)
     return Solution(times=times, qpos=qpos, success=unstable_time is None, cost=cost_sum / max(done, 1),
-                    summary={"quality": quality},
+                    summary={"quality": quality, "words": quality_words(quality)},
                     unstable_time=unstable_time, unstable_reason=None if unstable_time is None else DIVERGED)
 
 

@@ -38,6 +38,7 @@ from ..physics.model import BuiltModel
 from ..physics.quality import FALLEN_HEAD_HEIGHT, motion_quality
 from ..physics.reference import Reference, build_reference, check_motion, servo_targets, teleports
 from ..physics.rollout import RolloutEngine
+from ..physics.verdict import quality_words
 from .base import Capabilities, Method
 from .contact import PlannedPrepared, planning_models
 
@@ -110,6 +111,7 @@ class Track(Method):
         summary["quality"] = motion_quality(prep.built.model, prep.built.character_bodies, run.times, run.qpos,
                                             lying_in_reference(prep.reference, run.times, prep.built.roles),
                                             segment=run.keyframe_index, roles=prep.built.roles)
+        summary["words"] = quality_words(summary["quality"])
         summary["fidelity"] = fidelity(prep.built.model, prep.built.character_bodies, prep.built.roles,
                                        prep.reference, run.times, run.qpos, prep.problems, judge=judge_clip)
         success = run.success and (not judge_clip or bool(summary["fidelity"]["within"]))

@@ -30,6 +30,7 @@ from ..formats.solution import Progress
 from ..physics.features import Features
 from ..physics.grasp import Grasper
 from ..physics.model import BuiltModel
+from ..physics.posture import Posture
 from ..physics.rollout import RolloutEngine, Trajectories, get_state, step_divergence
 from .effort import Effort
 from .iteration import Scorer, plan_iteration
@@ -54,7 +55,8 @@ class AgentRun:
     reached: list
     success: bool
     failed_keyframe: int | None
-    failure: str | None  # why it failed: "time limit", "fell" or "stalled" (the tracker's), None on success
+    failure: str | None  # why it failed: "time limit", "style", "fell" or "stalled" (the tracker's), None on success
+    failure_detail: str | None  # for "style": what of it did not hold ("head at 81% of its standing height")
     unstable_at: float | None  # time the diverging step started (= the last recorded time)
     unstable_reason: str | None
     iterations: int
@@ -100,6 +102,7 @@ class Agent:
         head = built.roles.get("head")
         self.head = m.body(head).id if head is not None else None
         self.root_body = m.body(built.scene.character.bodies[0].name).id
+        self.posture = Posture(m, built.roles, self.root_body)
         self.perturber = Perturber(m, built.perturbations)
         self.grasper = Grasper(m, [plan.model], built.grasps)
         self.fingerprint = fingerprint(built, settings, keyframes)
@@ -124,12 +127,15 @@ class Agent:
     def met_within(self, d: float) -> bool:
         """Whether the current keyframe, at distance `d` now, would be met were `d` within its
         tolerance: its last keyframe only once the last perturbation has struck (a hit reaction), a
-        box only once it rests on its shelf, a clip's end only with the head up (checked only within
-        the tolerance, where they matter)."""
-        tracker = self.tracker
-        if tracker.index == len(tracker.keyframes) - 1 and self.perturber.pending(self.data.time):
+        box only once it rests on its shelf, a clip's end only with the head up, a keyframe only in its
+        style (checked only within the tolerance, where they matter)."""
+        tracker, i = self.tracker, self.tracker.index
+        if i == len(tracker.keyframes) - 1 and self.perturber.pending(self.data.time):
             return False
-        return d > tracker.current.tolerance or (self.placed(tracker.index) and self.ends_up(tracker.index))
+        if d > tracker.current.tolerance:
+            tracker.style_short = None  # a keyframe whose pairs are not met fails for them, not for its style
+            return True
+        return self.placed(i) and self.ends_up(i) and self.job.holds_style(self, i)
 
     def ends_up(self, index: int) -> bool:
         """Whether keyframe `index` may end the clip now (`jobs.ContactJob.may_end`)."""
@@ -151,7 +157,8 @@ class Agent:
             if new:
                 self.extend_keyframes(new)
         mujoco.mj_forward(m, data)
-        kf = self.job.aim(tracker.current, self.contact_press)
+        settling = tracker.index == len(tracker.keyframes) - 1 and tracker.within_since is not None
+        kf = self.job.aim(tracker.current, self.contact_press, settling)
         if self.grasper:  # sticky hands: welds on where this keyframe holds what a hand touches
             self.grasper.update(m, data, kf)
             self.scorer.eq_active = data.eq_active.astype(float)
@@ -209,6 +216,7 @@ class Agent:
                 self.unstable_at = float(t_before)
                 break
             before = tracker.index
+            self.job.watch_rest(self)
             d = self.distance(tracker.current)
             tracker.update(data.time, d if self.met_within(d) else np.inf,
                            lambda: self.job.steady(self, tracker.index))
@@ -314,7 +322,9 @@ class Agent:
                         control_times=np.asarray(rec["ctl_t"]), cost_per_step=cost,
                         origins=np.asarray(rec["origins"], dtype=np.uint8), reached=tracker.reached, success=success,
                         failed_keyframe=tracker.index if tracker.failed else None,
-                        failure=tracker.failure if tracker.failed else None, unstable_at=self.unstable_at,
+                        failure=tracker.failure if tracker.failed else None,
+                        failure_detail=tracker.style_short if tracker.failed and tracker.failure == "style" else None,
+                        unstable_at=self.unstable_at,
                         unstable_reason=self.unstable_reason, iterations=self.iterations,
                         plan_wall_s=self.plan_wall, grasps=self.grasper.summary(self.m) if self.grasper else [])
 

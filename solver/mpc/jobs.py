@@ -4,10 +4,13 @@ the objective, the keyframe watch, how far the character is from a keyframe, and
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 import mujoco
 import numpy as np
 
 from ..physics.model import BuiltModel
+from ..physics.posture import SETTLE_HOLD_S, SETTLE_LIMIT_S, SETTLED_SPEED
 from ..physics.quality import RISEN_HEAD_HEIGHT
 from ..physics.reference import Reference
 from .keyframe_tracker import KeyframeTracker, pair_distance, placements, resting_on
@@ -15,6 +18,7 @@ from .objectives.contact import Objective, pressed
 from .objectives.tracking import ReferenceTracker, TrackingObjective, pose_columns
 
 TOPPLING_SPEED = 0.5  # m/s: a centre of mass crossing the floor faster than this is leaving its support
+SETTLE_COM_VEL = 10.0  # the least CoM Vel. weight while the clip settles (MuJoCo MPC's default for the term)
 
 
 class ContactJob:
@@ -30,9 +34,15 @@ class ContactJob:
     def prepare(self, space) -> None:
         """Nothing to add to the control space: plans are the controls themselves."""
 
-    def aim(self, keyframe, press: float):
-        """The keyframe the planner is given: its contact term weighed `press` times (a retry's)."""
-        return keyframe if press == 1.0 else pressed(keyframe, press)
+    def aim(self, keyframe, press: float, settling: bool = False):
+        """The keyframe the planner is given: its contact term weighed `press` times (a retry's), and, while
+        `settling` (the last keyframe's pairs met, the clip waiting for the character to come to rest), its
+        centre of mass held still with at least SETTLE_COM_VEL: the paper's standing reach weighs no stillness,
+        and a reach held with the root still swaying at 0.3–0.6 m/s fell 2 s later."""
+        kf = keyframe if press == 1.0 else pressed(keyframe, press)
+        if settling and kf.weight("CoM Vel.") < SETTLE_COM_VEL:
+            kf = replace(kf, weights=dict(kf.weights, **{"CoM Vel.": SETTLE_COM_VEL}))
+        return kf
 
     def distance(self, agent, keyframe) -> float:
         """Its pairs' distance now (m)."""
@@ -48,16 +58,36 @@ class ContactJob:
             return True
         return float(agent.data.xpos[agent.head, 2]) >= RISEN_HEAD_HEIGHT
 
-    def steady(self, agent, index: int) -> bool:
-        """Whether the last keyframe, where it asks the character to stay up, may count now that its
-        sustain is over: not with the centre of mass crossing the floor faster than TOPPLING_SPEED, on
-        its way out of the support (a reach on another humanoid 'succeeded' with its torso going
-        sideways at 0.94 m/s, toppling); it counts once the character has steadied."""
-        keyframes = agent.tracker.keyframes
-        if index != len(keyframes) - 1 or not keyframes[index].upright:
+    def holds_style(self, agent, index: int) -> bool:
+        """Whether keyframe `index`, its pairs met, holds its style now: a "standing" keyframe only with
+        the character standing (`posture.Posture.not_standing`); the tracker keeps why not, so a keyframe
+        that runs out of time so fails for its style, said. Styles that ask nothing measurable hold."""
+        keyframes, tracker = agent.tracker.keyframes, agent.tracker
+        if index >= len(keyframes) or keyframes[index].style != "standing":
             return True
-        mujoco.mj_subtreeVel(agent.m, agent.data)  # fills subtree_linvel only: the simulation is untouched
-        return float(np.linalg.norm(agent.data.subtree_linvel[agent.root_body, :2])) < TOPPLING_SPEED
+        tracker.style_short = agent.posture.not_standing(agent.data)
+        return tracker.style_short is None
+
+    def steady(self, agent, index: int) -> bool:
+        """Whether the last keyframe may count now that its sustain is over: never with the centre of mass
+        crossing the floor faster than TOPPLING_SPEED where it asks the character to stay up (a reach on
+        another humanoid 'succeeded' with its torso going sideways at 0.94 m/s, toppling), and only once
+        the character has come to rest (`settled`): the clip ends at rest, its settle included."""
+        keyframes = agent.tracker.keyframes
+        if index != len(keyframes) - 1:
+            return True
+        if keyframes[index].upright:
+            mujoco.mj_subtreeVel(agent.m, agent.data)  # fills subtree_linvel only: the simulation is untouched
+            if float(np.linalg.norm(agent.data.subtree_linvel[agent.root_body, :2])) >= TOPPLING_SPEED:
+                return False
+        return settled(agent.tracker, agent.data.time)
+
+    def watch_rest(self, agent) -> None:
+        """After each simulation step of the last keyframe: note whether the root is at rest (`settled`
+        reads how long it has been), so a character still all through its sustain ends the clip there."""
+        tracker = agent.tracker
+        if tracker.index == len(tracker.keyframes) - 1:
+            note_rest(tracker, agent.data.time, agent.posture.root_speed(agent.data))
 
     def placed(self, agent, index: int) -> bool:
         """Every object keyframe `index` puts on something (box ↔ shelf) rests on it now: a box held
@@ -88,7 +118,7 @@ class TrackingJob:
         if self.reference.feedforward is not None:
             space.feedforward, space.feedforward_dt = self.reference.feedforward, self.reference.dt
 
-    def aim(self, keyframe, press: float):
+    def aim(self, keyframe, press: float, settling: bool = False):
         return keyframe
 
     def distance(self, agent, keyframe) -> float:
@@ -99,11 +129,35 @@ class TrackingJob:
     def may_end(self, agent, index: int) -> bool:
         return True
 
+    def holds_style(self, agent, index: int) -> bool:
+        return True
+
     def steady(self, agent, index: int) -> bool:
         return True
 
+    def watch_rest(self, agent) -> None:
+        """A reference's end is its own: no settle."""
+
     def placed(self, agent, index: int) -> bool:
         return True
+
+
+def note_rest(tracker: KeyframeTracker, t: float, root_speed: float) -> None:
+    """Start or end the root's current stretch at rest (slower than SETTLED_SPEED) at t."""
+    if root_speed >= SETTLED_SPEED:
+        tracker.still_since = None
+    elif tracker.still_since is None:
+        tracker.still_since = t
+
+
+def settled(tracker: KeyframeTracker, t: float) -> bool:
+    """Whether the character, holding its last keyframe past its sustain, has come to rest at t: its root
+    slower than SETTLED_SPEED for SETTLE_HOLD_S (`note_rest`). A character still moving SETTLE_LIMIT_S after
+    the keyframe's sustain ends the clip anyway; the quality figures say how fast it still moves
+    (`quality.end_state`)."""
+    if tracker.still_since is not None and t - tracker.still_since >= SETTLE_HOLD_S - 1e-9:
+        return True
+    return t - tracker.within_since - tracker.current.sustain >= SETTLE_LIMIT_S - 1e-9
 
 
 def job_for(reference: Reference | None, built: BuiltModel) -> ContactJob | TrackingJob:

@@ -26,19 +26,21 @@ class KeyframeTracker:
     within_since: float | None = None  # first instant of the current stretch within tolerance
     reached: list = field(default_factory=list)
     failed: bool = False
-    failure: str | None = None  # why the current keyframe failed: "time limit", "fell" or "stalled"
+    failure: str | None = None  # why the current keyframe failed: "time limit", "style", "fell" or "stalled"
     fallen_since: float | None = None  # first instant of the current stretch fallen (see `watch_fall`)
     head_was_up: bool = False  # the head has risen (RISEN_HEAD_HEIGHT) since the current keyframe became active
     progress_mark: float | None = None  # the distance at the last progress towards the current keyframe
     progress_since: float | None = None  # when that was (see `note_progress`)
     overtime: float = 0.0  # how far past its time limit a keyframe still closing in may run, × the limit
+    style_short: str | None = None  # the current keyframe's pairs met, its style not: why ("head at 81% …")
+    still_since: float | None = None  # first instant of the root's current stretch at rest (see `jobs.settled`)
 
     def __post_init__(self):
         self.reached = [None] * len(self.keyframes)
 
     # What a checkpoint keeps of the tracker (the keyframes themselves are the run's, fingerprinted).
     STATE = ("index", "start", "within_since", "reached", "failed", "failure", "fallen_since", "head_was_up",
-             "progress_mark", "progress_since")
+             "progress_mark", "progress_since", "style_short", "still_since")
 
     def get_state(self) -> dict:
         """Everything the tracker carries between control steps, as JSON (for checkpoints)."""
@@ -46,7 +48,7 @@ class KeyframeTracker:
 
     def set_state(self, state: dict) -> None:
         for name in self.STATE:
-            setattr(self, name, state.get(name))  # progress_* are absent from checkpoints made before them
+            setattr(self, name, state.get(name))  # later fields are absent from checkpoints made before them
         self.reached = list(state["reached"])
 
     @property
@@ -66,7 +68,8 @@ class KeyframeTracker:
         if distance > kf.tolerance:
             self.within_since = None
             if t - self.start > kf.time_limit + 1e-9 and not self.in_overtime(t):
-                self.failed, self.failure = True, "time limit"
+                # Its pairs were met but not its style (a "stand" in a crouch): the style is what failed.
+                self.failed, self.failure = True, "style" if self.style_short else "time limit"
             return
         if self.within_since is None:
             self.within_since = t
@@ -80,6 +83,7 @@ class KeyframeTracker:
         self.start, self.within_since = t, None
         self.head_was_up, self.fallen_since = False, None
         self.progress_mark, self.progress_since = None, None
+        self.style_short, self.still_since = None, None
 
     def note_progress(self, t: float, distance: float, held: bool = True) -> None:
         """Mark progress towards the current keyframe: its distance came `PROGRESS_STEP` × its tolerance

@@ -13,7 +13,7 @@ from __future__ import annotations
 import mujoco
 import numpy as np
 
-from .quality import FOOT_ROLES, geom_owner
+from .quality import FOOT_ROLES, geom_owner, planted_sliding, runs
 from .reference import Reference, hull_distance, scene_distances, support_points, touching_scene
 
 # The whole-clip tolerances of a physical version of a capture: the character's bodies off the
@@ -31,19 +31,6 @@ UNSUPPORTED_S = 0.3
 SUPPORT_GAP = 0.05
 # A body the reference has on the scene floats where the motion holds it further than this (m) off it.
 FLOAT_GAP = 0.04
-
-
-def planted_sliding(xy: np.ndarray, planted: np.ndarray) -> float:
-    """Metres the feet (`xy`, (n, nfeet, 2) their positions seen from above) slide where they are planted
-    (`planted`, (n, nfeet) — where the reference has the foot at rest on the scene): per planted phase of
-    a foot (a run of planted poses), how far from where it was set down it gets, summed over the phases
-    and feet. A foot set down and left there slides 0 however its contact chatters; one dragged 10 cm
-    slides 10 cm. The same function measures a motion and its reference."""
-    total = 0.0
-    for k in range(xy.shape[1]):
-        for a, b in _runs(planted[:, k]):
-            total += float(np.linalg.norm(xy[a:b, k] - xy[a, k], axis=-1).max())
-    return total
 
 
 def body_positions(model: mujoco.MjModel, bodies: list[str], qpos: np.ndarray) -> np.ndarray:
@@ -76,7 +63,7 @@ def reference_problems(model: mujoco.MjModel, bodies: list[str], reference: Refe
         touching = dist < SUPPORT_GAP
         outside = _support_distance(model, bodies, reference, n, touching)
         lost = (outside > UNSUPPORTED_DISTANCE) & touching.any(axis=1)
-        for a, b in _runs(lost):
+        for a, b in runs(lost):
             if (b - a) * reference.dt >= UNSUPPORTED_S:
                 worst = a + int(np.argmax(outside[a:b]))
                 out.append({"from_s": round(a * reference.dt, 3), "to_s": round((b - 1) * reference.dt, 3),
@@ -172,10 +159,3 @@ def _support_distance(model: mujoco.MjModel, bodies: list[str], reference: Refer
         mujoco.mj_kinematics(model, data)
         out[i] = hull_distance(support_points(model, data, on), reference.com[i][:2])
     return out
-
-
-def _runs(flags: np.ndarray) -> list[tuple[int, int]]:
-    """[start, end) of each run of True in `flags`."""
-    edges = np.diff(np.r_[0, flags.astype(np.int8), 0])
-    return list(zip(np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)))
-

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 import mujoco
 import numpy as np
 
+from .posture import Posture
+
 FOOT_ROLES = ("foot_left", "foot_right")  # whose sliding is measured (a character playing neither: none)
 FALLEN_HEAD_HEIGHT = 0.5  # m: a head below this has fallen (seated and kneeling heads stay well above)
 # m: a head has got up once it is this high; until then a head dipping below FALLEN_HEAD_HEIGHT is
@@ -21,6 +23,7 @@ MOVING_OBJECT_SPEED = 0.05  # m/s: a free object moving faster than this touches
 # m: an object this close to something touches it. A box slid along a platform or held by a weld
 # keeps a fraction of a millimetre of air now and then (MuJoCo's soft contacts), which is no flight.
 TOUCH_TOLERANCE = 0.005
+END_WINDOW_S = 0.1  # s: the root's speed at the clip's end is measured over its last this long
 
 
 def character_hinges(model: mujoco.MjModel, character_bodies: list[str]) -> list[int]:
@@ -53,8 +56,8 @@ def motion_quality(model: mujoco.MjModel, character_bodies: list[str], times: np
       or its own other bodies), over every recorded pose, and `max_penetration_at`: where and when
       (`{"time_s", "bodies": [character body, what it went into]}`; None without any overlap), so the
       animator can go to that frame;
-    - `foot_sliding_m`: the horizontal distance the feet travel between consecutive poses in which
-      they both touch something outside the character, summed over both feet;
+    - `foot_sliding_m`: how far the feet slide while they touch something outside the character, per
+      planted phase from where each foot was set down (`planted_sliding`), summed over phases and feet;
     - `jerk_rms`: the RMS of the hinge angles' third time derivative (rad/s³, finite differences)
       at `fps` frames per second — the rate the animator renders, where jitter shows;
     - `max_body_speed`: the fastest any character body moved between consecutive poses
@@ -64,6 +67,8 @@ def motion_quality(model: mujoco.MjModel, character_bodies: list[str], times: np
       not allow lying — with `segment` (the active keyframe per pose), only after the head has risen
       to RISEN_HEAD_HEIGHT in that segment, so getting up from lying is not a fall; None where
       `may_lie` is None (the method does not say when lying is meant) or the character has no head;
+    - `end`: how the clip ends (`end_state`): the root's speed over its last END_WINDOW_S, the head's
+      height above the feet as a share of its standing height, the torso's lean from upright;
     - with free objects in the scene (a box): `object_penetration_m`, the deepest overlap of an
       object with anything, and `object_unsupported_s`, the time an object moves (faster than
       MOVING_OBJECT_SPEED) touching nothing (within TOUCH_TOLERANCE) in two consecutive poses —
@@ -78,8 +83,7 @@ def motion_quality(model: mujoco.MjModel, character_bodies: list[str], times: np
     scan = _scan(model, ids, [model.body(roles[r]).id for r in FOOT_ROLES if r in roles],
                  model.body(head).id if head is not None else None, objects, qpos)
     n = len(qpos)
-    planted = scan.foot_down[1:] & scan.foot_down[:-1]
-    sliding = float(np.sum(np.linalg.norm(np.diff(scan.foot_xy, axis=0), axis=-1) * planted)) if n > 1 else 0.0
+    sliding = planted_sliding(scan.foot_xy, scan.foot_down)
     fall = None
     if head is not None and may_lie is not None:
         fallen = (scan.head_z < FALLEN_HEAD_HEIGHT) & ~np.asarray(may_lie, dtype=bool)
@@ -93,13 +97,57 @@ def motion_quality(model: mujoco.MjModel, character_bodies: list[str], times: np
            "foot_sliding_m": round(sliding, 6),
            "jerk_rms": round(_jerk_rms(model, character_bodies, times, qpos, fps), 3),
            "max_body_speed": _fastest(character_bodies, times, scan.body_xyz),
-           "fall_s": None if fall is None else round(fall, 6)}
+           "fall_s": None if fall is None else round(fall, 6),
+           "end": end_state(model, roles, model.body(character_bodies[0]).id, times, qpos)}
     if objects and n > 1:  # objects the character handles: never through anything, never carried by nothing
         speed = np.linalg.norm(np.diff(scan.obj_xyz, axis=0), axis=-1) / np.maximum(np.diff(times), 1e-12)[:, None]
         loose = (speed > MOVING_OBJECT_SPEED) & ~scan.obj_touch[1:] & ~scan.obj_touch[:-1]
         out["object_penetration_m"] = round(float(scan.obj_depth.max(initial=0.0)), 6)
         out["object_unsupported_s"] = round(float(np.sum(np.diff(times)[:, None] * loose)), 6)
     return out
+
+
+def end_state(model: mujoco.MjModel, roles: dict[str, str], root: int, times: np.ndarray,
+              qpos: np.ndarray) -> dict | None:
+    """How the clip ends, as an animator reads its last frames: `root_speed_mps`, the root's speed over
+    the last END_WINDOW_S (a clip that ends mid-stride or toppling); `head_share`, the head's height
+    above the feet as a share of its standing height (a "stand" that ends crouched); `torso_tilt_deg`,
+    the torso's lean from upright (`posture.Posture`; None without the role). None without poses."""
+    if not len(qpos):
+        return None
+    posture = Posture(model, roles, root)
+    last = max(0, int(np.searchsorted(times, times[-1] - END_WINDOW_S)) - 1)
+    span = max(float(times[-1] - times[last]), 1e-9)
+    speed = 0.0
+    if posture.root_dof is not None:
+        adr = int(model.jnt_qposadr[model.body_jntadr[root]])
+        speed = float(np.linalg.norm(qpos[-1, adr:adr + 3] - qpos[last, adr:adr + 3]) / span)
+    data = mujoco.MjData(model)
+    data.qpos[:] = qpos[-1]
+    mujoco.mj_kinematics(model, data)
+    share, tilt = posture.head_share(data), posture.torso_tilt_deg(data)
+    return {"root_speed_mps": round(speed, 4), "head_share": None if share is None else round(share, 4),
+            "torso_tilt_deg": None if tilt is None else round(tilt, 2)}
+
+
+def planted_sliding(xy: np.ndarray, planted: np.ndarray) -> float:
+    """Metres the feet (`xy`, (n, nfeet, 2) their positions seen from above) slide where they are planted
+    (`planted`, (n, nfeet): where the foot touches the scene, or where a reference has it at rest there):
+    per planted phase of a foot (a run of planted poses), how far from where it was set down it gets, summed
+    over the phases and feet. A foot set down and left there slides 0 however its contact chatters; one dragged 10 cm
+    slides 10 cm. The same function measures a motion and its reference."""
+    total = 0.0
+    for k in range(xy.shape[1]):
+        for a, b in runs(planted[:, k]):
+            total += float(np.linalg.norm(xy[a:b, k] - xy[a, k], axis=-1).max())
+    return total
+
+
+def runs(flags: np.ndarray) -> list[tuple[int, int]]:
+    """[start, end) of each run of True in `flags`."""
+    edges = np.diff(np.r_[0, flags.astype(np.int8), 0])
+    return list(zip(np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)))
+
 
 
 @dataclass

@@ -1,0 +1,75 @@
+"""What a keyframe's style asks of the body, measured against the character's own standing pose, and
+whether the character is at rest.
+
+A "stand" the paper counts as reached once a torso point is within 0.5 m ended in a half crouch, the
+head at 71–81% of its standing height above the feet (issue 62). Standing means what an animator
+means: the head near its standing height above the lower foot, the torso near upright. Both are
+measured against the character at rest (its model's `qpos0`, every joint at zero), so any character
+— taller, shorter, a torso frame turned another way — is judged by its own standing pose.
+"""
+from __future__ import annotations
+
+import mujoco
+import numpy as np
+
+STANDING_HEAD_SHARE = 0.93  # a standing head is at least this share of its standing height above the feet
+STANDING_TILT_DEG = 15.0  # a standing torso is within this of upright
+SETTLED_SPEED = 0.1  # m/s: a root slower than this is at rest
+SETTLE_HOLD_S = 0.2  # and has stayed so for this long: not a sway passing through its turning point
+SETTLE_LIMIT_S = 3.0  # a last keyframe still moving this long after its sustain ends the clip anyway, said
+
+
+class Posture:
+    """A character's standing pose (head height above the feet, the torso's up in its own frame) and
+    its root's free joint, for the style and rest checks of a running solve."""
+
+    def __init__(self, model: mujoco.MjModel, roles: dict[str, str], root_body: int):
+        def body(role):
+            return model.body(roles[role]).id if role in roles else None
+
+        self.head, self.torso = body("head"), body("torso")
+        self.feet = [b for b in (body("foot_left"), body("foot_right")) if b is not None]
+        joint = int(model.body_jntadr[root_body])
+        free = joint >= 0 and int(model.jnt_type[joint]) == int(mujoco.mjtJoint.mjJNT_FREE)
+        self.root_dof = int(model.jnt_dofadr[joint]) if free else None
+        data = mujoco.MjData(model)
+        data.qpos[:] = model.qpos0
+        mujoco.mj_kinematics(model, data)
+        self.standing_head = self._head_above_feet(data) if self.head is not None else None
+        self.torso_up = (data.xmat[self.torso].reshape(3, 3).T @ [0.0, 0.0, 1.0]
+                         if self.torso is not None else None)
+
+    def _head_above_feet(self, data: mujoco.MjData) -> float:
+        """The head's height above the lower foot's origin (above the floor without feet)."""
+        ground = min((float(data.xpos[f, 2]) for f in self.feet), default=0.0)
+        return float(data.xpos[self.head, 2]) - ground
+
+    def head_share(self, data: mujoco.MjData) -> float | None:
+        """The head's height above the feet now, as a share of its standing height; None without a head."""
+        if self.standing_head is None or self.standing_head <= 0:
+            return None
+        return self._head_above_feet(data) / self.standing_head
+
+    def torso_tilt_deg(self, data: mujoco.MjData) -> float | None:
+        """How far the torso leans from upright now (degrees); None without a torso."""
+        if self.torso_up is None:
+            return None
+        up = data.xmat[self.torso].reshape(3, 3) @ self.torso_up
+        return float(np.degrees(np.arccos(np.clip(up[2], -1.0, 1.0))))
+
+    def not_standing(self, data: mujoco.MjData) -> str | None:
+        """Why the character is not standing now ("head at 81% of its standing height, torso 29° from
+        upright"), None where it stands (or has no head and torso to judge by)."""
+        share, tilt = self.head_share(data), self.torso_tilt_deg(data)
+        short = []
+        if share is not None and share < STANDING_HEAD_SHARE:
+            short.append(f"head at {share:.0%} of its standing height")
+        if tilt is not None and tilt > STANDING_TILT_DEG:
+            short.append(f"torso {tilt:.0f}° from upright")
+        return ", ".join(short) or None
+
+    def root_speed(self, data: mujoco.MjData) -> float:
+        """The root's linear speed now (m/s); 0 for a root that is not free."""
+        if self.root_dof is None:
+            return 0.0
+        return float(np.linalg.norm(data.qvel[self.root_dof:self.root_dof + 3]))

@@ -1,0 +1,32 @@
+"""A solution's quality figures in the words an animator reads them ("ends crouched", "feet slide
+12 cm", "falls for 0.4 s"), said only where a figure is past what an animator would accept — the
+same thresholds the success of a keyframe and the benchmarks hold solutions to. Blender shows them
+beside the numbers; `bench mpc` reports them per seed."""
+from __future__ import annotations
+
+from .posture import SETTLED_SPEED, STANDING_HEAD_SHARE, STANDING_TILT_DEG
+
+SLIDING_WORDS_M = 0.05  # planted feet sliding more than this in a clip show
+SINKING_WORDS_M = 0.02  # anything deeper than this shows (a hand sunk into an armrest)
+
+
+def quality_words(quality: dict, ends_standing: bool = False) -> list[str]:
+    """The phrases of `quality` (`quality.motion_quality`'s figures) an animator would not accept;
+    `ends_standing`: the clip is meant to end standing, so a low head or a leaning torso at its end is said."""
+    words = []
+    end = quality.get("end") or {}
+    if ends_standing and end.get("head_share") is not None and end["head_share"] < STANDING_HEAD_SHARE:
+        words.append(f"ends crouched (head at {end['head_share']:.0%} of standing)")
+    if ends_standing and end.get("torso_tilt_deg") is not None and end["torso_tilt_deg"] > STANDING_TILT_DEG:
+        words.append(f"ends leaning {end['torso_tilt_deg']:.0f}°")
+    if end.get("root_speed_mps") is not None and end["root_speed_mps"] >= SETTLED_SPEED:
+        words.append(f"ends moving at {end['root_speed_mps']:.2f} m/s")
+    if quality.get("fall_s"):
+        words.append(f"falls for {quality['fall_s']:.1f} s")
+    if quality.get("foot_sliding_m", 0.0) > SLIDING_WORDS_M:
+        words.append(f"feet slide {100 * quality['foot_sliding_m']:.0f} cm")
+    if quality.get("max_penetration_m", 0.0) > SINKING_WORDS_M:
+        at = quality.get("max_penetration_at") or {}
+        into = f" into {at['bodies'][1]}" if at.get("bodies") else ""
+        words.append(f"sinks {100 * quality['max_penetration_m']:.1f} cm{into}")
+    return words

@@ -1,0 +1,112 @@
+"""A keyframe's style is part of its success: a "standing" keyframe counts only with the head near its
+standing height above the feet and the torso near upright, measured against the character's own
+standing pose; a keyframe whose pairs were met but not its style fails for its style, said. The
+figures are checked against MuJoCo's forward kinematics of hand-made poses."""
+import mujoco
+import numpy as np
+import pytest
+
+from solver.formats.contact_keyframes import parse_keyframes
+from solver.formats.task import build_scene, task_from_dict
+from solver.mpc.keyframe_tracker import KeyframeTracker
+from solver.physics.model import build_model
+from solver.physics.posture import STANDING_HEAD_SHARE, STANDING_TILT_DEG, Posture
+from solver.physics.quality import end_state
+
+PAIR = {"body1": "torso", "pos1": [0, 0, 0], "body2": "world", "pos2": [0, 0, 1.2]}
+
+
+@pytest.fixture(scope="module")
+def humanoid():
+    task = task_from_dict({"schema_version": 1, "name": "t", "method": "contact", "keyframes": [{"pairs": [PAIR]}]})
+    built = build_model(build_scene(task.scene))
+    root = built.model.body(built.scene.character.bodies[0].name).id
+    return built, Posture(built.model, built.roles, root)
+
+
+def _posed(model, qpos):
+    data = mujoco.MjData(model)
+    data.qpos[:] = qpos
+    mujoco.mj_kinematics(model, data)
+    return data
+
+
+def test_standing_is_measured_against_the_characters_own_standing_pose(humanoid):
+    built, posture = humanoid
+    m = built.model
+    rest = _posed(m, m.qpos0)
+    head, feet = m.body("head").id, [m.body("foot_left").id, m.body("foot_right").id]
+    assert posture.standing_head == pytest.approx(rest.xpos[head, 2] - min(rest.xpos[f, 2] for f in feet))
+    assert posture.head_share(rest) == pytest.approx(1.0)
+    assert posture.torso_tilt_deg(rest) == pytest.approx(0.0, abs=1e-4)
+    assert posture.not_standing(rest) is None
+
+    # The whole body turned 30° about the world's y: the torso leans 30°, the head drops by cos 30°.
+    q = m.qpos0.copy()
+    turn = np.zeros(4)
+    mujoco.mju_axisAngle2Quat(turn, [0, 1, 0], np.radians(30))
+    mujoco.mju_mulQuat(q[3:7], turn, m.qpos0[3:7])
+    leaning = _posed(m, q)
+    assert posture.torso_tilt_deg(leaning) == pytest.approx(30.0, abs=1e-6)
+    share = posture.head_share(leaning)
+    assert posture.not_standing(leaning) == f"head at {share:.0%} of its standing height, torso 30° from upright"
+    assert 30.0 > STANDING_TILT_DEG
+
+    # Knees and hips bent, the torso kept upright: a crouch.
+    crouch = m.qpos0.copy()
+    for side in ("left", "right"):
+        for joint, angle in ((f"hip_y_{side}", -1.2), (f"knee_{side}", 2.0)):
+            crouch[m.jnt_qposadr[m.joint(joint).id]] = angle
+    data = _posed(m, crouch)
+    share = (data.xpos[head, 2] - min(data.xpos[f, 2] for f in feet)) / posture.standing_head
+    assert share < STANDING_HEAD_SHARE
+    assert posture.head_share(data) == pytest.approx(share)
+    assert posture.not_standing(data) == f"head at {share:.0%} of its standing height"
+
+
+def test_a_clips_end_is_read_from_its_last_frames(humanoid):
+    """`quality.end_state`: the root's speed over the last 0.1 s, the head's share and the torso's lean of
+    the last pose."""
+    built, posture = humanoid
+    m = built.model
+    times = np.arange(0, 1.0001, 0.01)
+    qpos = np.repeat(m.qpos0[None], len(times), axis=0)
+    qpos[:, 0] = 0.3 * times  # gliding forward at 0.3 m/s
+    end = end_state(m, built.roles, m.body(built.scene.character.bodies[0].name).id, times, qpos)
+    assert end["root_speed_mps"] == pytest.approx(0.3, rel=1e-6)
+    assert end["head_share"] == pytest.approx(1.0) and end["torso_tilt_deg"] == pytest.approx(0.0, abs=1e-4)
+
+
+def test_a_keyframe_met_but_not_in_its_style_fails_for_its_style():
+    """The tracker is told the pairs are not met while the style does not hold (the agent's `met_within`):
+    at the time limit the failure is "style", not "time limit"."""
+    kf = parse_keyframes([{"pairs": [PAIR], "time_limit": 2.0, "style": "standing"}])
+    t = KeyframeTracker(kf)
+    t.style_short = "head at 80% of its standing height"
+    t.update(1.0, np.inf)
+    assert not t.failed
+    t.update(2.1, np.inf)
+    assert t.failed and t.failure == "style"
+    plain = KeyframeTracker(kf)
+    plain.update(2.1, np.inf)
+    assert plain.failure == "time limit"
+
+
+def test_an_unknown_style_is_refused_by_name():
+    from solver.core.errors import InvalidInput
+    with pytest.raises(InvalidInput, match="unknown style 'upright'"):
+        parse_keyframes([{"pairs": [PAIR], "style": "upright"}])
+
+
+def test_the_figures_an_animator_would_not_accept_are_said_in_words():
+    from solver.physics.verdict import quality_words
+    fine = {"max_penetration_m": 0.01, "max_penetration_at": None, "foot_sliding_m": 0.03, "fall_s": 0.0,
+            "end": {"root_speed_mps": 0.02, "head_share": 0.96, "torso_tilt_deg": 5.0}}
+    assert quality_words(fine, ends_standing=True) == []
+    bad = {"max_penetration_m": 0.023, "max_penetration_at": {"time_s": 1.0, "bodies": ["hand_left", "chair"]},
+           "foot_sliding_m": 0.86, "fall_s": 0.4, "end": {"root_speed_mps": 0.27, "head_share": 0.81,
+                                                         "torso_tilt_deg": 29.0}}
+    assert quality_words(bad, ends_standing=True) == [
+        "ends crouched (head at 81% of standing)", "ends leaning 29°", "ends moving at 0.27 m/s", "falls for 0.4 s",
+        "feet slide 86 cm", "sinks 2.3 cm into chair"]
+    assert quality_words(bad)[0] == "ends moving at 0.27 m/s"  # a clip not meant to end standing: no posture words
