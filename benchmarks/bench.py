@@ -229,13 +229,13 @@ def bench_mpc(task_name: str, trials: int, rollouts: int, planner: str, budget: 
         alternatives = solutions_diversity(prepared.built.model, prepared.built.character_bodies, out, entries,
                                            successful_only=True)
         # The floor is measured from states the trials went through (contacts change the cost of a step).
-        visited, end_speeds = [], []
+        visited = []
         for e in entries:
             with np.load(os.path.join(out, e["npz"]), allow_pickle=False) as z:
-                q, t = z["qpos"], z["times"]
+                q = z["qpos"]
             visited += [q[i] for i in np.linspace(0, len(q) - 1, 4).astype(int)]
-            last = max(0, int(np.searchsorted(t, t[-1] - 0.1)) - 1)  # the root's speed over the last 0.1 s
-            end_speeds.append(float(np.linalg.norm(q[-1, :3] - q[last, :3]) / max(t[-1] - t[last], 1e-9)))
+    # the root's speed over each clip's last 0.1 s, as its quality measured it (`quality.end_state`)
+    end_speeds = [e["quality"]["end"]["root_speed_mps"] for e in entries if (e["quality"].get("end") or {})]
     ok = [e for e in entries if e["success"]]
     durations = np.array([e["duration_s"] for e in ok])
     it_wall = sum(e["plan_wall_s"] for e in entries) / max(sum(e["iterations"] for e in entries), 1)
