@@ -101,6 +101,68 @@ def test_speed_limit_term_by_hand_lands_in_the_moving_bodys_group(objective):
     assert objective.evaluate(feat, qvel, ctrl, kf).components.shape[1] == 0
 
 
+def test_foot_slip_counts_a_loaded_foot_dragged_not_one_rolling_lifted_or_unloaded():
+    """The slip term by hand: a foot carrying half the character's weight dragged at 0.2 m/s costs
+    W × ½ × 0.2² × ½ a step, in its leg's group only; one rolling over its toes (the pressed point still)
+    costs nothing, one in the air nothing, and one carrying a twentieth of the weight a twentieth as much.
+    Its touch sensor is MuJoCo's own contacts: at rest the standing character's right foot presses the
+    floor with their net force, at their force-weighted centre."""
+    import mujoco
+
+    from solver.methods.contact import foot_bodies
+    scene = build_scene(SceneRef(environment="armchair"))
+    built = build_model(scene, touch_bodies=foot_bodies(scene))
+    objective = Objective(built, speed_weight=0.0)
+    m, data = built.model, mujoco.MjData(built.model)
+    data.qpos[:] = built.initial_qpos()
+    mujoco.mj_forward(m, data)
+    found, *sensed = data.sensordata[built.sensor_slices["foot_right_touch"]]
+    foot = m.body("foot_right").id
+    force, weighted, normal = np.zeros(3), np.zeros(3), 0.0
+    touches = [i for i, c in enumerate(data.contact[:data.ncon])
+               if foot in (m.geom_bodyid[c.geom[0]], m.geom_bodyid[c.geom[1]])]
+    for i in touches:  # each contact's force, from its own frame to the world
+        local = np.zeros(6)
+        mujoco.mj_contactForce(m, data, i, local)
+        force += data.contact[i].frame.reshape(3, 3).T @ local[:3]
+        weighted += abs(local[0]) * data.contact[i].pos
+        normal += abs(local[0])
+    assert found == len(touches) > 0
+    assert np.abs(sensed[:3]) == pytest.approx(np.abs(force), rel=1e-6)
+    assert np.asarray(sensed[3:]) == pytest.approx(weighted / normal, abs=1e-6)
+
+    dt, nstep = m.opt.timestep, 5
+    feat = fake_features(objective, nroll=4, nstep=nstep)
+    t = np.arange(nstep) * dt
+    toe = np.array([0.1, 0.0, 0.0])  # the pressed point
+    half = 0.5 * objective.weight_n
+    pos, quat = np.zeros((4, nstep, 3)), np.zeros((4, nstep, 4))
+    pos[0] = [0.0, 0.0, 0.1] + np.outer(0.2 * t, [1.0, 0.0, 0.0])  # dragged along x, level
+    quat[0] = [1.0, 0.0, 0.0, 0.0]
+    angle = 3.0 * t  # rolling over the toe about y at 3 rad/s: the ankle goes up and forward
+    c, s = np.cos(angle), np.sin(angle)
+    quat[1] = np.stack([np.cos(angle / 2), 0 * angle, np.sin(-angle / 2), 0 * angle], axis=-1)
+    toe_to_ankle = np.array([0.0, 0.0, 0.1]) - toe
+    pos[1] = toe + np.stack([c * toe_to_ankle[0] - s * toe_to_ankle[2], 0 * t,
+                             s * toe_to_ankle[0] + c * toe_to_ankle[2]], axis=-1)
+    pos[2], quat[2] = pos[0], quat[0]  # dragged too, but in the air
+    pos[3], quat[3] = pos[0], quat[0]  # dragged, pressing lightly
+    touch = np.zeros((4, nstep, 7))
+    for r, (n, fz, point) in enumerate([(3, -half, pos[0] - [0.0, 0.0, 0.1]), (2, -half, toe), (0, 0.0, 0.0),
+                                        (1, -0.1 * half, pos[0] - [0.0, 0.0, 0.1])]):
+        touch[r, :, 0], touch[r, :, 3], touch[r, :, 4:] = n, fz, point
+    feat["pos"]["foot_right"], feat["quat"]["foot_right"] = pos, quat
+    feat["touch"] = {"foot_right": touch, "foot_left": np.zeros((4, nstep, 7))}
+    costs = objective.evaluate(feat, np.zeros((4, nstep, 27)), np.zeros((4, nstep, 21)), only("Foot Slip", 100.0))
+    dragged = 100.0 * 0.5 * 0.2 ** 2 * 0.5
+    assert costs.per_step[0] == pytest.approx(np.full(nstep, dragged), rel=1e-9)
+    assert costs.per_step[1] == pytest.approx(np.zeros(nstep), abs=1e-9)
+    assert np.all(costs.per_step[2] == 0.0)
+    assert costs.per_step[3] == pytest.approx(np.full(nstep, dragged / 10), rel=1e-9)
+    seen = costs.membership[costs.components.sum(axis=0) > 0]
+    assert seen.shape[0] == 1 and list(np.flatnonzero(seen[0])) == [GROUPS.index("right_leg")]
+
+
 def test_each_term_lands_in_exactly_the_groups_of_table_1(objective):
     feat = fake_features(objective)
     qvel, ctrl = np.ones((3, 4, 27)), 0.3 * np.ones((3, 4, 21))

@@ -68,6 +68,29 @@ def test_feet_slide_only_while_planted():
     assert got["foot_sliding_m"] == pytest.approx(0.3, abs=1e-9)
 
 
+def test_a_foot_rolling_over_the_floor_does_not_slide():
+    """The sphere foot rolled 3 rad along the floor (its centre moving as far as its touching point's arc):
+    the point it touches never slips, though the foot goes 0.3 m; MuJoCo puts a sphere's contact halfway
+    into its overlap, so the rolling radius is R less half the depth."""
+    model, bodies = _model()
+    depth = 0.001
+    angle = np.linspace(0.0, 3.0, 101)
+    rolled = [_pose([(R - depth / 2) * a, 0, R - depth], ankle=a) for a in angle]
+    got = motion_quality(model, bodies, np.arange(101) * 0.01, np.stack(rolled))
+    assert got["foot_sliding_m"] == pytest.approx(0.0, abs=1e-4)
+
+
+def test_a_foot_that_loses_its_touch_for_a_pose_is_still_planted():
+    """Dragged 0.1 m out and back with its touch lost for one pose (1 cm up) at the far end: one planted phase,
+    0.1 m from where it was set down at most — not two phases of 0.1 m each."""
+    model, bodies = _model()
+    z = R - 0.001
+    out_back = np.r_[np.linspace(0.0, 0.1, 11), np.linspace(0.1, 0.0, 11)[1:]]
+    qpos = np.stack([_pose([x, 0, z + (0.01 if i == 10 else 0.0)]) for i, x in enumerate(out_back)])
+    got = motion_quality(model, bodies, np.arange(len(qpos)) * 0.01, qpos)
+    assert got["foot_sliding_m"] == pytest.approx(0.09, abs=1e-9)  # the two steps beside the lift do not touch
+
+
 def test_jerk_of_a_cubic_is_six_a():
     model, bodies = _model()
     fps, a = 30.0, 0.7

@@ -9,23 +9,30 @@ from .scene import GROUPS
 
 # The common-objective terms and the contact term, in the order keyframes and Blender list them.
 TERM_NAMES = ("Torso Up", "Pelvis Up", "RFoot Up", "LFoot Up", "Head Height", "Torso Height", "Knee Feet XY",
-              "COM Feet XY", "Facing Dir", "CoM Vel.", "Joint Vel.", "Control", "Contact")
+              "COM Feet XY", "Facing Dir", "CoM Vel.", "Joint Vel.", "Control", "Contact", "Foot Slip")
+# The feet whose slipping "Foot Slip" counts, each in its own leg's group.
+FOOT_SLIP_ROLES = ("foot_right", "foot_left")
 # Which groups a whole-body term lands in. "split": divided by joint group, each group seeing its
-# own joints; "pairs": each contact pair lands in the groups of its bodies.
+# own joints; "pairs": each contact pair lands in the groups of its bodies; "feet": each foot's share in
+# its leg's group.
 TERM_GROUPS = {
     "Torso Up": ("core",), "Pelvis Up": ("core",), "RFoot Up": ("right_leg",), "LFoot Up": ("left_leg",),
     "Head Height": ("core",), "Torso Height": ("core",), "Knee Feet XY": ("right_leg", "left_leg"),
     "COM Feet XY": tuple(GROUPS), "Facing Dir": ("core",), "CoM Vel.": tuple(GROUPS), "Joint Vel.": "split",
-    "Control": "split", "Contact": "pairs",
+    "Control": "split", "Contact": "pairs", "Foot Slip": "feet",
 }
-# MuJoCo MPC's interact task defaults, used for terms a keyframe does not weigh.
+# Planted feet stay planted: the weight of a foot's slip (½ square of the speed of the point it presses
+# at, m/s, times the share of the character's weight on it) in every style — not the paper's, whose
+# feet crept and shuffled tens of centimetres through a stand (RESULTS, "Planted feet").
+FOOT_SLIP = 1000.0
+# MuJoCo MPC's interact task defaults (and FOOT_SLIP), used for terms a keyframe does not weigh.
 DEFAULT_WEIGHTS = {"Torso Up": 10.0, "Pelvis Up": 10.0, "RFoot Up": 5.0, "LFoot Up": 5.0, "Head Height": 0.0,
                    "Torso Height": 20.0, "Knee Feet XY": 30.0, "COM Feet XY": 0.0, "Facing Dir": 0.0,
-                   "CoM Vel.": 10.0, "Joint Vel.": 0.01, "Control": 0.8, "Contact": 100.0}
+                   "CoM Vel.": 10.0, "Joint Vel.": 0.01, "Control": 0.8, "Contact": 100.0, "Foot Slip": FOOT_SLIP}
 # The paper's strategies' standing keyframes (balance first: COM over the feet, head up).
 STANDING_WEIGHTS = {"Torso Up": 10.0, "Pelvis Up": 0.0, "RFoot Up": 1.0, "LFoot Up": 1.0, "Head Height": 80.0,
                     "Torso Height": 0.0, "Knee Feet XY": 0.0, "COM Feet XY": 100.0, "Facing Dir": 0.0,
-                    "CoM Vel.": 0.0, "Joint Vel.": 0.01, "Control": 0.025, "Contact": 100.0}
+                    "CoM Vel.": 0.0, "Joint Vel.": 0.01, "Control": 0.025, "Contact": 100.0, "Foot Slip": FOOT_SLIP}
 # Style presets for animators and task authors (MuJoCo MPC's sit / stand / relax modes):
 # name → (one-line description, weights of every term).
 # The standing style adds stillness and height to the paper's standing keyframes: a standing keyframe counts
@@ -44,7 +51,7 @@ STYLES = {
     "lying": ("No posture terms",
               {"Torso Up": 0.0, "Pelvis Up": 0.0, "RFoot Up": 0.0, "LFoot Up": 0.0, "Head Height": 0.0,
                "Torso Height": 0.0, "Knee Feet XY": 0.0, "COM Feet XY": 0.0, "Facing Dir": 0.0,
-               "CoM Vel.": 10.0, "Joint Vel.": 0.01, "Control": 0.8, "Contact": 100.0}),
+               "CoM Vel.": 10.0, "Joint Vel.": 0.01, "Control": 0.8, "Contact": 100.0, "Foot Slip": FOOT_SLIP}),
 }
 
 

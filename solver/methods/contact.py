@@ -88,19 +88,29 @@ class ContactPrepared(PlannedPrepared):
 def planning_models(scene: SceneDesc, sampling: SamplingSettings, actuation: str = "motor",
                     target_margin: float = 0.0, perturbations: Perturbations | None = None,
                     grasps: list[tuple[str, str]] | None = None,
-                    contact_depths: bool = False) -> tuple[BuiltModel, BuiltModel]:
+                    contact_depths: bool = False, touch_bodies: list[str] | None = None
+                    ) -> tuple[BuiltModel, BuiltModel]:
     """The scene's model with motors (or PD servos: `actuation`), what the solution plays on, and the
     same model at the planning timestep (what the planner's rollouts run); both hold the balls of
-    `perturbations`, the welds of sticky `grasps` and, with `contact_depths`, the bodies' deepest
-    contacts as sensors, and the first the perturbations themselves (the agent applies them)."""
+    `perturbations`, the welds of sticky `grasps`, with `contact_depths` the bodies' deepest contacts as
+    sensors, where `touch_bodies` touch (the feet, for the slip term), and the first the perturbations
+    themselves (the agent applies them)."""
     built = build_model(scene, actuation=actuation, target_margin=target_margin, perturbations=perturbations,
-                        grasps=grasps, contact_depths=contact_depths)
+                        grasps=grasps, contact_depths=contact_depths, touch_bodies=touch_bodies)
     plan_model = model_from_xml(built.xml)
     plan_model.opt.timestep = sampling.planning_timestep
     plan = BuiltModel(xml=built.xml, model=plan_model, scene=built.scene, actuation=built.actuation,
                       character_bodies=built.character_bodies, nu_character=built.nu_character,
                       sensor_slices=built.sensor_slices, grasps=built.grasps)
     return built, plan
+
+
+def foot_bodies(scene: SceneDesc) -> list[str]:
+    """The bodies playing the feet (`objective_terms.FOOT_SLIP_ROLES`), whose touches the slip term reads."""
+    from ..builders.roles import roles_of
+    from ..formats.objective_terms import FOOT_SLIP_ROLES
+    roles = roles_of(scene.character)
+    return [roles[r] for r in FOOT_SLIP_ROLES if r in roles]
 
 
 def _by_role(keyframes: list, scene: SceneDesc) -> list:
@@ -125,7 +135,8 @@ class Contact(Method):
         check_bodies(keyframes, scene)
         check_perturbations(task.perturbations, scene, sum(k.time_limit + k.sustain for k in keyframes))
         grasps = grasp_pairs(keyframes, scene) if settings.grasp.grasp == "sticky" else []
-        built, plan = planning_models(scene, settings.sampling, perturbations=task.perturbations or None, grasps=grasps)
+        built, plan = planning_models(scene, settings.sampling, perturbations=task.perturbations or None, grasps=grasps,
+                                      touch_bodies=foot_bodies(scene))
         return ContactPrepared(task, settings, built, keyframes, plan)
 
     def check_appended(self, items: list, scene: SceneDesc, path: str) -> None:

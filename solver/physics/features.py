@@ -56,7 +56,8 @@ class Features:
         the model has them, the bodies' deepest contacts."""
         return {"pos": {b: self.body_pos(b) for b in bodies}, "quat": {b: self.body_quat(b) for b in bodies},
                 "com": self.com, "comvel": self.com_vel, "time": self.time, "qpos": self.qpos,
-                "contact": {b: self.contact_depth(b) for b in bodies if f"{b}_contact" in self.built.sensor_slices}}
+                "contact": {b: self.contact_depth(b) for b in bodies if f"{b}_contact" in self.built.sensor_slices},
+                "touch": {b: self.sensor(f"{b}_touch") for b in bodies if f"{b}_touch" in self.built.sensor_slices}}
 
     def contact_depth(self, body: str) -> np.ndarray:
         """The distance of the body's deepest contact (negative: sunk in), where the model has the

@@ -21,6 +21,8 @@ from .grasp import add_grasp_welds
 
 ASSIST_PREFIX = "assist_"
 CONTACT_DIST, CONTACT_MINDIST = 8, 1  # a contact sensor's data="dist" bit and reduce="mindist"
+# a contact sensor's data="found", "force" and "pos" bits, and reduce="netforce"
+CONTACT_FOUND, CONTACT_FORCE, CONTACT_POS, CONTACT_NETFORCE = 1, 2, 16, 3
 
 
 @dataclass
@@ -73,16 +75,30 @@ def _add_sensors(spec: mujoco.MjSpec, bodies: list[str], env_bodies: list[str]) 
         s.objname = bodies[0]
 
 
-def _add_contact_depths(spec: mujoco.MjSpec, bodies: list[str]) -> None:
-    """Per character body, the distance of its deepest contact with anything (`{body}_contact`,
-    negative where it sinks in; 0 without contact): MuJoCo's contact sensor, reduced to the deepest."""
+def _add_contact_sensors(spec: mujoco.MjSpec, bodies: list[str], suffix: str, data: int, reduce: int) -> None:
+    """Per body, MuJoCo's contact sensor `{body}{suffix}` on its contacts with anything: `data` (bits of
+    "found", "force", "dist", "pos" …) of the one contact (or the net of all) `reduce` picks; 0 without."""
     for name in bodies:
         s = spec.add_sensor()
-        s.name = f"{name}_contact"
+        s.name = f"{name}{suffix}"
         s.type = mujoco.mjtSensor.mjSENS_CONTACT
         s.objtype = mujoco.mjtObj.mjOBJ_BODY
         s.objname = name
-        s.intprm = [CONTACT_DIST, CONTACT_MINDIST, 1]  # data="dist", reduce="mindist", num=1
+        s.intprm = [data, reduce, 1]
+
+
+def _add_contact_depths(spec: mujoco.MjSpec, bodies: list[str]) -> None:
+    """Per character body, the distance of its deepest contact with anything (`{body}_contact`,
+    negative where it sinks in; 0 without contact)."""
+    _add_contact_sensors(spec, bodies, "_contact", CONTACT_DIST, CONTACT_MINDIST)
+
+
+def _add_touches(spec: mujoco.MjSpec, bodies: list[str]) -> None:
+    """Per body, its contacts taken together (`{body}_touch`: how many, the net force in the world frame,
+    the force-weighted point they press at; all 0 without contact): where and how hard a foot presses, so
+    that the objective can tell a loaded foot slipping on the floor from one rolling over its toes, lifted
+    or drawn back lightly."""
+    _add_contact_sensors(spec, bodies, "_touch", CONTACT_FOUND | CONTACT_FORCE | CONTACT_POS, CONTACT_NETFORCE)
 
 
 def _add_assist(spec: mujoco.MjSpec, model: mujoco.MjModel, bodies: list[str], kp_per_kg: float,
@@ -126,18 +142,21 @@ def _add_assist(spec: mujoco.MjSpec, model: mujoco.MjModel, bodies: list[str], k
 def build_model(scene: SceneDesc, actuation: str = "motor", assist_bodies: list[str] | None = None,
                 assist_kp_per_kg: float = 400.0, assist_kv_per_kg: float = 40.0,
                 target_margin: float = 0.0, perturbations: Perturbations | None = None,
-                grasps: list[tuple[str, str]] | None = None, contact_depths: bool = False) -> BuiltModel:
+                grasps: list[tuple[str, str]] | None = None, contact_depths: bool = False,
+                touch_bodies: list[str] | None = None) -> BuiltModel:
     """Compile `scene` for solving. `assist_bodies` (character body names) get assist channels;
     `target_margin` widens position servos' target range past the joint limits (`scene_to_spec`);
     `perturbations`' balls become free bodies waiting on their rack; `grasps` (character body,
     free object) get inactive welds (sticky hands, `grasp.py`); `contact_depths` adds each
-    character body's deepest contact as a sensor (`_add_contact_depths`)."""
+    character body's deepest contact as a sensor (`_add_contact_depths`); `touch_bodies` where their
+    deepest contact is (`_add_touches`)."""
     spec = scene_to_spec(scene, actuation, target_margin)
     bodies = [b.name for b in scene.character.bodies]
     with mujoco_errors():  # the scene's own names may clash with the sensors', assist channels' and balls'
         _add_sensors(spec, bodies, [b.name for b in scene.environment.bodies])
         if contact_depths:
             _add_contact_depths(spec, bodies)
+        _add_touches(spec, list(touch_bodies or []))
         add_balls(spec, perturbations.balls if perturbations else [])
         add_grasp_welds(spec, list(grasps or []))
     model = compile_spec(spec)

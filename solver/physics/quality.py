@@ -24,6 +24,9 @@ MOVING_OBJECT_SPEED = 0.05  # m/s: a free object moving faster than this touches
 # keeps a fraction of a millimetre of air now and then (MuJoCo's soft contacts), which is no flight.
 TOUCH_TOLERANCE = 0.005
 END_WINDOW_S = 0.1  # s: the root's speed at the clip's end is measured over its last this long
+# s: a foot that stops touching for less than this is still planted (MuJoCo's soft contacts chatter: a
+# standing foot loses its touch for a step or two dozens of times a second; a step takes far longer).
+PLANTED_GAP_S = 0.05
 
 
 def character_hinges(model: mujoco.MjModel, character_bodies: list[str]) -> list[int]:
@@ -56,8 +59,10 @@ def motion_quality(model: mujoco.MjModel, character_bodies: list[str], times: np
       or its own other bodies), over every recorded pose, and `max_penetration_at`: where and when
       (`{"time_s", "bodies": [character body, what it went into]}`; None without any overlap), so the
       animator can go to that frame;
-    - `foot_sliding_m`: how far the feet slide while they touch something outside the character, per
-      planted phase from where each foot was set down (`planted_sliding`), summed over phases and feet;
+    - `foot_sliding_m`: how far the feet slide while they touch something outside the character: how far
+      the soles' touching points travel over what they touch (`sole_tracks`; a foot rolling over its toes
+      does not slide), per planted phase (touch lost for under PLANTED_GAP_S does not end one) from where
+      each foot was set down (`planted_sliding`), summed over phases and feet;
     - `jerk_rms`: the RMS of the hinge angles' third time derivative (rad/s³, finite differences)
       at `fps` frames per second — the rate the animator renders, where jitter shows;
     - `max_body_speed`: the fastest any character body moved between consecutive poses
@@ -83,7 +88,8 @@ def motion_quality(model: mujoco.MjModel, character_bodies: list[str], times: np
     scan = _scan(model, ids, [model.body(roles[r]).id for r in FOOT_ROLES if r in roles],
                  model.body(head).id if head is not None else None, objects, qpos)
     n = len(qpos)
-    sliding = planted_sliding(scan.foot_xy, scan.foot_down)
+    dt = float(np.median(np.diff(times))) if n > 1 else 0.0
+    sliding = planted_sliding(sole_tracks(scan), bridged(scan.foot_down, int(round(PLANTED_GAP_S / dt)) if dt else 0))
     fall = None
     if head is not None and may_lie is not None:
         fallen = (scan.head_z < FALLEN_HEAD_HEIGHT) & ~np.asarray(may_lie, dtype=bool)
@@ -143,6 +149,33 @@ def planted_sliding(xy: np.ndarray, planted: np.ndarray) -> float:
     return total
 
 
+def sole_tracks(scan: _PoseScan) -> np.ndarray:
+    """(n, nfeet, 2) where each foot's sole has slipped to, seen from above: from pose to pose, the point
+    where the foot touched (the mean of its contacts with the scene) carried with the foot to the next pose,
+    its horizontal move added up while the foot touches at both — so a foot rolling from heel to toe or
+    turning on its heel stays put, and one dragged moves as far as it is dragged."""
+    n, nfeet = scan.foot_down.shape
+    steps = np.zeros((n, nfeet, 2))
+    if n > 1:
+        arm = np.einsum("nfji,nfj->nfi", scan.foot_mat[:-1], scan.foot_touch[:-1] - scan.foot_pos[:-1])
+        moved = np.einsum("nfij,nfj->nfi", scan.foot_mat[1:], arm) + scan.foot_pos[1:] - scan.foot_touch[:-1]
+        both = scan.foot_down[:-1] & scan.foot_down[1:]
+        steps[1:] = np.where(both[..., None], moved[..., :2], 0.0)
+    return np.cumsum(steps, axis=0)
+
+
+def bridged(planted: np.ndarray, gap: int) -> np.ndarray:
+    """`planted` (n, nfeet) with each foot's gaps of fewer than `gap` poses between two planted runs filled
+    in: one planted phase, not two."""
+    out = np.array(planted, dtype=bool)
+    for k in range(out.shape[1]):
+        spans = runs(out[:, k])
+        for (_, end), (start, _) in zip(spans[:-1], spans[1:]):
+            if start - end < gap:
+                out[end:start, k] = True
+    return out
+
+
 def runs(flags: np.ndarray) -> list[tuple[int, int]]:
     """[start, end) of each run of True in `flags`."""
     edges = np.diff(np.r_[0, flags.astype(np.int8), 0])
@@ -152,13 +185,15 @@ def runs(flags: np.ndarray) -> list[tuple[int, int]]:
 
 @dataclass
 class _PoseScan:
-    """Per pose of a trajectory: the deepest character contact (depth and geoms), the feet's ground
-    position and touch, the head's height, the bodies' and the free objects' positions, the objects'
-    deepest overlap and touch."""
+    """Per pose of a trajectory: the deepest character contact (depth and geoms), the feet's positions,
+    orientations, touch and where they touch (the mean of their contacts with the scene), the head's
+    height, the bodies' and the free objects' positions, the objects' deepest overlap and touch."""
     depth: np.ndarray
     deepest_pair: np.ndarray
-    foot_xy: np.ndarray
+    foot_pos: np.ndarray
+    foot_mat: np.ndarray
     foot_down: np.ndarray
+    foot_touch: np.ndarray
     head_z: np.ndarray
     body_xyz: np.ndarray
     obj_xyz: np.ndarray
@@ -176,8 +211,10 @@ def _scan(model: mujoco.MjModel, ids: list[int], feet: list[int], head: int | No
         model = _with_margin(model, obj_geom, TOUCH_TOLERANCE)
     data = mujoco.MjData(model)
     n = len(qpos)
-    scan = _PoseScan(depth=np.zeros(n), deepest_pair=np.zeros((n, 2), dtype=int), foot_xy=np.zeros((n, len(feet), 2)),
-                     foot_down=np.zeros((n, len(feet)), dtype=bool), head_z=np.zeros(n),
+    nf = len(feet)
+    scan = _PoseScan(depth=np.zeros(n), deepest_pair=np.zeros((n, 2), dtype=int), foot_pos=np.zeros((n, nf, 3)),
+                     foot_mat=np.zeros((n, nf, 3, 3)), foot_down=np.zeros((n, nf), dtype=bool),
+                     foot_touch=np.zeros((n, nf, 3)), head_z=np.zeros(n),
                      body_xyz=np.zeros((n, len(ids), 3)), obj_xyz=np.zeros((n, len(objects), 3)),
                      obj_depth=np.zeros(n), obj_touch=np.zeros((n, len(objects)), dtype=bool))
     for i in range(n):
@@ -197,13 +234,17 @@ def _scan(model: mujoco.MjModel, ids: list[int], feet: list[int], head: int | No
             for k, o in enumerate(objects):
                 scan.obj_touch[i, k] = bool(((bodies[:, 0] == o) | (bodies[:, 1] == o)).any())
             near = np.asarray(con.dist) > 0.0  # within the objects' margin, not touching: counts for nothing else
+            points = np.asarray(con.pos)
             if near.any():
-                g, bodies, mine = g[~near], bodies[~near], mine[~near]
+                g, bodies, mine, points = g[~near], bodies[~near], mine[~near], points[~near]
             for k, f in enumerate(feet):
                 touching = (((bodies[:, 0] == f) & ~char_body[bodies[:, 1]])
                             | ((bodies[:, 1] == f) & ~char_body[bodies[:, 0]]))
-                scan.foot_down[i, k] = bool(touching.any())
-        scan.foot_xy[i] = data.xpos[feet, :2]
+                if touching.any():
+                    scan.foot_down[i, k] = True
+                    scan.foot_touch[i, k] = points[touching].mean(axis=0)
+        scan.foot_pos[i] = data.xpos[feet]
+        scan.foot_mat[i] = data.xmat[feet].reshape(-1, 3, 3)
         scan.body_xyz[i] = data.xpos[ids]
         scan.obj_xyz[i] = data.xpos[objects]
         if head is not None:

@@ -16,7 +16,7 @@ import numpy as np
 
 from ...core.rotations import rotate
 from ...formats.contact_keyframes import WORLD, ContactKeyframe
-from ...formats.objective_terms import TERM_GROUPS
+from ...formats.objective_terms import FOOT_SLIP_ROLES, TERM_GROUPS
 from ...formats.scene import GROUPS
 from ...formats.settings import ContactTermSettings, default_of
 from ...physics.model import BuiltModel
@@ -112,6 +112,7 @@ class Objective:
         self.roles = {role: body for role, body in built.roles.items() if body in groups}
         self.common_bodies = sorted({self.roles[r] for r in COMMON_ROLES if r in self.roles})
         self.character_bodies = list(groups)
+        self.weight_n = max(float(sum(m.body_mass[m.body(b).id] for b in groups) * np.linalg.norm(m.opt.gravity)), 1e-9)
         self.character_body_group = np.array([self.group_index[groups[b]] for b in self.character_bodies], dtype=int)
 
     def bodies_for(self, kf: ContactKeyframe) -> list[str]:
@@ -145,6 +146,23 @@ class Objective:
         speed = np.concatenate([speed[:, :1], speed], axis=1) if speed.shape[1] else np.zeros(pos.shape[:3])
         over = np.maximum(speed - self.speed_limit, 0.0)
         return 0.5 * over * over
+
+    def foot_slip(self, feat, body: str) -> np.ndarray:
+        """(nroll, nstep) ½ square of the horizontal speed at which `body` slips where it presses on the scene,
+        times the share of the character's weight it carries: the point it presses at one step (its `_touch`
+        sensor's force-weighted centre) carried with the body to the next, measured against where it was — a
+        loaded foot dragged slips, one rolling over its toes or turning on its heel does not, and one drawn
+        back lightly (a foot set under the hips before rising) hardly counts; counted where it touches at
+        both steps (the first step repeats the second's)."""
+        touch = feat["touch"][body]  # found, net force (3), point (3)
+        load = np.minimum(np.abs(touch[..., 3]) / self.weight_n, 1.0) * (touch[..., 0] > 0)
+        pos, quat = feat["pos"][body], feat["quat"][body]
+        conj = quat[:, :-1] * np.array([1.0, -1.0, -1.0, -1.0])
+        arm = rotate(conj, touch[:, :-1, 4:] - pos[:, :-1])  # the pressed point in the body's frame
+        moved = rotate(quat[:, 1:], arm) + pos[:, 1:] - touch[:, :-1, 4:]
+        speed2 = np.sum(moved[..., :2] ** 2, axis=-1) / self.built.model.opt.timestep ** 2
+        slip = 0.5 * speed2 * np.minimum(load[:, :-1], load[:, 1:])
+        return np.concatenate([slip[:, :1], slip], axis=1)
 
     # -- the objective -----------------------------------------------------------------------------
     def evaluate(self, feat: dict, qvel: np.ndarray, ctrl: np.ndarray, kf: ContactKeyframe) -> Costs:
@@ -204,6 +222,10 @@ class Objective:
                 mine = self.character_body_group == g
                 if mine.any():
                     add_weighted(self.speed_weight, excess[..., mine].sum(axis=-1), (name,))
+        if kf.weight("Foot Slip") and nstep > 1:
+            for foot in FOOT_SLIP_ROLES:
+                if foot in role and role[foot] in feat.get("touch", {}):
+                    add("Foot Slip", self.foot_slip(feat, role[foot]), (self.body_group[role[foot]],))
         if kf.weight("Contact"):
             d = self.pair_displacements(feat, kf)
             per_pair = np.sum(np.sqrt(d * d + ALPHA * ALPHA) - ALPHA, axis=-1)  # eq. (5), per pair
