@@ -163,6 +163,31 @@ def test_foot_slip_counts_a_loaded_foot_dragged_not_one_rolling_lifted_or_unload
     assert seen.shape[0] == 1 and list(np.flatnonzero(seen[0])) == [GROUPS.index("right_leg")]
 
 
+def test_height_targets_are_mujoco_mpcs_for_the_default_humanoid_and_scaled_for_another(objective):
+    """Head Height and Torso Height aim at MuJoCo MPC's 1.4 / 1.3 m for the default humanoid, exactly (its
+    results do not move), and for dm_control's humanoid at those times its own head's and torso's height
+    above its lower foot at rest over the default's (MuJoCo forward kinematics of each at qpos0)."""
+    import mujoco
+
+    from solver.run.cli import _prepare
+    assert (objective.head_height, objective.torso_height) == (1.4, 1.3)
+    reach = ROOT / "scenes" / "tasks" / "reach_hand_targets.json"
+    _, prepared = _prepare(str(reach), character=str(ROOT / "tests" / "data" / "dm_control" / "humanoid.xml"))
+    dm = Objective(prepared.plan, speed_weight=0.0)
+
+    def above_feet(built, head, torso, feet):
+        data = mujoco.MjData(built.model)
+        mujoco.mj_kinematics(built.model, data)
+        z = {b: data.xpos[built.model.body(b).id, 2] for b in (head, torso, *feet)}
+        low = min(z[f] for f in feet)
+        return z[head] - low, z[torso] - low
+    default = above_feet(objective.built, "head", "torso", ("foot_left", "foot_right"))
+    mine = above_feet(dm.built, "head", "torso", ("left_foot", "right_foot"))
+    assert dm.head_height == pytest.approx(1.4 * mine[0] / default[0], abs=1.4 * 6e-4)
+    assert dm.torso_height == pytest.approx(1.3 * mine[1] / default[1], abs=1.3 * 6e-4)
+    assert abs(dm.head_height - 1.4) > 0.01  # not the default's
+
+
 def test_each_term_lands_in_exactly_the_groups_of_table_1(objective):
     feat = fake_features(objective)
     qvel, ctrl = np.ones((3, 4, 27)), 0.3 * np.ones((3, 4, 21))

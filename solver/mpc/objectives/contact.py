@@ -24,7 +24,11 @@ from ...physics.model import BuiltModel
 ALPHA = 0.1  # contact smoothing, eq. (5)
 SMOOTH_P = 0.1  # smooth-abs parameter of the posture and balance terms
 CONTROL_P = 0.05  # cosh parameter of the control term
-HEAD_HEIGHT, TORSO_HEIGHT = 1.4, 1.3  # MuJoCo MPC's targets (m)
+HEAD_HEIGHT, TORSO_HEIGHT = 1.4, 1.3  # MuJoCo MPC's targets (m), for its humanoid (PhysKey's default)
+# The default humanoid's head and torso above its feet at rest (m): another character's height targets are
+# MuJoCo MPC's scaled by its own (a 1.2 m child is not asked to hold its head at 1.4 m, nor a 2 m giant to
+# crouch to it), to 3 decimals, so the default humanoid's stay exactly MuJoCo MPC's.
+DEFAULT_HEAD_ABOVE_FEET, DEFAULT_TORSO_ABOVE_FEET = 1.365, 1.175
 COMMON_ROLES = ("torso", "pelvis", "head", "foot_right", "foot_left", "shin_right", "shin_left")  # the terms' roles
 
 
@@ -111,9 +115,21 @@ class Objective:
         # says so, `roles.missing_terms`)
         self.roles = {role: body for role, body in built.roles.items() if body in groups}
         self.common_bodies = sorted({self.roles[r] for r in COMMON_ROLES if r in self.roles})
+        self.head_height = HEAD_HEIGHT * self._scale(data, "head", DEFAULT_HEAD_ABOVE_FEET)
+        self.torso_height = TORSO_HEIGHT * self._scale(data, "torso", DEFAULT_TORSO_ABOVE_FEET)
         self.character_bodies = list(groups)
         self.weight_n = max(float(sum(m.body_mass[m.body(b).id] for b in groups) * np.linalg.norm(m.opt.gravity)), 1e-9)
         self.character_body_group = np.array([self.group_index[groups[b]] for b in self.character_bodies], dtype=int)
+
+    def _scale(self, rest: mujoco.MjData, role: str, default_above_feet: float) -> float:
+        """How tall the character's `role` body stands above its lower foot at rest (`rest`: its model at
+        `qpos0`) against the default humanoid's, to 3 decimals; 1 without the role or the feet."""
+        feet = [self.roles[f] for f in ("foot_left", "foot_right") if f in self.roles]
+        if role not in self.roles or not feet:
+            return 1.0
+        m = self.built.model
+        above = rest.xpos[m.body(self.roles[role]).id, 2] - min(rest.xpos[m.body(f).id, 2] for f in feet)
+        return round(float(above) / default_above_feet, 3) if above > 0 else 1.0
 
     def bodies_for(self, kf: ContactKeyframe) -> list[str]:
         """The bodies `evaluate` reads under keyframe `kf`."""
@@ -188,7 +204,7 @@ class Objective:
         role = self.roles
         if "torso" in role:
             add("Torso Up", up(role["torso"]), TERM_GROUPS["Torso Up"])
-            add("Torso Height", smooth_abs(pos[role["torso"]][..., 2] - TORSO_HEIGHT), TERM_GROUPS["Torso Height"])
+            add("Torso Height", smooth_abs(pos[role["torso"]][..., 2] - self.torso_height), TERM_GROUPS["Torso Height"])
         if "pelvis" in role:
             add("Pelvis Up", up(role["pelvis"]), TERM_GROUPS["Pelvis Up"])
         if "foot_right" in role:
@@ -196,7 +212,7 @@ class Objective:
         if "foot_left" in role:
             add("LFoot Up", up(role["foot_left"]), TERM_GROUPS["LFoot Up"])
         if "head" in role:
-            add("Head Height", smooth_abs(pos[role["head"]][..., 2] - HEAD_HEIGHT), TERM_GROUPS["Head Height"])
+            add("Head Height", smooth_abs(pos[role["head"]][..., 2] - self.head_height), TERM_GROUPS["Head Height"])
         if "foot_right" in role and "foot_left" in role:
             feet = 0.5 * (pos[role["foot_right"]][..., :2] + pos[role["foot_left"]][..., :2])
             if "shin_right" in role and "shin_left" in role:
