@@ -21,10 +21,17 @@ def _stop_solves(*_args):
 
 def _after_load(*_args):
     """A file saved during a solve says it is still solving; no solve survives a load, so say where
-    its solutions are instead (on disk, next to the file: Import Solutions brings them back)."""
+    its solutions are instead (on disk, next to the file: Import Solutions brings them back). Contact
+    keyframes saved before a later objective term keep their weights (`file_upgrade`), and the status says so."""
     import bpy
 
+    from .file_upgrade import upgrade_contact_weights
     from .i18n import rpt_
+    upgraded = upgrade_contact_weights(bpy.data.scenes)
+    if upgraded:
+        for scene in bpy.data.scenes:
+            scene.physkey.status = rpt_("contact keyframes saved by an earlier PhysKey ({}): their weights kept, "
+                                        "the newer terms at their defaults").format(upgraded)
     for scene in bpy.data.scenes:
         if scene.physkey.running:
             scene.physkey.running = False

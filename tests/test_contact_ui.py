@@ -128,3 +128,25 @@ def test_add_pair_with_a_free_object_puts_its_bottom_at_the_cursor():
     kf = ContactKeyframe(pairs=[ContactPair(body1="box", pos1=list(pair.pos1), body2="to_platform",
                                             pos2=list(pair.pos2))])
     assert pair_distance(m, d, kf) == pytest.approx(np.linalg.norm(cursor - bottom), abs=1e-4)
+
+
+@pytest.mark.every_blender
+def test_a_file_saved_before_a_newer_objective_term_keeps_its_weights(tmp_path):
+    """A contact keyframe stored with the 13 weights of before `Foot Slip` (Blender would read them back as
+    zeros, the new length not matching) keeps them on load, the new term at its default, and says so."""
+    bpy, module = installed_extension()
+    from solver.formats.objective_terms import DEFAULT_WEIGHTS, TERM_NAMES
+    bpy.ops.wm.read_homefile(use_empty=True)
+    bpy.ops.physkey.load_preset(preset="armchair_stand_sit_stand")
+    item = bpy.context.scene.physkey.contact_keyframes[1]
+    old = [float(w) for w in item.weights][:13]
+    assert TERM_NAMES[13] == "Foot Slip" and old[TERM_NAMES.index("Contact")] == 100.0
+    stored = item.bl_system_properties_get() if hasattr(item, "bl_system_properties_get") else item
+    del stored["weights"]
+    stored["weights"] = old  # as an earlier PhysKey saved it
+    path = str(tmp_path / "old.blend")
+    bpy.ops.wm.save_as_mainfile(filepath=path)
+    bpy.ops.wm.open_mainfile(filepath=path)
+    props = bpy.context.scene.physkey
+    assert list(props.contact_keyframes[1].weights) == pytest.approx(old + [DEFAULT_WEIGHTS["Foot Slip"]])
+    assert "contact keyframes saved by an earlier PhysKey (1)" in props.status
