@@ -229,11 +229,16 @@ def test_results_are_written_atomically(tmp_path):
     task = tmp_path / "task.json"
     task.write_text(json.dumps(doc))
     checked = 0
-    for k, delay in enumerate((0.45, 0.6, 0.75, 0.9, 1.1, 1.4)):
+    def solved(out):  # seeds listed so far (the index is written whole, or not at all)
+        index = out / "result.json"
+        return len(json.loads(index.read_text())["solutions"]) if index.exists() else 0
+    for k, delay in enumerate((0.0, 0.05, 0.1, 0.15, 0.2, 0.3)):  # after the first seed is on disk
         out = tmp_path / f"out{k}"
         proc = subprocess.Popen([sys.executable, "-m", "solver", "run", str(task), "--out", str(out),
                                  "--num-seeds", "40", "--workers", "0"], cwd=root,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        while proc.poll() is None and not solved(out):  # however slow the machine
+            time.sleep(0.01)
         time.sleep(delay)
         proc.send_signal(signal.SIGKILL)
         proc.wait()
