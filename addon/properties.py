@@ -47,6 +47,12 @@ class PHYSKEY_PG_joint(bpy.types.PropertyGroup):
     stiffness: FloatProperty(default=0.0, min=0.0)
     armature: FloatProperty(default=0.01, min=0.0)
     actuated: BoolProperty(default=True)
+    # The limit's softness where the character's file gave its own (an imported MJCF keeps it)
+    own_limit_softness: BoolProperty(default=False, description="The range limit has its own MuJoCo softness "
+                                     "(solref, solimp) instead of PhysKey's")
+    solref_limit: FloatVectorProperty(size=2, default=(0.02, 1.0), description="MuJoCo's solref of the range limit")
+    solimp_limit: FloatVectorProperty(size=5, default=(0.0, 0.99, 0.01, 0.5, 2.0),
+                                      description="MuJoCo's solimp of the range limit")
 
 
 class PHYSKEY_PG_geom(bpy.types.PropertyGroup):
@@ -62,6 +68,12 @@ class PHYSKEY_PG_geom(bpy.types.PropertyGroup):
     condim: EnumProperty(items=[("1", "1: no friction", ""), ("3", "3: sliding friction", ""),
                                 ("4", "4: and torsional", ""), ("6", "6: and rolling", "")], default="3",
                          description="MuJoCo's contact dimensionality (what friction the shape's contacts have)")
+    # The contacts' softness where the character's file gave its own (an imported MJCF keeps it)
+    own_softness: BoolProperty(default=False, description="The shape's contacts have their own MuJoCo softness "
+                               "(solref, solimp) instead of PhysKey's")
+    solref: FloatVectorProperty(size=2, default=(0.015, 1.0), description="MuJoCo's solref of the shape's contacts")
+    solimp: FloatVectorProperty(size=5, default=(0.9, 0.99, 0.003, 0.5, 2.0),
+                                description="MuJoCo's solimp of the shape's contacts")
 
 
 class PHYSKEY_PG_site(bpy.types.PropertyGroup):

@@ -62,6 +62,7 @@ def _write_physics(arm, character: Character, drives: dict) -> None:
             pj.name, pj.type, pj.axis, pj.pos = j.name, j.type, j.axis, j.pos
             pj.range_min, pj.range_max, pj.group = j.range[0], j.range[1], j.group
             pj.damping, pj.stiffness, pj.armature = j.damping, j.stiffness, j.armature
+            pj.own_limit_softness = _store_softness(pj, "solref_limit", j.solref_limit, "solimp_limit", j.solimp_limit)
             a = drives.get(j.name)
             pj.actuated = a is not None
             if a is not None:
@@ -74,9 +75,25 @@ def _write_physics(arm, character: Character, drives: dict) -> None:
             pg.use_mass = g.mass is not None
             pg.mass = g.mass or 0.0
             pg.density, pg.friction, pg.condim = g.density, g.friction, str(g.condim)
+            pg.own_softness = _store_softness(pg, "solref", g.solref, "solimp", g.solimp)
         for s in b.sites:
             ps = props.sites.add()
             ps.name, ps.pos = s.name, s.pos
+
+
+def _store_softness(props, ref_name: str, solref, imp_name: str, solimp) -> bool:
+    """Store a shape's or a limit's own MuJoCo softness on its properties; whether it has one. A file that
+    gives only one of solref and solimp keeps the other as the property's default (PhysKey's)."""
+    if solref is not None:
+        setattr(props, ref_name, solref)
+    if solimp is not None:
+        setattr(props, imp_name, solimp)
+    return solref is not None or solimp is not None
+
+
+def _softness(own: bool, ref_name: str, solref, imp_name: str, solimp) -> dict:
+    """The scene fields of a shape's or a limit's own softness (none where it has PhysKey's)."""
+    return {ref_name: list(solref), imp_name: list(solimp)} if own else {}
 
 
 def check_uniform_scale(obj) -> float:
@@ -119,12 +136,15 @@ def read_character(obj) -> Character:
         for j in props.joints:
             joints.append(Joint(name=j.name, type=j.type, axis=list(j.axis), pos=[p * scale for p in j.pos],
                                 range=[j.range_min, j.range_max], group=j.group, damping=j.damping,
-                                stiffness=j.stiffness, armature=j.armature))
+                                stiffness=j.stiffness, armature=j.armature,
+                                **_softness(j.own_limit_softness, "solref_limit", j.solref_limit, "solimp_limit",
+                                            j.solimp_limit)))
             if j.actuated:
                 actuators.append(Actuator(joint=j.name, gear=j.strength, kp=j.kp, kv=j.kv))
         geoms = [Geom(name=g.name, type=g.type, size=[s * scale for s in list(g.size)[:GEOM_SIZE_COUNT[g.type]]],
                       pos=[p * scale for p in g.pos], quat=list(g.quat), mass=g.mass if g.use_mass else None,
-                      density=g.density, friction=g.friction, condim=int(g.condim)) for g in props.geoms]
+                      density=g.density, friction=g.friction, condim=int(g.condim),
+                      **_softness(g.own_softness, "solref", g.solref, "solimp", g.solimp)) for g in props.geoms]
         sites = [Site(name=s.name, pos=[p * scale for p in s.pos]) for s in props.sites]
         bodies.append(Body(name=bone.name, parent=bone.parent.name if bone.parent else None,
                            pos=[float(v) for v in pos], quat=[float(v) for v in quat],

@@ -141,7 +141,8 @@ def test_dm_control_humanoids_come_in_as_they_are(tmp_path, name):
     """dm_control's humanoids as they ship (`tests/data/dm_control`): the rig moves like the original
     model — every shape on its original geom, the ankles turning about their two pivots 4 cm apart —
     the CMU hands are drawn as the ellipsoids they are, the roles are kept on the rig (shown for editing)
-    and go out with the exported MJCF."""
+    and go out with the exported MJCF, and so does the softness of its contacts and limits (the CMU
+    humanoid's is not PhysKey's)."""
     bpy, module = installed_extension()
     bpy.ops.wm.read_homefile(use_empty=True)
     assert bpy.ops.physkey.import_mjcf(filepath=str(DM / name)) == {"FINISHED"}
@@ -178,6 +179,10 @@ def test_dm_control_humanoids_come_in_as_they_are(tmp_path, name):
                                    err_msg=geom)
         if original.geom_type[g] == mujoco.mjtGeom.mjGEOM_ELLIPSOID:  # drawn with its three half-sizes
             assert sorted(mesh.dimensions) == pytest.approx(sorted(2 * original.geom_size[g]), rel=1e-3)
+        np.testing.assert_allclose(exported.geom(geom).solimp, original.geom_solimp[g], rtol=1e-6, err_msg=geom)
+        np.testing.assert_allclose(exported.geom(geom).solref, original.geom_solref[g], rtol=1e-6, err_msg=geom)
+    for j in hinges:
+        np.testing.assert_allclose(exported.joint(j).solimp, original.joint(j).solimp, rtol=1e-6, err_msg=j)
 
 
 def test_a_preset_loads_onto_an_imported_character_and_its_solution_is_kept(tmp_path):

@@ -16,8 +16,10 @@ from solver.builders.character_files import load_character_mjcf as _load
 from solver.builders.characters import humanoid
 from solver.builders.mjcf import scene_to_xml
 from solver.builders.roles import missing_terms, roles_of
+from solver.core import schema
 from solver.core.errors import InvalidInput
 from solver.formats.roles import ROLES
+from solver.formats.scene import SceneDesc
 
 ROOT = Path(__file__).resolve().parents[1]
 DM = ROOT / "tests" / "data" / "dm_control"
@@ -61,6 +63,25 @@ def test_dm_control_characters_play_every_role_by_their_names(file, expected):
     assert set(ch.roles) == set(ROLES) and expected.items() <= ch.roles.items()  # stored with the character
     assert notes[0].startswith("roles inferred from the body names and tree: pelvis = ")
     assert not [n for n in notes if "no body plays" in n]
+
+
+def test_joints_whose_names_say_no_side_are_put_in_body_parts_by_the_roles():
+    """The CMU humanoid's joints (`lfemurrx`, `rthumbrz`) name no side in words: every one was in the
+    core, and the partwise planner had no parts to recombine. Below a limb's role they are in its part,
+    the spine and the clavicles stay in the core, and the import says so; dm_control's humanoid, whose
+    names say it, keeps its own."""
+    notes = []
+    ch = load_mjcf(DM / "humanoid_CMU.xml", notes).character
+    group = {j.name: j.group for b in ch.bodies for j in b.joints}
+    assert (group["lfemurrx"], group["rtoesrx"], group["rthumbrz"], group["lhumerusry"]) == \
+        ("left_leg", "right_leg", "right_arm", "left_arm")
+    assert group["lowerbackrx"] == group["lclaviclerz"] == group["headrx"] == "core"
+    assert any(n.startswith("body parts for partwise planning from the roles") and "7 joint(s) in left leg" in n
+               for n in notes)
+    notes = []
+    dm = load_mjcf(DM / "humanoid.xml", notes).character
+    assert {j.name: j.group for b in dm.bodies for j in b.joints}["left_knee"] == "left_leg"
+    assert not [n for n in notes if n.startswith("body parts")]
 
 
 def test_mixamo_names_and_names_that_say_nothing():
@@ -113,9 +134,11 @@ def test_a_walker_attached_to_the_world_gets_a_free_joint():
 def test_mjcf_characters_round_trip_with_their_masses_shapes_contacts_and_pivots(file):
     """MJCF → scene → MJCF: every body's mass and inertia as MuJoCo computes them from the original
     (6 significant digits, what MJCF text holds), the CMU hands' ellipsoids kept, dm_control's condim 1
-    kept, the ankles turning about their own two pivots, and the roles in the MJCF's custom text."""
+    kept, the ankles turning about their own two pivots, the contacts' and limits' softness (solref,
+    solimp: the CMU humanoid's and its floor's are not PhysKey's), through the scene file too, and the
+    roles in the MJCF's custom text."""
     original = mujoco.MjModel.from_xml_path(str(DM / file))
-    scene = load_mjcf(DM / file)
+    scene = schema.from_dict(SceneDesc, json.loads(schema.dumps(load_mjcf(DM / file))), "scene")
     xml = scene_to_xml(scene)
     model = mujoco.MjModel.from_xml_string(xml)
     for b in scene.character.bodies:
@@ -125,7 +148,15 @@ def test_mjcf_characters_round_trip_with_their_masses_shapes_contacts_and_pivots
     for g in (g.name for b in scene.character.bodies for g in b.geoms):
         k, o = model.geom(g).id, original.geom(g).id
         assert model.geom_type[k] == original.geom_type[o] and model.geom_condim[k] == original.geom_condim[o], g
+    for g in [g.name for b in scene.character.bodies for g in b.geoms] + ["floor"]:
+        k, o = model.geom(g).id, original.geom(g).id
+        np.testing.assert_allclose(model.geom_solref[k], original.geom_solref[o], err_msg=g)
+        np.testing.assert_allclose(model.geom_solimp[k], original.geom_solimp[o], err_msg=g)
+    for j in (j.name for b in scene.character.bodies for j in b.joints):
+        np.testing.assert_allclose(model.joint(j).solref, original.joint(j).solref, err_msg=j)
+        np.testing.assert_allclose(model.joint(j).solimp, original.joint(j).solimp, err_msg=j)
     if file == "humanoid_CMU.xml":
+        assert model.geom_solimp[model.geom("lhand").id][0] == 0.95  # dm_control's, not PhysKey's 0.9
         assert model.geom_type[model.geom("lhand").id] == mujoco.mjtGeom.mjGEOM_ELLIPSOID
     else:
         assert set(model.geom_condim[[model.geom(g.name).id for b in scene.character.bodies for g in b.geoms]]) == {1}
@@ -133,6 +164,24 @@ def test_mjcf_characters_round_trip_with_their_masses_shapes_contacts_and_pivots
             np.testing.assert_allclose(model.joint(j).pos, original.joint(j).pos, atol=1e-9)
     again = load_mjcf_text(xml)
     assert again.character.roles == scene.character.roles
+
+
+def test_softness_a_file_gives_is_kept_and_a_wrong_one_is_refused(tmp_path):
+    """A shape's, a limit's and the floor's own softness survive the import; a scene whose solimp is
+    out of MuJoCo's range is refused with the field named."""
+    xml = ('<mujoco><worldbody><geom name="ground" type="plane" size="5 5 .1" solref="0.01 1"/>'
+           '<body name="a" pos="0 0 1"><freejoint/><geom name="ga" size=".1" solimp="0.8 0.9 0.01"/>'
+           '<body name="b"><joint name="j" range="-1 1" solreflimit="0.03 1"/><geom size=".1" pos="0 0 .2"/>'
+           '</body></body></worldbody></mujoco>')
+    scene = load_mjcf_text(xml)
+    assert scene.environment.floor_solref == [0.01, 1.0]
+    assert scene.character.bodies[0].geoms[0].solimp == pytest.approx([0.8, 0.9, 0.01, 0.5, 2.0])
+    assert scene.character.bodies[0].geoms[0].solref == [0.02, 1.0]  # MuJoCo's default: what the file means
+    assert scene.character.bodies[1].joints[0].solref_limit == [0.03, 1.0]
+    data = json.loads(schema.dumps(scene))
+    data["character"]["bodies"][0]["geoms"][0]["solimp"] = [0.8, 1.5, 0.01, 0.5, 2.0]
+    with pytest.raises(InvalidInput, match=r"scene.character.bodies\[0\].geoms\[0\].solimp: must be \[dmin"):
+        schema.from_dict(SceneDesc, data, "scene")
 
 
 def load_mjcf_text(xml: str):
@@ -206,10 +255,25 @@ def test_pair_points_are_carried_onto_a_brought_characters_bodies():
     assert set(moved) == {"pelvis", "right_foot", "left_foot", "torso"}
     ours, theirs = rest_frames(humanoid()), rest_frames(dm)
     scale = (theirs["head"][0][2] - theirs["left_foot"][0][2]) / (ours["head"][0][2] - ours["foot_left"][0][2])
+    def pivot_of(character, frames, body):
+        b = next(b for b in character.bodies if b.name == body)
+        return frames[body][0] + frames[body][1] @ (np.array(b.joints[0].pos) if b.joints else np.zeros(3))
+
+    def hang(side):  # the smallest turn taking dm's shin (knee to ankle) along the default humanoid's
+        d = [pivot_of(c, f, r[f"foot_{side}"]) - pivot_of(c, f, r[f"shin_{side}"])
+             for c, f, r in ((dm, theirs, dm.roles), (humanoid(), ours, {k: k for k in ROLES}))]
+        a, b = (v / np.linalg.norm(v) for v in d)
+        axis = np.cross(a, b)
+        k = np.array([[0, -axis[2], axis[1]], [axis[2], 0, -axis[0]], [-axis[1], axis[0], 0]])
+        return np.eye(3) + k + k @ k / (1 + a @ b)  # Rodrigues' formula for the turn from a onto b
+
     for pair in keyframes[0].pairs:
         body = dm.roles[pair.body1]
         pivot = next((np.array(b.joints[0].pos) for b in dm.bodies if b.name == body and b.joints), np.zeros(3))
-        np.testing.assert_allclose(theirs[body][1] @ (moved[body] - pivot),
+        rest = theirs[body][1]
+        if pair.body1.startswith("foot_"):  # the feet hang with the shins (`roles.standing`)
+            rest = hang(pair.body1.split("_")[1]) @ rest
+        np.testing.assert_allclose(rest @ (moved[body] - pivot),
                                    scale * (ours[pair.body1][1] @ np.array(pair.pos1)), atol=1e-9)
     butt = mujoco.MjModel.from_xml_path(str(DM / "humanoid.xml")).geom("butt")
     assert abs(moved["pelvis"][1]) < 0.02 and moved["pelvis"][2] < -butt.size[0]  # under the butt, mid-seat
@@ -240,3 +304,28 @@ def test_a_brought_character_starts_in_the_presets_pose():
     for r in ("pelvis",):
         assert np.linalg.norm(where["dm"][r][:2] - where["default"][r][:2]) < 0.05, (r, where)
     assert max(where["dm"][f][2] for f in ("foot_left", "foot_right")) < 0.1  # on the floor, not dangling
+
+
+@pytest.mark.parametrize("task_name", ["armchair_stand_sit_stand", "reach_hand_targets"])
+def test_the_cmu_humanoid_starts_with_its_spine_off_its_limits(task_name):
+    """The CMU humanoid's rest spreads its legs 20° and holds its arms out; brought to a preset, its three
+    spine joints between the pelvis and the chest (no role pins them) were fitted zig-zag from limit to
+    limit, and seated it started 7.5 cm into the chair. Now every joint no role pins is off its limits and
+    the seated start is at most 1.2 cm deep (what `rest_pose` leaves of it)."""
+    from solver.formats.task import build_scene, load_task
+    from solver.physics.character_start import with_character
+    from solver.physics.model import build_model
+    task = load_task(ROOT / f"scenes/tasks/{task_name}.json")
+    built = build_model(build_scene(with_character(task, DM / "humanoid_CMU.xml", []).scene))
+    m, data = built.model, mujoco.MjData(built.model)
+    data.qpos[:] = built.initial_qpos()
+    mujoco.mj_forward(m, data)
+    assert min([c.dist for c in data.contact[:data.ncon]] + [0.0]) > -0.012
+    pinned = {m.body(b).id for b in built.roles.values()}
+    loose = [j for j in range(m.njnt) if m.jnt_type[j] == mujoco.mjtJoint.mjJNT_HINGE and m.jnt_bodyid[j] not in pinned]
+    assert {"lowerbackrx", "upperbackrx"} <= {m.joint(j).name for j in loose}
+    for j in loose:
+        lo, hi = m.jnt_range[j]
+        if not lo + 0.05 < 0.0 < hi - 0.05:  # a joint whose rest is at a limit (a clavicle, a wrist) may stay there
+            continue
+        assert lo + 0.05 < data.qpos[m.jnt_qposadr[j]] < hi - 0.05, (m.joint(j).name, data.qpos[m.jnt_qposadr[j]])

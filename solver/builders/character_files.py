@@ -13,9 +13,10 @@ from ..formats.scene import SceneDesc
 
 
 def load_character_mjcf(path, notes: list[str]) -> SceneDesc:
-    """`mjcf_read.load_mjcf` with the character's roles completed and stored with it."""
+    """`mjcf_read.load_mjcf` with the character's roles completed and stored with it, and its joints' body
+    parts completed from them (`roles.group_by_roles`)."""
     from .mjcf_read import load_mjcf
-    from .roles import missing_terms, roles_of
+    from .roles import group_by_roles, missing_terms, roles_of
     scene = load_mjcf(path, notes)
     char = scene.character
     given = dict(char.roles)
@@ -24,6 +25,10 @@ def load_character_mjcf(path, notes: list[str]) -> SceneDesc:
     if inferred:
         notes.append("roles inferred from the body names and tree: " +
                      ", ".join(f"{r} = {b}" for r, b in inferred.items()))
+    grouped = group_by_roles(char)
+    if grouped:
+        notes.append("body parts for partwise planning from the roles (the joint names say no side): " +
+                     ", ".join(grouped))
     notes.extend(missing_terms(char.roles))
     return scene
 

@@ -30,6 +30,7 @@ FREE, BALL, HINGE = (int(mujoco.mjtJoint.mjJNT_FREE), int(mujoco.mjtJoint.mjJNT_
 CHARACTER_SOLIMP = (0.9, 0.99, 0.003, 0.5, 2.0)
 CHARACTER_SOLREF = (0.015, 1.0)
 LIMIT_SOLIMP = (0.0, 0.99, 0.01, 0.5, 2.0)
+TORSION_ROLLING = (0.005, 0.0001)  # every shape's torsional and rolling friction (they act in condim 4 and 6)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -62,12 +63,13 @@ def _add_geom(spec: mujoco.MjSpec, body, g: Geom, character: bool, held: bool = 
         geom.mass = g.mass
     else:
         geom.density = g.density
-    geom.friction = [g.friction, OBJECT_TORSION if held else 0.005, 0.0001]
+    geom.friction = [g.friction, OBJECT_TORSION if held else TORSION_ROLLING[0], TORSION_ROLLING[1]]
     geom.condim = 4 if held else g.condim
     geom.rgba = g.rgba
-    if character:
-        geom.solimp = CHARACTER_SOLIMP
-        geom.solref = CHARACTER_SOLREF
+    if g.solimp is not None or character:
+        geom.solimp = g.solimp if g.solimp is not None else CHARACTER_SOLIMP
+    if g.solref is not None or character:
+        geom.solref = g.solref if g.solref is not None else CHARACTER_SOLREF
     return geom
 
 
@@ -90,7 +92,9 @@ def _add_joint(body, j: Joint):
     joint.damping = [j.damping, 0.0, 0.0]
     joint.stiffness = [j.stiffness, 0.0, 0.0]
     joint.armature = j.armature
-    joint.solimp_limit = LIMIT_SOLIMP
+    joint.solimp_limit = j.solimp_limit if j.solimp_limit is not None else LIMIT_SOLIMP
+    if j.solref_limit is not None:
+        joint.solref_limit = j.solref_limit
 
 
 def _add_actuator(spec, a: Actuator, joint: Joint, actuation: str, target_margin: float = 0.0):
@@ -161,7 +165,11 @@ def _build_spec(scene: SceneDesc, actuation: str, target_margin: float = 0.0) ->
         floor.name = "floor"
         floor.type = mujoco.mjtGeom.mjGEOM_PLANE
         floor.size = [50, 50, 0.05]
-        floor.friction = [env.floor_friction, 0.005, 0.0001]
+        floor.friction = [env.floor_friction, *TORSION_ROLLING]
+        if env.floor_solref is not None:
+            floor.solref = env.floor_solref
+        if env.floor_solimp is not None:
+            floor.solimp = env.floor_solimp
         floor.rgba = [0.35, 0.4, 0.45, 1]
     light = world.add_light()
     light.name = "sun"

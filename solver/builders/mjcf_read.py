@@ -29,9 +29,29 @@ from ..formats.scene import (
     Site,
     Velocity,
 )
-from .mjcf import _GEOM, BALL, FREE, HINGE, compile_spec
+from .mjcf import (
+    _GEOM,
+    BALL,
+    CHARACTER_SOLIMP,
+    CHARACTER_SOLREF,
+    FREE,
+    HINGE,
+    LIMIT_SOLIMP,
+    TORSION_ROLLING,
+    compile_spec,
+)
 
 _GEOM_NAME = {int(v): k for k, v in _GEOM.items()}
+# MuJoCo's own softness of a contact or a limit, what a scene without its own gets outside the character
+MUJOCO_SOLREF = (0.02, 1.0)
+MUJOCO_SOLIMP = (0.9, 0.95, 0.001, 0.5, 2.0)
+
+
+def _own(values, default) -> list[float] | None:
+    """`values` where they differ from what PhysKey would write anyway (`default`), else None: a file's
+    own softness is kept, and a scene read back from PhysKey's own MJCF stays as it was."""
+    values = [float(x) for x in values]
+    return None if np.allclose(values, default, rtol=0.0, atol=1e-9) else values
 
 
 def _name(model, objtype, i, prefix):
@@ -50,7 +70,7 @@ def guess_group(joint_name: str) -> str:
     return f"{side}_{limb}" if side and limb else "core"
 
 
-def _read_geom(model, spec_geoms, gid) -> Geom:
+def _read_geom(model, spec_geoms, gid, character: bool = False) -> Geom:
     gtype = _GEOM_NAME.get(int(model.geom_type[gid]))
     name = _name(model, mujoco.mjtObj.mjOBJ_GEOM, gid, "geom")
     if gtype is None:
@@ -63,12 +83,25 @@ def _read_geom(model, spec_geoms, gid) -> Geom:
     geom = Geom(name=name, type=gtype, size=[float(x) for x in model.geom_size[gid][:count]],
                 pos=[float(x) for x in model.geom_pos[gid]], quat=[float(x) for x in model.geom_quat[gid]],
                 mass=mass, density=float(sg.density), friction=float(model.geom_friction[gid][0]),
-                condim=int(model.geom_condim[gid]), rgba=[float(x) for x in model.geom_rgba[gid]])
+                condim=int(model.geom_condim[gid]), rgba=[float(x) for x in model.geom_rgba[gid]],
+                solref=_own(model.geom_solref[gid], CHARACTER_SOLREF if character else MUJOCO_SOLREF),
+                solimp=_own(model.geom_solimp[gid], CHARACTER_SOLIMP if character else MUJOCO_SOLIMP))
     if gtype == "mesh":
         mid = int(model.geom_dataid[gid])
         a, n = model.mesh_vertadr[mid], model.mesh_vertnum[mid]
         geom.vertices = [[float(x) for x in v] for v in model.mesh_vert[a:a + n]]
     return geom
+
+
+def _note_friction_dropped(model, notes: list[str]) -> None:
+    """Say which shapes lose their own torsional or rolling friction (a scene keeps one friction per
+    shape): it acts only in condim 4 and 6 contacts, so only those are named."""
+    lost = [_name(model, mujoco.mjtObj.mjOBJ_GEOM, g, "geom") for g in range(model.ngeom)
+            if model.geom_condim[g] > 3 and not np.allclose(model.geom_friction[g][1:], TORSION_ROLLING)]
+    if lost:
+        notes.append(f"torsional and rolling friction of {len(lost)} shape(s) ({', '.join(lost[:4])}"
+                     f"{' …' if len(lost) > 4 else ''}) are PhysKey's ({TORSION_ROLLING[0]}, "
+                     f"{TORSION_ROLLING[1]}), not the file's: a scene keeps one friction per shape")
 
 
 def _read_sites(model, bid) -> list[Site]:
@@ -129,8 +162,11 @@ def spec_to_scene(spec: mujoco.MjSpec, name: str = "imported", notes: list[str] 
                                 range=rng, group=guess_group(jname),
                                 damping=float(model.dof_damping[model.jnt_dofadr[j]]),
                                 stiffness=float(model.jnt_stiffness[j]),
-                                armature=float(model.dof_armature[model.jnt_dofadr[j]])))
-        geoms = [_read_geom(model, spec_geoms, g) for g in range(model.ngeom) if model.geom_bodyid[g] == b]
+                                armature=float(model.dof_armature[model.jnt_dofadr[j]]),
+                                solref_limit=_own(model.jnt_solref[j], MUJOCO_SOLREF),
+                                solimp_limit=_own(model.jnt_solimp[j], LIMIT_SOLIMP)))
+        geoms = [_read_geom(model, spec_geoms, g, character=True) for g in range(model.ngeom)
+                 if model.geom_bodyid[g] == b]
         kids = children[b]
         length = float(np.linalg.norm(model.body_pos[kids[0]])) if kids else 0.1
         bodies.append(Body(name=bname,
@@ -155,6 +191,7 @@ def spec_to_scene(spec: mujoco.MjSpec, name: str = "imported", notes: list[str] 
                          if model.actuator_ctrllimited[a] else abs(model.actuator_gear[a][0]))
             kp, kv = 5.0 * gear, 0.5 * gear
         actuators.append(Actuator(joint=jname, gear=gear, kp=kp, kv=max(kv, 0.0)))
+    _note_friction_dropped(model, notes)
     excludes = [[e.bodyname1, e.bodyname2] for e in spec.excludes]
     char_names = {b.name for b in bodies}
     excludes = [p for p in excludes if p[0] in char_names and p[1] in char_names]
@@ -173,7 +210,9 @@ def spec_to_scene(spec: mujoco.MjSpec, name: str = "imported", notes: list[str] 
         env_bodies.insert(0, EnvBody(name="world_geoms", geoms=[_read_geom(model, spec_geoms, g) for g in extra]))
     env = Environment(floor=floor is not None,
                       floor_friction=float(model.geom_friction[floor][0]) if floor is not None else 0.7,
-                      bodies=env_bodies)
+                      bodies=env_bodies,
+                      floor_solref=None if floor is None else _own(model.geom_solref[floor], MUJOCO_SOLREF),
+                      floor_solimp=None if floor is None else _own(model.geom_solimp[floor], MUJOCO_SOLIMP))
     qpos = model.key_qpos[0] if model.nkey else model.qpos0
     keyed_root = model.nkey and not attached
     pose = Pose(root_pos=[float(x) for x in (model.body_pos[root] if not keyed_root

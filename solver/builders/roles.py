@@ -176,6 +176,28 @@ def roles_of(character: Character) -> dict[str, str]:
     return out
 
 
+def group_by_roles(character: Character) -> list[str]:
+    """Put each joint the names left in "core" into the body part its roles say: a body at or below a
+    limb role's body (thigh, shin, foot; upper arm, forearm, hand) is in that side's leg or arm — the CMU
+    humanoid's `lfemurrx`, `rthumbrz` name no side in words, and with every joint in one part the
+    partwise planner (PartwiseMPC) had no parts to recombine. Returns what changed, in words."""
+    roles = roles_of(character)
+    part = {}
+    for side in SIDES:
+        for limb, group in (("thigh", "leg"), ("upper_arm", "arm")):
+            if f"{limb}_{side}" in roles:
+                part[roles[f"{limb}_{side}"]] = f"{side}_{group}"
+    moved: dict[str, int] = {}
+    for b in character.bodies:  # parents first: a body inherits its parent's part unless it starts one
+        if b.name not in part and b.parent in part:
+            part[b.name] = part[b.parent]
+        for j in b.joints:
+            if j.group == "core" and b.name in part:
+                j.group = part[b.name]
+                moved[j.group] = moved.get(j.group, 0) + 1
+    return [f"{n} joint(s) in {g.replace('_', ' ')}" for g, n in sorted(moved.items())]
+
+
 def missing_terms(roles: dict[str, str]) -> list[str]:
     """One line per role no body plays, naming the terms and figures that are off for it."""
     off: dict[str, list[str]] = {}
@@ -205,17 +227,92 @@ def facing_turn(character: Character, roles: dict[str, str], root_quat) -> np.nd
     return np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
 
 
+# A limb's segments, each from its joint to the next one's, and the end bodies that go with the last
+_SEGMENTS = (("thigh", "shin"), ("shin", "foot"), ("upper_arm", "lower_arm"), ("lower_arm", "hand"))
+_ENDS = {"shin": "foot", "lower_arm": "hand"}
+
+
 def standing(character: Character, roles: dict[str, str]) -> tuple[dict, float | None]:
-    """({body: rotation at rest, turned to face +x}, how far the head's origin is above the feet's at
-    rest — None without a head or feet)."""
+    """({body: rotation at rest, turned to face +x, its limbs hanging as the default humanoid's do},
+    how far the head's origin is above the feet's at rest — None without a head or feet).
+
+    A character's rest is wherever its joints are zero: the default humanoid's legs hang straight, the
+    CMU humanoid's are spread 20° with its feet rolled on their edges, its arms out in a T. A limb's
+    segment (joint to joint) is turned onto the default humanoid's by the smallest turn, its hand or foot
+    with it, so that "turned as the default's from rest" means the same pose on both (`_limbs_hung`)."""
     from .proportions import rest_frames
     frames = rest_frames(character)
     turn = facing_turn(character, roles, character.bodies[0].quat)
     turned = {name: turn @ r for name, (_, r) in frames.items()}
+    _limbs_hung(turned, _segment_directions(character, roles, frames, turn), roles)
     feet = [roles.get(f"foot_{s}") for s in SIDES]
     if "head" not in roles or None in feet:
         return turned, None
     return turned, float(frames[roles["head"]][0][2] - min(frames[f][0][2] for f in feet))
+
+
+def _segment_directions(character: Character, roles: dict[str, str], frames: dict, turn) -> dict[str, np.ndarray]:
+    """{limb role: unit direction from its joint to the next segment's at rest, turned to face +x}."""
+    bodies = {b.name: b for b in character.bodies}
+
+    def pivot(name: str) -> np.ndarray:
+        pos, rot = frames[name]
+        joints = bodies[name].joints
+        return pos + rot @ (np.asarray(joints[0].pos, float) if joints else np.zeros(3))
+
+    out = {}
+    for side in SIDES:
+        for upper, lower in _SEGMENTS:
+            a, b = roles.get(f"{upper}_{side}"), roles.get(f"{lower}_{side}")
+            if a is None or b is None:
+                continue
+            d = turn @ (pivot(b) - pivot(a))
+            if np.linalg.norm(d) > 1e-9:
+                out[f"{upper}_{side}"] = d / np.linalg.norm(d)
+    return out
+
+
+def default_leg_directions() -> dict[str, np.ndarray]:
+    """The default humanoid's thigh and shin directions at rest (world, unit), what other characters'
+    legs are hung along to measure their standing height (`posture.standing_above_feet`)."""
+    return {r: d for r, d in _default_directions().items() if r.startswith(("thigh_", "shin_"))}
+
+
+def _default_directions() -> dict[str, np.ndarray]:
+    """The default humanoid's limb directions at rest (`_segment_directions`), computed once."""
+    global _DEFAULT_DIRECTIONS
+    if _DEFAULT_DIRECTIONS is None:
+        from .characters import humanoid
+        from .proportions import rest_frames
+        default = humanoid()
+        roles = roles_of(default)
+        _DEFAULT_DIRECTIONS = _segment_directions(default, roles, rest_frames(default),
+                                                  facing_turn(default, roles, default.bodies[0].quat))
+    return _DEFAULT_DIRECTIONS
+
+
+_DEFAULT_DIRECTIONS = None
+
+
+def _limbs_hung(turned: dict, directions: dict[str, np.ndarray], roles: dict[str, str]) -> None:
+    """Turn each limb segment's rest rotation in `turned` by the smallest turn that takes its direction
+    onto the default humanoid's, an end body (foot, hand) with the segment before it; segments already
+    along the default's (the default humanoid, characters proportioned from a rig) are left exactly."""
+    from ..core import rotations
+    reference = _default_directions()
+    for role, d in directions.items():
+        want = reference.get(role)
+        if want is None or np.allclose(d, want, atol=1e-9):
+            continue
+        axis = np.cross(d, want)
+        angle = float(np.arctan2(np.linalg.norm(axis), np.dot(d, want)))
+        if np.linalg.norm(axis) < 1e-12:
+            continue  # opposite directions: no single smallest turn, leave the rest as it is
+        hang = rotations.to_matrix(rotations.from_axis_angle(axis, angle))
+        limb, side = role.rsplit("_", 1)
+        for r in (role, f"{_ENDS[limb]}_{side}" if limb in _ENDS else None):
+            if r is not None and r in roles:
+                turned[roles[r]] = hang @ turned[roles[r]]
 
 
 def by_role(keyframes: list, character: Character, others: set[str]) -> list:

@@ -37,6 +37,21 @@ def _check_quat(quat, path):
         raise InvalidInput(path, "quaternion must not be zero")
 
 
+def check_softness(solref, solimp, path, suffix=""):
+    """MuJoCo's constraint softness, as its documentation defines it: solref a positive time constant and
+    damping ratio, or a negative stiffness and damping; solimp's impedances within [0, 1], a positive
+    width, a midpoint within (0, 1) and a power of at least 1."""
+    if solref is not None and not (all(v > 0 for v in solref) or all(v <= 0 for v in solref)):
+        raise InvalidInput(f"{path}.solref{suffix}", "must be a positive time constant and damping ratio, or a "
+                           f"negative stiffness and damping, got {list(solref)}")
+    if solimp is not None:
+        dmin, dmax, width, mid, power = solimp
+        if not (0 <= dmin <= 1 and 0 <= dmax <= 1 and width > 0 and 0 < mid < 1 and power >= 1):
+            raise InvalidInput(f"{path}.solimp{suffix}", "must be [dmin, dmax, width, midpoint, power] with dmin and "
+                               "dmax within [0, 1], width > 0, midpoint within (0, 1) and power >= 1, got "
+                               f"{list(solimp)}")
+
+
 @dataclass
 class Geom:
     """A collision and mass shape. Mass wins over density when both are given."""
@@ -51,8 +66,13 @@ class Geom:
     condim: int = field(default=3, metadata={"choices": (1, 3, 4, 6)})  # MuJoCo's contact dimensionality
     vertices: list[list[float]] = field(default_factory=list)  # mesh only: convex hull points
     rgba: list[float] = field(default_factory=lambda: [0.8, 0.6, 0.4, 1.0], metadata={"length": 4})
+    # MuJoCo's contact softness where the shape's file gives its own (an imported MJCF keeps it); None:
+    # PhysKey's for the character (`mjcf.CHARACTER_SOLREF`, `CHARACTER_SOLIMP`), MuJoCo's for the world.
+    solref: Optional[list[float]] = field(default=None, metadata={"length": 2})
+    solimp: Optional[list[float]] = field(default=None, metadata={"length": 5})
 
     def check(self, path):
+        check_softness(self.solref, self.solimp, path)
         want = GEOM_SIZE_COUNT[self.type]
         if len(self.size) != want:
             raise InvalidInput(f"{path}.size", f"a {self.type} needs {want} size values, got {len(self.size)}")
@@ -89,8 +109,13 @@ class Joint:
     damping: float = field(default=0.2, metadata={"nonneg": True})
     stiffness: float = field(default=0.0, metadata={"nonneg": True})
     armature: float = field(default=0.01, metadata={"nonneg": True})
+    # The softness of the joint's range limit where its file gives its own; None: PhysKey's
+    # (`mjcf.LIMIT_SOLIMP`, MuJoCo's solref).
+    solref_limit: Optional[list[float]] = field(default=None, metadata={"length": 2})
+    solimp_limit: Optional[list[float]] = field(default=None, metadata={"length": 5})
 
     def check(self, path):
+        check_softness(self.solref_limit, self.solimp_limit, path, "_limit")
         if sum(a * a for a in self.axis) < 1e-12:
             raise InvalidInput(f"{path}.axis", "must not be zero")
         lo, hi = self.range
@@ -169,6 +194,12 @@ class Environment:
     floor: bool = True
     floor_friction: float = field(default=0.7, metadata={"nonneg": True})
     bodies: list[EnvBody] = field(default_factory=list)
+    # the floor's contact softness where its file gives its own (as `Geom.solref`, `Geom.solimp`)
+    floor_solref: Optional[list[float]] = field(default=None, metadata={"length": 2})
+    floor_solimp: Optional[list[float]] = field(default=None, metadata={"length": 5})
+
+    def check(self, path):
+        check_softness(self.floor_solref, self.floor_solimp, f"{path}.floor")
 
 
 @dataclass

@@ -27,11 +27,17 @@ def with_character(task, path, notes: list[str]):
     return task
 
 
+# m per radian of a joint no role pins away from its rest: the CMU humanoid's spine (three joints between its
+# pelvis and chest) was fitted zig-zag from limit to limit, and its seated start sank 7.5 cm into the chair
+REST_WEIGHT = 0.2
+
+
 def posed_like(character, own_pose, scene: SceneDesc):
     """The pose `character` takes for the start of `scene` (the default humanoid's, in its pose at the
     start): each body playing a role turns about its joint where the default's turns (scaled by height
     about the default's root, across the floor) and is turned as the default's is from their common rest
-    (both facing +x) — one whole-body fit (`pose_fit`: within its joint ranges, above the floor) from its
+    (both facing +x, limbs hanging as the default's: `roles.standing`) — one whole-body fit (`pose_fit`:
+    within its joint ranges, above the floor, joints no role pins kept near their rest) from its
     own pose `own_pose` placed there (`placed_like`) — then rested on the furniture (`rest.rest_pose`)."""
     import mujoco
     import numpy as np
@@ -67,7 +73,7 @@ def posed_like(character, own_pose, scene: SceneDesc):
         turns.append(data.xmat[model.body(role).id].reshape(3, 3) @ ours[role].T @ theirs[body])
     weights = np.array([END_WEIGHT if r.startswith(("hand_", "foot_")) else 1.0 for r in order])
     targets = PoseTargets(body_ids=np.array(ids), points=np.array(points, float), positions=np.array([positions]),
-                          rotations=np.array([turns]), weights=weights)
+                          rotations=np.array([turns]), weights=weights, rest_weight=REST_WEIGHT)
     q = fit_poses(fitted, targets, start=initial_qpos(mine, fitted)).qpos[0]
     a = int(fitted.jnt_qposadr[fitted.joint(ROOT_JOINT).id])
     mine.initial_pose = Pose(root_pos=[float(v) for v in q[a:a + 3]], root_quat=[float(v) for v in q[a + 3:a + 7]],

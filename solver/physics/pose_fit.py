@@ -45,10 +45,15 @@ class PoseTargets:
     positions: np.ndarray
     rotations: np.ndarray
     weights: np.ndarray | None = None  # (B,) of each body's position (END_WEIGHT on hands and feet); 1 if None
+    turn_weights: np.ndarray | None = None  # (B,) of each body's turn, m per radian; ROTATION_WEIGHT if None
+    rest_weight: float = 0.0  # m per radian of a hinge away from zero (its rest), on bodies not targeted: a spine
+    # of several joints between a targeted pelvis and chest bends evenly rather than zig-zagging to its limits
 
     def __post_init__(self):
         if self.weights is None:
             self.weights = np.ones(len(self.body_ids))
+        if self.turn_weights is None:
+            self.turn_weights = np.full(len(self.body_ids), ROTATION_WEIGHT)
 
 
 @dataclass
@@ -78,6 +83,8 @@ class _Fitter:
         self.limit_lo = np.array([model.jnt_range[j][0] for j in limited]).reshape(-1)
         self.limit_hi = np.array([model.jnt_range[j][1] for j in limited]).reshape(-1)
         self.limit_names = [model.joint(j).name for j in limited]
+        self.hinges = np.array([j for j in range(model.njnt)
+                                if int(model.jnt_type[j]) == int(mujoco.mjtJoint.mjJNT_HINGE)], int)
         root = int(model.jnt_bodyid[0]) if model.njnt else 0  # the character: the first joint's tree
         character = (model.body_rootid[model.geom_bodyid] == model.body_rootid[root]) & (model.geom_bodyid > 0)
         collides = (model.geom_contype != 0) | (model.geom_conaffinity != 0)
@@ -158,7 +165,8 @@ class _Fitter:
             low = self._lowest(centre.reshape(-1, 3), turned.reshape(-1, 3, 3), np.tile(own, frames))
             depth = self.floor - FLOOR_SLACK - low[:, 2].reshape(frames, len(g)).min(axis=1)
             positions[:, k, 2] += np.maximum(depth, 0.0)
-        return PoseTargets(targets.body_ids, targets.points, positions, targets.rotations, targets.weights)
+        return PoseTargets(targets.body_ids, targets.points, positions, targets.rotations, targets.weights,
+                           targets.turn_weights, targets.rest_weight)
 
     def _residual(self, targets: PoseTargets, f: int, with_jacobian: bool):
         """The weighted residual of the targets (and its Jacobian with respect to the configuration's
@@ -171,8 +179,11 @@ class _Fitter:
         axes = d.xmat[ids].reshape(-1, 3, 3)
         world_points = np.einsum("bij,bj->bi", axes, targets.points) + d.xpos[ids]
         wr = wr / np.sqrt(2.0)  # ‖ΔR‖ ≈ √2·angle for small angles: the weight stays metres per radian
+        rest = targets.rest_weight
+        loose = self.hinges[~np.isin(m.jnt_bodyid[self.hinges], ids)] if rest else self.hinges[:0]
         r = np.concatenate([(wp * (targets.positions[f] - world_points)).reshape(-1),
-                            (wr[:, :, None] * (targets.rotations[f] - axes)).reshape(-1)])
+                            (wr[:, :, None] * (targets.rotations[f] - axes)).reshape(-1),
+                            -rest * d.qpos[m.jnt_qposadr[loose]]])
         if not with_jacobian:
             return r, None
         jacp = np.empty((nb, 3, m.nv))
@@ -183,6 +194,10 @@ class _Fitter:
         turn = np.cross(jacr.transpose(0, 2, 1)[:, :, None, :], axes.transpose(0, 2, 1)[:, None, :, :])
         jac = np.concatenate([(wp[:, :, None] * jacp).reshape(-1, m.nv),
                               (wr[:, :, None, None] * turn.transpose(0, 3, 2, 1)).reshape(-1, m.nv)])
+        if len(loose):
+            rows = np.zeros((len(loose), m.nv))
+            rows[np.arange(len(loose)), m.jnt_dofadr[loose]] = rest
+            jac = np.concatenate([jac, rows])
         return r, jac
 
     def _clamp(self, qpos) -> None:
@@ -218,7 +233,7 @@ class _Fitter:
         its depth and the pose is fitted again; what is left after that lifts the whole pose."""
         nb = len(targets.body_ids)
         qpos = np.array(start, float)
-        both = (targets.weights[:, None], np.full((nb, 1), ROTATION_WEIGHT))
+        both = (targets.weights[:, None], targets.turn_weights[:, None])
         if from_afar:
             root_only = np.zeros((nb, 1))
             root_only[0] = 1.0

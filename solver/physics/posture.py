@@ -4,8 +4,9 @@ whether the character is at rest.
 A "stand" the paper counts as reached once a torso point is within 0.5 m ended in a half crouch, the
 head at 71–81% of its standing height above the feet (issue 62). Standing means what an animator
 means: the head near its standing height above the lower foot, the torso near upright. Both are
-measured against the character at rest (its model's `qpos0`, every joint at zero), so any character
-— taller, shorter, a torso frame turned another way — is judged by its own standing pose.
+measured against the character at rest (its model's `qpos0`, every joint at zero, its legs hung as
+the default humanoid's: a rest with legs spread stands taller on legs together), so any character —
+taller, shorter, a torso frame turned another way — is judged by its own standing pose.
 """
 from __future__ import annotations
 
@@ -17,6 +18,40 @@ STANDING_TILT_DEG = 15.0  # a standing torso is within this of upright
 SETTLED_SPEED = 0.1  # m/s: a root slower than this is at rest
 SETTLE_HOLD_S = 0.2  # and has stayed so for this long: not a sway passing through its turning point
 SETTLE_LIMIT_S = 3.0  # a last keyframe still moving this long after its sustain ends the clip anyway, said
+
+
+def standing_above_feet(model: mujoco.MjModel, rest: mujoco.MjData, roles: dict[str, str], role: str) -> float | None:
+    """How high the `role` body's origin stands above the lower foot's with the character at rest
+    (`rest`: its model at `qpos0`) and its legs hanging as the default humanoid's do — a character whose
+    rest spreads its legs (the CMU humanoid's, 20° apart) stands that much taller on legs held together.
+    None without the role or the feet."""
+    if role not in roles:
+        return None
+    from ..builders.roles import default_leg_directions
+    reference = default_leg_directions()
+    feet = []
+    for side in ("left", "right"):
+        chain = [roles.get(f"{limb}_{side}") for limb in ("thigh", "shin", "foot")]
+        if chain[2] is None:
+            continue
+        if None in chain:  # a foot without its leg's roles: where it rests
+            feet.append(float(rest.xpos[model.body(chain[2]).id, 2]))
+            continue
+        hip, knee, ankle = (_pivot(model, rest, model.body(b).id) for b in chain)
+        foot = float(rest.xpos[model.body(chain[2]).id, 2])
+        hung = (np.linalg.norm(knee - hip) * -reference[f"thigh_{side}"][2]
+                + np.linalg.norm(ankle - knee) * -reference[f"shin_{side}"][2])
+        lower = hung - (hip[2] - ankle[2])  # how much lower the foot hangs than it rests
+        feet.append(foot - lower if abs(lower) > 1e-9 else foot)
+    if not feet:
+        return None
+    return float(rest.xpos[model.body(roles[role]).id, 2]) - min(feet)
+
+
+def _pivot(model: mujoco.MjModel, data: mujoco.MjData, body: int) -> np.ndarray:
+    """Where the body turns (its first joint's anchor; its origin where it has none)."""
+    joint = int(model.body_jntadr[body])
+    return data.xanchor[joint].copy() if joint >= 0 else data.xpos[body].copy()
 
 
 class Posture:
@@ -35,7 +70,7 @@ class Posture:
         data = mujoco.MjData(model)
         data.qpos[:] = model.qpos0
         mujoco.mj_kinematics(model, data)
-        self.standing_head = self._head_above_feet(data) if self.head is not None else None
+        self.standing_head = standing_above_feet(model, data, roles, "head")
         self.torso_up = (data.xmat[self.torso].reshape(3, 3).T @ [0.0, 0.0, 1.0]
                          if self.torso is not None else None)
 

@@ -20,6 +20,7 @@ from ...formats.objective_terms import FOOT_SLIP_ROLES, TERM_GROUPS
 from ...formats.scene import GROUPS
 from ...formats.settings import ContactTermSettings, default_of
 from ...physics.model import BuiltModel
+from ...physics.posture import standing_above_feet
 
 ALPHA = 0.1  # contact smoothing, eq. (5)
 SMOOTH_P = 0.1  # smooth-abs parameter of the posture and balance terms
@@ -123,13 +124,10 @@ class Objective:
 
     def _scale(self, rest: mujoco.MjData, role: str, default_above_feet: float) -> float:
         """How tall the character's `role` body stands above its lower foot at rest (`rest`: its model at
-        `qpos0`) against the default humanoid's, to 3 decimals; 1 without the role or the feet."""
-        feet = [self.roles[f] for f in ("foot_left", "foot_right") if f in self.roles]
-        if role not in self.roles or not feet:
-            return 1.0
-        m = self.built.model
-        above = rest.xpos[m.body(self.roles[role]).id, 2] - min(rest.xpos[m.body(f).id, 2] for f in feet)
-        return round(float(above) / default_above_feet, 3) if above > 0 else 1.0
+        `qpos0`), its legs hanging as the default's (`posture.standing_above_feet`), against the default
+        humanoid's, to 3 decimals; 1 without the role or the feet."""
+        above = standing_above_feet(self.built.model, rest, self.roles, role)
+        return round(above / default_above_feet, 3) if above is not None and above > 0 else 1.0
 
     def bodies_for(self, kf: ContactKeyframe) -> list[str]:
         """The bodies `evaluate` reads under keyframe `kf`."""
