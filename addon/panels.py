@@ -260,8 +260,9 @@ class PHYSKEY_UL_solutions(bpy.types.UIList):
         if item.has_quality:
             row.label(text=iface_("{:.1f} cm").format(100 * item.penetration),
                       icon="ERROR" if item.penetration > 0.02 else "NONE", translate=False)
-        if item.words:  # what the animator would not accept, in the solver's words
-            row.label(text=item.words, icon="INFO", translate=False)
+        if item.words:  # what the animator would not accept, in the solver's words (and the rig's bones)
+            from .rig_names import in_rig_names, rig_names
+            row.label(text=in_rig_names(item.words, rig_names(context)), icon="INFO", translate=False)
         _ghost_toggle(row, item)
 
 
@@ -273,13 +274,15 @@ def _ghost_toggle(row, item) -> None:
     swatch.prop(item, "ghost_color", text="")
 
 
-def _draw_quality(layout, item, scene) -> None:
+def _draw_quality(layout, item, scene, names: dict[str, str]) -> None:
     """The selected solution's quality figures (the solver's `quality` in result.json); for a deep
-    penetration, what went into what and at which frame, so the animator can look."""
+    penetration, what went into what and at which frame, so the animator can look. Bodies are named
+    by the animator's rig bones where the character was made from a rig (`names`, `rig_names`)."""
+    from .rig_names import in_rig_names
     from .timeline import scene_fps
     col = layout.column(align=True)
     deep = item.penetration > 0.02
-    where = json.loads(item.penetration_bodies or "[]")
+    where = [names.get(b, b) for b in json.loads(item.penetration_bodies or "[]")]
     if deep and len(where) == 2 and item.penetration_time >= 0:
         frame = item.start_frame + round(item.penetration_time * scene_fps(scene))
         text = iface_("Penetration {:.1f} cm: {} into {} at frame {}").format(100 * item.penetration, *where, frame)
@@ -289,7 +292,7 @@ def _draw_quality(layout, item, scene) -> None:
     col.label(text=iface_("Foot sliding {:.1f} cm · jerk {:.3g} rad/s³").format(100 * item.foot_sliding, item.jerk),
               translate=False)
     for phrase in filter(None, item.words.split(", ")):
-        col.label(text=phrase, icon="INFO", translate=False)
+        col.label(text=in_rig_names(phrase, names), icon="INFO", translate=False)
     if item.object_penetration >= 0:
         col.label(text=iface_("Object: penetration {:.1f} cm · loose {:.2f} s").format(
             100 * item.object_penetration, item.object_loose), icon="ERROR" if item.object_penetration > 0.02
@@ -297,41 +300,44 @@ def _draw_quality(layout, item, scene) -> None:
     for g in json.loads(item.grasps_json or "[]"):
         if g.get("max_squeeze_n") is None:  # never held (or solved before the split was reported)
             col.label(text=iface_("{} holds {} {:.1f} s, up to {:.0f} N (it weighs {:.0f} N)").format(
-                g["body"], g["object"], g["held_s"], g["max_force_n"], g["object_weight_n"]), translate=False)
+                names.get(g["body"], g["body"]), g["object"], g["held_s"], g["max_force_n"], g["object_weight_n"]),
+                translate=False)
             continue
         beyond = g["beyond_friction_s"]
         col.label(text=iface_("{} holds {} {:.1f} s: beyond friction {:.1f} s (squeeze up to {:.0f} N, shear "
-                              "{:.0f} N)").format(g["body"], g["object"], g["held_s"], beyond, g["max_squeeze_n"],
-                                                  g["max_shear_n"]), icon="ERROR" if beyond > 0 else "NONE",
-                  translate=False)
+                              "{:.0f} N)").format(names.get(g["body"], g["body"]), g["object"], g["held_s"], beyond,
+                                                  g["max_squeeze_n"], g["max_shear_n"]),
+                  icon="ERROR" if beyond > 0 else "NONE", translate=False)
         if g.get("max_couple_nm"):  # the welds' torque beyond the hands' forces (results since it is reported)
             col.label(text=iface_("  turning it with up to {:.0f} N·m").format(
                 g["max_couple_nm"]), translate=False)
     if item.fidelity_json:
-        _draw_fidelity(col, json.loads(item.fidelity_json), item, scene)
+        _draw_fidelity(col, json.loads(item.fidelity_json), item, scene, names)
     if item.fall >= 0:
         col.label(text=iface_("Fallen {:.2f} s").format(item.fall) if item.fall > 0 else iface_("No fall"),
                   icon="ERROR" if item.fall > 0 else "NONE", translate=False)
 
 
-def _draw_fidelity(col, fid: dict, item, scene) -> None:
+def _draw_fidelity(col, fid: dict, item, scene, names: dict[str, str]) -> None:
     """Make Physical's figures over the whole clip: centimetres off the animation (on average, and the
     worst frame with its furthest body), the feet's sliding where the animation plants them against its
-    own, floating, and why it is not within the tolerances."""
+    own, floating, and why it is not within the tolerances — bodies by the rig's bones (`names`)."""
+    from .rig_names import in_rig_names
     from .timeline import scene_fps
     worst = fid["worst"]
     frame = item.start_frame + round(worst["time_s"] * scene_fps(scene))
     col.label(text=iface_("Off the animation {:.1f} cm on average, {:.0f} cm at frame {} ({} {:.0f} cm)").format(
-        fid["mean_cm"], worst["cm"], frame, worst["body"], worst["body_cm"]),
+        fid["mean_cm"], worst["cm"], frame, names.get(worst["body"], worst["body"]), worst["body_cm"]),
         icon="ERROR" if fid.get("within") is False else "NONE", translate=False)
     slide = fid["foot_sliding_cm"]
     col.label(text=iface_("Planted feet slide {:.1f} cm (the animation's own {:.1f} cm)").format(
         slide["motion"], slide["reference"]), icon="ERROR" if slide["added"] > 1.0 else "NONE", translate=False)
     if fid["floating"]["s"] > 0:
         col.label(text=iface_("Floating {:.2f} s where the animation touches ({})").format(
-            fid["floating"]["s"], fid["floating"]["body"]), icon="ERROR", translate=False)
+            fid["floating"]["s"], names.get(fid["floating"]["body"], fid["floating"]["body"])), icon="ERROR",
+            translate=False)
     if fid.get("why"):
-        col.label(text=fid["why"], icon="INFO", translate=False)
+        col.label(text=in_rig_names(fid["why"], names), icon="INFO", translate=False)
 
 
 class PHYSKEY_PT_solve(_Sidebar, bpy.types.Panel):
@@ -386,7 +392,8 @@ class PHYSKEY_PT_solve(_Sidebar, bpy.types.Panel):
             layout.label(text=iface_("Blew up at {:.2f} s: preview only").format(props.solutions[i].unstable_time),
                          icon="ERROR", translate=False)
         elif 0 <= i < len(props.solutions) and props.solutions[i].has_quality:
-            _draw_quality(layout, props.solutions[i], context.scene)
+            from .rig_names import rig_names
+            _draw_quality(layout, props.solutions[i], context.scene, rig_names(context))
         row = layout.row()
         keep = row.row()
         keep.enabled = not unstable  # Keep refuses it anyway (solutions.keep), with the same reason

@@ -149,7 +149,8 @@ class PHYSKEY_PG_contact_keyframe(bpy.types.PropertyGroup):
     time_limit: FloatProperty(default=10.0, min=0.01, description="Seconds allowed before the keyframe fails")
     weights: FloatVectorProperty(size=N_TERMS, min=0.0, description="Style weights of the objective terms")
     style: StringProperty(default="", description="The posture the keyframe means, set by its style button: a "
-                          "Standing keyframe counts only with the character standing")
+                          "Standing keyframe counts only with the character standing, a Seated one with its "
+                          "weight on a seat, a Lying one lying")
     use_facing: BoolProperty(default=False)
     facing: FloatVectorProperty(size=2, description="Point on the floor the torso should face")
 

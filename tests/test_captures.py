@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from blender_env import addon, installed_extension
 from humanoid_rigs import select as _select
+from layout_recorder import outline_text
 from test_own_rig import _model, _physics
 
 
@@ -204,6 +205,11 @@ def test_a_capture_is_made_physical_over_the_frame_range_and_a_kept_motion_is_a_
         "follows the reference only")
     assert fid["mean_cm"] > 0 and item.success == (entry["success"] and fid["within"])
     props.active_solution = 0
+    # the verdict names the capture's own bones, not the physics humanoid's bodies
+    bones = {slot.name: slot.bone for slot in rig.physkey.humanoid_map if slot.bone}
+    text = outline_text(bpy, module.__name__)
+    off = next(line for line in text.splitlines() if "Off the animation" in line)
+    assert f"({bones[fid['worst']['body']]} " in off and f"({fid['worst']['body']} " not in off, off
     assert bpy.ops.physkey.keep_solution() == {"FINISHED"}
     taskio = addon(module, "taskio")
     desc = taskio.extract_scene(bpy.context)

@@ -187,8 +187,8 @@ def test_dm_control_humanoids_come_in_as_they_are(tmp_path, name):
 
 def test_a_preset_loads_onto_an_imported_character_and_its_solution_is_kept(tmp_path):
     """The CMU humanoid imported, Load Scene Preset (reach) with it selected: no second character, the
-    reach's pairs on the CMU hands (`rhand`, `lhand`: the roles the preset names); a solve and Keep bake
-    onto it."""
+    reach's pairs on the CMU hands (`rhand`, `lhand`: the roles the preset names); a contact solve (cut
+    short: its keyframes given 0.3 s, 8 rollouts, no retries) and Keep bake onto it."""
     import json
     bpy, module = installed_extension()
     bpy.ops.wm.read_homefile(use_empty=True)
@@ -199,9 +199,14 @@ def test_a_preset_loads_onto_an_imported_character_and_its_solution_is_kept(tmp_
     assert characters == [cmu]
     props = bpy.context.scene.physkey
     assert {p.body1 for kf in props.contact_keyframes for p in kf.pairs} == {"rhand", "lhand"}
-    props.method, props.num_seeds = "simulate", 1
-    props.settings_json = json.dumps({"duration": 0.3})
+    # a contact solve, cut short: each keyframe 0.3 s and no retries (its first reach is not met in that)
+    props.method, props.num_seeds = "contact", 1
+    for kf in props.contact_keyframes:
+        kf.time_limit = 0.3
+    props.settings_json = json.dumps({"rollouts": 8, "segment_retries": 0, "backups": 0, "overtime": 0.0})
     assert bpy.ops.physkey.solve(wait=True) == {"FINISHED"}
+    row = props.solutions[0]
+    assert row.method == "contact" and not row.success and 0.25 <= row.duration <= 0.5, (row.method, row.duration)
     assert bpy.ops.physkey.keep_solution(index=0) == {"FINISHED"}
     assert cmu.animation_data.action is not None
     assert [o for o in bpy.data.objects if o.type == "ARMATURE" and o.physkey.is_character] == [cmu]

@@ -110,3 +110,71 @@ def test_the_figures_an_animator_would_not_accept_are_said_in_words():
         "ends crouched (head at 81% of standing)", "ends leaning 29°", "ends moving at 0.27 m/s", "falls for 0.4 s",
         "feet slide 86 cm", "sinks 2.3 cm into chair"]
     assert quality_words(bad)[0] == "ends moving at 0.27 m/s"  # a clip not meant to end standing: no posture words
+
+
+def _start(name: str):
+    """The preset's model and its start state, forwarded (contacts and their forces)."""
+    from pathlib import Path
+
+    from solver.formats.task import load_task
+    task = load_task(Path(__file__).resolve().parents[1] / "scenes" / "tasks" / f"{name}.json")
+    built = build_model(build_scene(task.scene))
+    data = mujoco.MjData(built.model)
+    data.qpos[:] = built.initial_qpos()
+    mujoco.mj_forward(built.model, data)
+    root = built.model.body(built.scene.character.bodies[0].name).id
+    return built, data, Posture(built.model, built.roles, root)
+
+
+def test_seated_means_the_weight_on_a_seat_and_lying_the_torso_down():
+    """Seated in the armchair (stand → sit → stand's start, settled) the pelvis and thighs rest over
+    SEATED_LOAD_SHARE of the weight on the chair — MuJoCo's own contact forces, summed by hand here;
+    the same pose lifted 3 cm, hovering over the seat as a pelvis within a pair's tolerance can, rests
+    none and is not seated; standing, nothing; turned onto its back it is lying, standing it is not."""
+    from solver.physics.posture import LYING_TILT_DEG, SEATED_LOAD_SHARE
+    built, data, posture = _start("armchair_stand_sit_stand")
+    m = built.model
+    mujoco.mj_step(m, data, nstep=60)  # 0.3 s settling into the chair (the rested start only touches it)
+    seat = [m.body(built.roles[r]).id for r in ("pelvis", "thigh_left", "thigh_right")]
+    chair = {g for g in range(m.ngeom) if m.body(m.geom_bodyid[g]).name.startswith("chair")}
+    by_hand, f = 0.0, np.zeros(6)
+    for i in range(data.ncon):
+        c = data.contact[i]
+        if {c.geom1, c.geom2} & chair and {m.geom_bodyid[c.geom1], m.geom_bodyid[c.geom2]} & set(seat):
+            mujoco.mj_contactForce(m, data, i, f)
+            by_hand += f[0]
+    weight = m.body_subtreemass[m.body(built.scene.character.bodies[0].name).id] * 9.81
+    assert by_hand > 0 and posture.seat_share(data) == pytest.approx(by_hand / weight, rel=1e-9)
+    assert posture.seat_share(data) > SEATED_LOAD_SHARE and posture.not_in_style("seated", data) is None
+    data.qpos[2] += 0.03
+    mujoco.mj_forward(m, data)
+    assert posture.not_in_style("seated", data) == "resting 0% of its weight on a seat"
+    built, standing, posture = _start("reach_hand_targets")
+    assert posture.not_in_style("seated", standing) == "resting 0% of its weight on a seat"
+    assert posture.not_in_style("lying", standing) == "torso 0° from upright"
+    supine = mujoco.MjData(built.model)
+    supine.qpos[:] = standing.qpos
+    supine.qpos[2], supine.qpos[3:7] = 0.15, [np.cos(np.pi / 4), 0.0, -np.sin(np.pi / 4), 0.0]  # on its back
+    mujoco.mj_kinematics(built.model, supine)
+    assert posture.torso_tilt_deg(supine) == pytest.approx(90.0, abs=1.0) and LYING_TILT_DEG < 90.0
+    assert posture.not_in_style("lying", supine) is None
+    assert posture.not_in_style("reaching", supine) is None  # a style that asks nothing measurable
+
+
+def test_a_contact_keyframe_holds_its_seated_style_only_with_the_weight_on_the_seat():
+    """The contact job's style check reads the keyframe's style: a seated keyframe with the character
+    hovering 3 cm over the chair does not hold, and the tracker keeps why (its failure "for style" then
+    says it); seated in it, it holds; a keyframe without a style always holds."""
+    from types import SimpleNamespace
+
+    from solver.mpc.jobs import ContactJob
+    built, data, posture = _start("armchair_stand_sit_stand")
+    mujoco.mj_step(built.model, data, nstep=60)
+    seated = parse_keyframes([{"pairs": [PAIR], "style": "seated"}, {"pairs": [PAIR]}])
+    agent = SimpleNamespace(tracker=KeyframeTracker(seated), posture=posture, data=data)
+    assert ContactJob().holds_style(agent, 0) and agent.tracker.style_short is None
+    data.qpos[2] += 0.03
+    mujoco.mj_forward(built.model, data)
+    assert not ContactJob().holds_style(agent, 0)
+    assert agent.tracker.style_short == "resting 0% of its weight on a seat"
+    assert ContactJob().holds_style(agent, 1)

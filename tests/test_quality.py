@@ -134,6 +134,31 @@ def test_a_fall_is_the_time_the_head_is_low_where_lying_is_not_asked_for():
     # (poses 7, 8; the last pose carries no time)
 
 
+def test_a_stumble_is_a_body_other_than_the_feet_put_down_on_the_floor():
+    """Tilted onto its foot, only the foot touches the floor: no stumble. Dropped to the floor, the
+    pelvis touches it too: a stumble at that pose, named — unless lying is allowed there, or the
+    reference itself has the pelvis down there (`expected_touch`), or nothing says whether lying is
+    allowed (not judged)."""
+    from solver.physics.verdict import quality_words
+    model, bodies = _model()
+    times = np.arange(6) * 0.1
+    tilt = np.radians(30.0)  # about x, the foot's side (+y) down: the foot at 0.35 - 0.5 sin 30° = R
+    tilted = _pose([0, 0, 0.35])
+    tilted[3:7] = [np.cos(-tilt / 2), np.sin(-tilt / 2), 0.0, 0.0]
+    down = _pose([0, 0, R - 0.001])  # the pelvis and the foot on the floor, the head 0.6 m above
+    qpos = np.stack([_pose([0, 0, 1.0]), tilted, tilted, down, down, down])
+    upright = np.zeros(6, bool)
+    only_foot = motion_quality(model, bodies, times[:3], qpos[:3], upright[:3])
+    assert only_foot["stumble"] is None and only_foot["foot_sliding_m"] == 0.0
+    got = motion_quality(model, bodies, times, qpos, upright)
+    assert got["stumble"] == {"time_s": pytest.approx(0.3), "body": "pelvis"}
+    assert "stumbles at 0.3 s (pelvis on the floor)" in quality_words(got)
+    assert motion_quality(model, bodies, times, qpos, np.array([False] * 3 + [True] * 3))["stumble"] is None
+    expected = {"pelvis": np.array([False] * 3 + [True] * 3)}
+    assert motion_quality(model, bodies, times, qpos, upright, expected_touch=expected)["stumble"] is None
+    assert motion_quality(model, bodies, times, qpos)["stumble"] is None
+
+
 def test_a_head_lying_on_a_bed_that_bobs_across_the_fall_line_has_not_fallen():
     """Lying on a 0.3 m bed the head sits about at the fall line (bed seed 2: 0.48-0.53 m). Getting
     up, it bobs across the line before it rises: not a fall until it has risen clear of the line

@@ -108,9 +108,12 @@ class Track(Method):
                    "tracking": errors, "keyframes": verdicts,
                    "departs": next((v["why"] for v in verdicts if v["verdict"] != "reached"), None),
                    "teleports": [{"time": round(t, 6), "what": what} for t, what in jumps]}
+        touching = prep.reference.touching or {}  # what the reference itself puts down is no stumble
+        rows = prep.reference.index(run.times)
         summary["quality"] = motion_quality(prep.built.model, prep.built.character_bodies, run.times, run.qpos,
                                             lying_in_reference(prep.reference, run.times, prep.built.roles),
-                                            segment=run.keyframe_index, roles=prep.built.roles)
+                                            segment=run.keyframe_index, roles=prep.built.roles,
+                                            expected_touch={b: t[rows] for b, t in touching.items()})
         summary["words"] = quality_words(summary["quality"])
         summary["fidelity"] = fidelity(prep.built.model, prep.built.character_bodies, prep.built.roles,
                                        prep.reference, run.times, run.qpos, prep.problems, judge=judge_clip)

@@ -60,12 +60,13 @@ class ContactJob:
 
     def holds_style(self, agent, index: int) -> bool:
         """Whether keyframe `index`, its pairs met, holds its style now: a "standing" keyframe only with
-        the character standing (`posture.Posture.not_standing`); the tracker keeps why not, so a keyframe
-        that runs out of time so fails for its style, said. Styles that ask nothing measurable hold."""
+        the character standing, a "seated" one with its weight on a seat, a "lying" one lying
+        (`posture.Posture.not_in_style`); the tracker keeps why not, so a keyframe that runs out of time so
+        fails for its style, said. Styles that ask nothing measurable hold."""
         keyframes, tracker = agent.tracker.keyframes, agent.tracker
-        if index >= len(keyframes) or keyframes[index].style != "standing":
+        if index >= len(keyframes):
             return True
-        tracker.style_short = agent.posture.not_standing(agent.data)
+        tracker.style_short = agent.posture.not_in_style(keyframes[index].style, agent.data)
         return tracker.style_short is None
 
     def steady(self, agent, index: int) -> bool:

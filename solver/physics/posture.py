@@ -1,5 +1,6 @@
 """What a keyframe's style asks of the body, measured against the character's own standing pose, and
-whether the character is at rest.
+whether the character is at rest. Seated means what the word says too: the weight on a seat, not a
+pelvis hovering near it; lying, the torso down.
 
 A "stand" the paper counts as reached once a torso point is within 0.5 m ended in a half crouch, the
 head at 71–81% of its standing height above the feet (issue 62). Standing means what an animator
@@ -15,6 +16,8 @@ import numpy as np
 
 STANDING_HEAD_SHARE = 0.93  # a standing head is at least this share of its standing height above the feet
 STANDING_TILT_DEG = 15.0  # a standing torso is within this of upright
+SEATED_LOAD_SHARE = 0.3  # a seated character rests at least this share of its weight on its pelvis and thighs
+LYING_TILT_DEG = 60.0  # a lying torso is at least this far from upright
 SETTLED_SPEED = 0.1  # m/s: a root slower than this is at rest
 SETTLE_HOLD_S = 0.2  # and has stayed so for this long: not a sway passing through its turning point
 SETTLE_LIMIT_S = 3.0  # a last keyframe still moving this long after its sustain ends the clip anyway, said
@@ -73,6 +76,13 @@ class Posture:
         self.standing_head = standing_above_feet(model, data, roles, "head")
         self.torso_up = (data.xmat[self.torso].reshape(3, 3).T @ [0.0, 0.0, 1.0]
                          if self.torso is not None else None)
+        # what a seat bears: the pelvis and thighs; what is a seat: anything but the character and the floor
+        self.seat_parts = [b for b in (body("pelvis"), body("thigh_left"), body("thigh_right")) if b is not None]
+        tree = model.body_rootid == model.body_rootid[root_body]
+        self.character_geom = tree[model.geom_bodyid]
+        self.floor_geom = (model.geom_bodyid == 0) & (model.geom_type == int(mujoco.mjtGeom.mjGEOM_PLANE))
+        self.weight_n = float(model.body_subtreemass[root_body] * np.linalg.norm(model.opt.gravity))
+        self.model = model
 
     def _head_above_feet(self, data: mujoco.MjData) -> float:
         """The head's height above the lower foot's origin (above the floor without feet)."""
@@ -102,6 +112,45 @@ class Posture:
         if tilt is not None and tilt > STANDING_TILT_DEG:
             short.append(f"torso {tilt:.0f}° from upright")
         return ", ".join(short) or None
+
+    def seat_share(self, data: mujoco.MjData) -> float | None:
+        """The share of the character's weight its pelvis and thighs rest on a seat now (the normal force of
+        their contacts with anything but the floor and the character itself); None without those roles."""
+        if not self.seat_parts or self.weight_n <= 0:
+            return None
+        force, total = np.zeros(6), 0.0
+        for i in range(data.ncon):
+            c = data.contact[i]
+            g1, g2 = int(c.geom1), int(c.geom2)
+            own1, own2 = self.character_geom[g1], self.character_geom[g2]
+            if own1 == own2 or self.floor_geom[g2 if own1 else g1]:
+                continue
+            if int(self.model.geom_bodyid[g1 if own1 else g2]) in self.seat_parts:
+                mujoco.mj_contactForce(self.model, data, i, force)
+                total += abs(float(force[0]))
+        return total / self.weight_n
+
+    def not_seated(self, data: mujoco.MjData) -> str | None:
+        """Why the character is not seated now ("resting 12% of its weight on a seat"), None where its
+        pelvis and thighs bear at least SEATED_LOAD_SHARE of it (or it has no such roles to judge by)."""
+        share = self.seat_share(data)
+        if share is None or share >= SEATED_LOAD_SHARE:
+            return None
+        return f"resting {share:.0%} of its weight on a seat"
+
+    def not_lying(self, data: mujoco.MjData) -> str | None:
+        """Why the character is not lying now ("torso 35° from upright"), None where its torso is at
+        least LYING_TILT_DEG from upright (or it has no torso)."""
+        tilt = self.torso_tilt_deg(data)
+        if tilt is None or tilt >= LYING_TILT_DEG:
+            return None
+        return f"torso {tilt:.0f}° from upright"
+
+    def not_in_style(self, style: str | None, data: mujoco.MjData) -> str | None:
+        """Why the character does not hold `style` now (`not_standing`, `not_seated`, `not_lying`); None where
+        it does or the style asks nothing measurable ("reaching", none)."""
+        check = {"standing": self.not_standing, "seated": self.not_seated, "lying": self.not_lying}.get(style)
+        return None if check is None else check(data)
 
     def root_speed(self, data: mujoco.MjData) -> float:
         """The root's linear speed now (m/s); 0 for a root that is not free."""

@@ -51,7 +51,7 @@ def head_was_up(head_z: np.ndarray, segment: np.ndarray) -> np.ndarray:
 
 def motion_quality(model: mujoco.MjModel, character_bodies: list[str], times: np.ndarray, qpos: np.ndarray,
                    may_lie: np.ndarray | None = None, fps: float = 30.0, segment: np.ndarray | None = None,
-                   roles: dict[str, str] | None = None) -> dict:
+                   roles: dict[str, str] | None = None, expected_touch: dict[str, np.ndarray] | None = None) -> dict:
     """The quality figures of a trajectory (`qpos` per time in `times`), the feet and head read by their
     `roles` ({role: body}; the default humanoid's body names where not given):
 
@@ -72,6 +72,11 @@ def motion_quality(model: mujoco.MjModel, character_bodies: list[str], times: np
       not allow lying — with `segment` (the active keyframe per pose), only after the head has risen
       to RISEN_HEAD_HEIGHT in that segment, so getting up from lying is not a fall; None where
       `may_lie` is None (the method does not say when lying is meant) or the character has no head;
+    - `stumble`: the first time a body other than the feet (and what they carry: the toes) touches the
+      floor where lying is not allowed (`may_lie`; with `segment`, once the head has risen in that
+      segment, as for falls) and `expected_touch` ({body: (n,) bool}, a reference's own touching) does
+      not have it touching — a knee or a hand put down to catch the character (`{"time_s", "body"}`; None
+      without one, or where `may_lie` is None);
     - `end`: how the clip ends (`end_state`): the root's speed over its last END_WINDOW_S, the head's
       height above the feet as a share of its standing height, the torso's lean from upright;
     - with free objects in the scene (a box): `object_penetration_m`, the deepest overlap of an
@@ -98,12 +103,17 @@ def motion_quality(model: mujoco.MjModel, character_bodies: list[str], times: np
         dt_each = np.diff(times, append=times[-1]) if n else np.zeros(0)
         fall = float(np.sum(dt_each[fallen]))
     char_geom = np.isin(model.geom_bodyid, ids)
+    stumble = None
+    if may_lie is not None:
+        stumble = _first_stumble(model, character_bodies, ids, roles, times, scan, np.asarray(may_lie, dtype=bool),
+                                 segment, expected_touch)
     out = {"max_penetration_m": round(float(scan.depth.max(initial=0.0)), 6),
            "max_penetration_at": _deepest(model, char_geom, times, scan.depth, scan.deepest_pair),
            "foot_sliding_m": round(sliding, 6),
            "jerk_rms": round(_jerk_rms(model, character_bodies, times, qpos, fps), 3),
            "max_body_speed": _fastest(character_bodies, times, scan.body_xyz),
            "fall_s": None if fall is None else round(fall, 6),
+           "stumble": stumble,
            "end": end_state(model, roles, model.body(character_bodies[0]).id, times, qpos)}
     if objects and n > 1:  # objects the character handles: never through anything, never carried by nothing
         speed = np.linalg.norm(np.diff(scan.obj_xyz, axis=0), axis=-1) / np.maximum(np.diff(times), 1e-12)[:, None]
@@ -111,6 +121,36 @@ def motion_quality(model: mujoco.MjModel, character_bodies: list[str], times: np
         out["object_penetration_m"] = round(float(scan.obj_depth.max(initial=0.0)), 6)
         out["object_unsupported_s"] = round(float(np.sum(np.diff(times)[:, None] * loose)), 6)
     return out
+
+
+def _first_stumble(model: mujoco.MjModel, bodies: list[str], ids: list[int], roles: dict[str, str],
+                   times: np.ndarray, scan: _PoseScan, may_lie: np.ndarray, segment: np.ndarray | None,
+                   expected: dict[str, np.ndarray] | None) -> dict | None:
+    """`motion_quality`'s `stumble`: when and with which body the character first caught itself on the
+    floor with something other than its feet."""
+    feet = {model.body(roles[r]).id for r in FOOT_ROLES if r in roles}
+    carried = np.array([any(_below(model, b, f) for f in feet) for b in ids], dtype=bool)
+    caught = scan.on_floor & ~carried & ~may_lie[:, None]
+    if segment is not None and "head" in roles:
+        caught &= head_was_up(scan.head_z, segment)[:, None]
+    if expected:
+        for k, name in enumerate(bodies):
+            if name in expected:
+                caught[:, k] &= ~np.asarray(expected[name], dtype=bool)
+    hits = np.argwhere(caught)
+    if not len(hits):
+        return None
+    i, k = hits[0]
+    return {"time_s": round(float(times[i]), 6), "body": bodies[k]}
+
+
+def _below(model: mujoco.MjModel, body: int, ancestor: int) -> bool:
+    """Whether `body` is `ancestor` or hangs below it in the tree."""
+    while body > 0:
+        if body == ancestor:
+            return True
+        body = int(model.body_parentid[body])
+    return False
 
 
 def end_state(model: mujoco.MjModel, roles: dict[str, str], root: int, times: np.ndarray,
@@ -199,6 +239,7 @@ class _PoseScan:
     obj_xyz: np.ndarray
     obj_depth: np.ndarray
     obj_touch: np.ndarray
+    on_floor: np.ndarray  # (n, bodies): which character bodies touch the floor plane
 
 
 def _scan(model: mujoco.MjModel, ids: list[int], feet: list[int], head: int | None, objects: list[int],
@@ -216,7 +257,10 @@ def _scan(model: mujoco.MjModel, ids: list[int], feet: list[int], head: int | No
                      foot_mat=np.zeros((n, nf, 3, 3)), foot_down=np.zeros((n, nf), dtype=bool),
                      foot_touch=np.zeros((n, nf, 3)), head_z=np.zeros(n),
                      body_xyz=np.zeros((n, len(ids), 3)), obj_xyz=np.zeros((n, len(objects), 3)),
-                     obj_depth=np.zeros(n), obj_touch=np.zeros((n, len(objects)), dtype=bool))
+                     obj_depth=np.zeros(n), obj_touch=np.zeros((n, len(objects)), dtype=bool),
+                     on_floor=np.zeros((n, len(ids)), dtype=bool))
+    floor_geom = (model.geom_bodyid == 0) & (model.geom_type == int(mujoco.mjtGeom.mjGEOM_PLANE))
+    column = {b: k for k, b in enumerate(ids)}
     for i in range(n):
         data.qpos[:] = qpos[i]
         mujoco.mj_fwdPosition(model, data)
@@ -237,6 +281,9 @@ def _scan(model: mujoco.MjModel, ids: list[int], feet: list[int], head: int | No
             points = np.asarray(con.pos)
             if near.any():
                 g, bodies, mine, points = g[~near], bodies[~near], mine[~near], points[~near]
+            for a, b in ((0, 1), (1, 0)):
+                for body in bodies[floor_geom[g[:, b]] & char_geom[g[:, a]], a]:
+                    scan.on_floor[i, column[int(body)]] = True
             for k, f in enumerate(feet):
                 touching = (((bodies[:, 0] == f) & ~char_body[bodies[:, 1]])
                             | ((bodies[:, 1] == f) & ~char_body[bodies[:, 0]]))

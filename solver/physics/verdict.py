@@ -1,5 +1,5 @@
 """A solution's quality figures in the words an animator reads them ("ends crouched", "feet slide
-12 cm", "falls for 0.4 s"), said only where a figure is past what an animator would accept — the
+12 cm", "falls for 0.4 s", "stumbles at 1.2 s"), said only where a figure is past what an animator would accept — the
 same thresholds the success of a keyframe and the benchmarks hold solutions to. Blender shows them
 beside the numbers; `bench mpc` reports them per seed."""
 from __future__ import annotations
@@ -23,6 +23,8 @@ def quality_words(quality: dict, ends_standing: bool = False) -> list[str]:
         words.append(f"ends moving at {end['root_speed_mps']:.2f} m/s")
     if quality.get("fall_s"):
         words.append(f"falls for {quality['fall_s']:.1f} s")
+    if quality.get("stumble"):
+        words.append(f"stumbles at {quality['stumble']['time_s']:.1f} s ({quality['stumble']['body']} on the floor)")
     if quality.get("foot_sliding_m", 0.0) > SLIDING_WORDS_M:
         words.append(f"feet slide {100 * quality['foot_sliding_m']:.0f} cm")
     if quality.get("max_penetration_m", 0.0) > SINKING_WORDS_M:
