@@ -49,7 +49,8 @@ class PHYSKEY_OT_contact_keyframe_edit(bpy.types.Operator):
         if self.action == "ADD":
             item = items.add()
             item.name = f"keyframe {len(items)}"
-            _apply_style(item, "seated")
+            item.weights = style_weights("seated")  # MuJoCo MPC's defaults; no style judged until one is chosen
+            item.style = ""
             props.active_contact_keyframe = len(items) - 1
             return {"FINISHED"}
         if not (0 <= i < len(items)):
@@ -76,7 +77,7 @@ class PHYSKEY_OT_contact_keyframe_edit(bpy.types.Operator):
 
 
 class PHYSKEY_OT_contact_style(bpy.types.Operator):
-    """Set the selected contact keyframe's style: its weights, and the posture it counts in (Standing: only standing)"""
+    """Set the selected contact keyframe's style: its weights, and the posture it must be in to count"""
     bl_idname = "physkey.contact_style"
     bl_label = "Style"
     bl_options = {"REGISTER", "UNDO"}

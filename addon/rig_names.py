@@ -20,9 +20,10 @@ def rig_names(context) -> dict[str, str]:
 
 
 def in_rig_names(text: str, names: dict[str, str]) -> str:
-    """`text` with every physics body name in `names` (a whole word) replaced by its rig bone."""
-    if not names or not text:
+    """`text` with every limb body name of `names` (`foot_right`: a whole word, never the plain words
+    "head" or "torso" that the phrases also use) replaced by its rig bone."""
+    limbs = sorted((n for n in names if "_" in n), key=len, reverse=True)
+    if not limbs or not text:
         return text
-    pattern = re.compile(r"(?<![\w.:])(" + "|".join(map(re.escape, sorted(names, key=len, reverse=True)))
-                         + r")(?![\w.])")
+    pattern = re.compile(r"(?<![\w.:])(" + "|".join(map(re.escape, limbs)) + r")(?![\w])")
     return pattern.sub(lambda m: names[m.group(1)], text)

@@ -27,9 +27,11 @@ def test_list_operations():
     assert _names(bpy) == original
     bpy.ops.physkey.contact_keyframe_edit(action="ADD")
     assert len(props.contact_keyframes) == len(original) + 1
-    assert props.contact_keyframes[-1].style == "seated"
-    bpy.ops.physkey.contact_style(style="standing")
     from solver.formats.objective_terms import style_weights
+    # a new keyframe weighs MuJoCo MPC's defaults and is judged by no style until the animator picks one
+    assert props.contact_keyframes[-1].style == ""
+    assert list(props.contact_keyframes[-1].weights) == pytest.approx(style_weights("seated"))
+    bpy.ops.physkey.contact_style(style="standing")
     assert list(props.contact_keyframes[-1].weights) == pytest.approx(style_weights("standing"))
     # The style goes with the keyframe to the solver, which then counts it only standing.
     taskio = addon(module, "taskio")

@@ -37,6 +37,7 @@ from .mjcf import (
     FREE,
     HINGE,
     LIMIT_SOLIMP,
+    OBJECT_TORSION,
     TORSION_ROLLING,
     compile_spec,
 )
@@ -96,8 +97,9 @@ def _read_geom(model, spec_geoms, gid, character: bool = False) -> Geom:
 def _note_friction_dropped(model, notes: list[str]) -> None:
     """Say which shapes lose their own torsional or rolling friction (a scene keeps one friction per
     shape): it acts only in condim 4 and 6 contacts, so only those are named."""
+    ours = (TORSION_ROLLING, (OBJECT_TORSION, TORSION_ROLLING[1]))  # what PhysKey writes (a held object's)
     lost = [_name(model, mujoco.mjtObj.mjOBJ_GEOM, g, "geom") for g in range(model.ngeom)
-            if model.geom_condim[g] > 3 and not np.allclose(model.geom_friction[g][1:], TORSION_ROLLING)]
+            if model.geom_condim[g] > 3 and not any(np.allclose(model.geom_friction[g][1:], f) for f in ours)]
     if lost:
         notes.append(f"torsional and rolling friction of {len(lost)} shape(s) ({', '.join(lost[:4])}"
                      f"{' …' if len(lost) > 4 else ''}) are PhysKey's ({TORSION_ROLLING[0]}, "

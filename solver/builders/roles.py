@@ -183,8 +183,9 @@ def group_by_roles(character: Character) -> list[str]:
     partwise planner (PartwiseMPC) had no parts to recombine. Returns what changed, in words."""
     roles = roles_of(character)
     part = {}
-    for side in SIDES:
-        for limb, group in (("thigh", "leg"), ("upper_arm", "arm")):
+    for side in SIDES:  # every limb role starts its part (a character may lack its thigh's role)
+        for limb, group in (("thigh", "leg"), ("shin", "leg"), ("foot", "leg"), ("upper_arm", "arm"),
+                            ("lower_arm", "arm"), ("hand", "arm")):
             if f"{limb}_{side}" in roles:
                 part[roles[f"{limb}_{side}"]] = f"{side}_{group}"
     moved: dict[str, int] = {}

@@ -74,6 +74,8 @@ class Posture:
         data.qpos[:] = model.qpos0
         mujoco.mj_kinematics(model, data)
         self.standing_head = standing_above_feet(model, data, roles, "head")
+        if self.standing_head is None and self.head is not None:  # no feet: the head's height above the floor
+            self.standing_head = self._head_above_feet(data)
         self.torso_up = (data.xmat[self.torso].reshape(3, 3).T @ [0.0, 0.0, 1.0]
                          if self.torso is not None else None)
         # what a seat bears: the pelvis and thighs; what is a seat: anything but the character and the floor

@@ -129,6 +129,8 @@ def _first_stumble(model: mujoco.MjModel, bodies: list[str], ids: list[int], rol
     """`motion_quality`'s `stumble`: when and with which body the character first caught itself on the
     floor with something other than its feet."""
     feet = {model.body(roles[r]).id for r in FOOT_ROLES if r in roles}
+    if not feet:  # nothing to stand on by role: every touch would read as a stumble
+        return None
     carried = np.array([any(_below(model, b, f) for f in feet) for b in ids], dtype=bool)
     caught = scan.on_floor & ~carried & ~may_lie[:, None]
     if segment is not None and "head" in roles:
