@@ -161,6 +161,24 @@ def test_a_stumble_is_a_body_other_than_the_feet_put_down_on_the_floor():
     assert motion_quality(model, bodies, times, qpos, upright, roles=no_feet)["stumble"] is None
 
 
+def test_a_knee_the_keyframe_puts_on_the_floor_is_no_stumble():
+    """A contact keyframe that pairs the right knee (the shin's origin) with a point on the floor excuses
+    the shin and what hangs below it (the foot) touching the floor while that keyframe is active; a hand
+    paired with a target in the air is not excused, nor the knee once the next keyframe is."""
+    import json
+
+    from solver.formats.task import task_from_dict
+    from solver.methods.contact import CONTACT, paired_touch
+    doc = json.loads((ROOT / "scenes/tasks/reach_hand_targets.json").read_text())
+    doc["keyframes"][0]["pairs"].append({"body1": "shin_right", "pos1": [0, 0, 0], "body2": "world",
+                                         "pos2": [0.3, -0.1, 0.05]})
+    prep = CONTACT.prepare(task_from_dict(doc))
+    got = paired_touch(prep, np.array([0, 0, 1, 1]))
+    assert set(got) == {"shin_right", "foot_right"}
+    for body in got:
+        assert got[body].tolist() == [True, True, False, False]
+
+
 def test_a_head_lying_on_a_bed_that_bobs_across_the_fall_line_has_not_fallen():
     """Lying on a 0.3 m bed the head sits about at the fall line (bed seed 2: 0.48-0.53 m). Getting
     up, it bobs across the line before it rises: not a fall until it has risen clear of the line

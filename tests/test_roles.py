@@ -254,10 +254,21 @@ def test_pair_points_are_carried_onto_a_brought_characters_bodies():
     moved = {p.body1: np.array(p.pos1) for p in by_role(keyframes, dm, {"chair"})[0].pairs}
     assert set(moved) == {"pelvis", "right_foot", "left_foot", "torso"}
     ours, theirs = rest_frames(humanoid()), rest_frames(dm)
-    scale = (theirs["head"][0][2] - theirs["left_foot"][0][2]) / (ours["head"][0][2] - ours["foot_left"][0][2])
     def pivot_of(character, frames, body):
         b = next(b for b in character.bodies if b.name == body)
         return frames[body][0] + frames[body][1] @ (np.array(b.joints[0].pos) if b.joints else np.zeros(3))
+
+    def hung_height(character, frames, r):  # head above the lower foot, thigh and shin hung as the default's
+        lowest = []
+        for side in ("left", "right"):
+            hip, knee, ankle = (pivot_of(character, frames, r[f"{p}_{side}"]) for p in ("thigh", "shin", "foot"))
+            d_hip, d_knee, d_ankle = (pivot_of(humanoid(), ours, f"{p}_{side}") for p in ("thigh", "shin", "foot"))
+            drop = (np.linalg.norm(knee - hip) * (d_hip - d_knee)[2] / np.linalg.norm(d_hip - d_knee)
+                    + np.linalg.norm(ankle - knee) * (d_knee - d_ankle)[2] / np.linalg.norm(d_knee - d_ankle))
+            lowest.append(frames[r[f"foot_{side}"]][0][2] - (drop - (hip[2] - ankle[2])))
+        return frames[r["head"]][0][2] - min(lowest)
+
+    scale = hung_height(dm, theirs, dm.roles) / hung_height(humanoid(), ours, {k: k for k in ROLES})
 
     def hang(side):  # the smallest turn taking dm's shin (knee to ankle) along the default humanoid's
         d = [pivot_of(c, f, r[f"foot_{side}"]) - pivot_of(c, f, r[f"shin_{side}"])
@@ -329,3 +340,34 @@ def test_the_cmu_humanoid_starts_with_its_spine_off_its_limits(task_name):
         if not lo + 0.05 < 0.0 < hi - 0.05:  # a joint whose rest is at a limit (a clavicle, a wrist) may stay there
             continue
         assert lo + 0.05 < data.qpos[m.jnt_qposadr[j]] < hi - 0.05, (m.joint(j).name, data.qpos[m.jnt_qposadr[j]])
+
+
+def test_the_cmu_humanoid_starts_the_reach_upright_and_reaches_with_its_palm():
+    """The CMU humanoid's height was measured on its spread rest legs, 5 cm short: every point of the reach's
+    start pose was scaled 4% low, and the fit met the low head by leaning the chest 21° forward on a pelvis
+    tipped 10° back. Standing as tall as its legs held together make it, its pelvis and chest start within
+    8° of upright. Its hand's origin is its wrist (the default humanoid's and dm_control's hand is a ball
+    round its origin): the pairs on a hand go on the centre of the hand's shape, the CMU's palm."""
+    import xml.etree.ElementTree as ET
+
+    from solver.builders.character_files import character_file
+    from solver.builders.roles import by_role
+    from solver.formats.contact_keyframes import parse_keyframes
+    from solver.formats.task import build_scene, load_task
+    from solver.physics.character_start import with_character
+    from solver.physics.model import build_model
+    task = load_task(ROOT / "scenes/tasks/reach_hand_targets.json")
+    built = build_model(build_scene(with_character(task, DM / "humanoid_CMU.xml", []).scene))
+    m, data, rest = built.model, mujoco.MjData(built.model), mujoco.MjData(built.model)
+    data.qpos[:] = built.initial_qpos()
+    mujoco.mj_kinematics(m, data)
+    mujoco.mj_kinematics(m, rest)
+    for role in ("pelvis", "torso"):
+        b = m.body(built.roles[role]).id
+        up = data.xmat[b].reshape(3, 3) @ rest.xmat[b].reshape(3, 3).T @ [0.0, 0.0, 1.0]
+        assert np.degrees(np.arccos(up[2])) < 8.0, role
+    cmu, _ = character_file(DM / "humanoid_CMU.xml", [])
+    palm = {g.get("name"): [float(v) for v in g.get("pos").split()]
+            for g in ET.parse(DM / "humanoid_CMU.xml").iter("geom") if g.get("name") in ("lhand", "rhand")}
+    for pair in by_role(parse_keyframes(task.keyframes[:1]), cmu, set())[0].pairs:
+        np.testing.assert_allclose(pair.pos1, palm[pair.body1], atol=1e-9)

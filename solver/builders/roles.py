@@ -235,12 +235,14 @@ _ENDS = {"shin": "foot", "lower_arm": "hand"}
 
 def standing(character: Character, roles: dict[str, str]) -> tuple[dict, float | None]:
     """({body: rotation at rest, turned to face +x, its limbs hanging as the default humanoid's do},
-    how far the head's origin is above the feet's at rest — None without a head or feet).
+    how far the head's origin is above the feet's standing on those hung legs — None without a head or
+    feet).
 
     A character's rest is wherever its joints are zero: the default humanoid's legs hang straight, the
     CMU humanoid's are spread 20° with its feet rolled on their edges, its arms out in a T. A limb's
     segment (joint to joint) is turned onto the default humanoid's by the smallest turn, its hand or foot
-    with it, so that "turned as the default's from rest" means the same pose on both (`_limbs_hung`)."""
+    with it, so that "turned as the default's from rest" means the same pose on both (`_limbs_hung`), and
+    its height is the one it has on legs held together (`hung_foot_drop`)."""
     from .proportions import rest_frames
     frames = rest_frames(character)
     turn = facing_turn(character, roles, character.bodies[0].quat)
@@ -249,7 +251,47 @@ def standing(character: Character, roles: dict[str, str]) -> tuple[dict, float |
     feet = [roles.get(f"foot_{s}") for s in SIDES]
     if "head" not in roles or None in feet:
         return turned, None
-    return turned, float(frames[roles["head"]][0][2] - min(frames[f][0][2] for f in feet))
+    bodies = {b.name: b for b in character.bodies}
+
+    def lowest(side: str, foot: str) -> float:
+        chain = [roles.get(f"{limb}_{side}") for limb in ("thigh", "shin")]
+        rests = float(frames[foot][0][2])
+        if None in chain:
+            return rests
+        return rests - hung_foot_drop(*(_pivot(bodies[b], frames) for b in (*chain, foot)), side)
+
+    return turned, float(frames[roles["head"]][0][2] - min(lowest(s, f) for s, f in zip(SIDES, feet)))
+
+
+def hung_foot_drop(hip, knee, ankle, side: str) -> float:
+    """How much lower a foot hangs than it rests (m) when its thigh and shin, pivots at `hip`, `knee`
+    and `ankle` (world, at rest), hang along the default humanoid's legs: 0 for the default humanoid,
+    about 5 cm for the CMU humanoid's legs spread 20°."""
+    reference = default_leg_directions()
+    hung = (np.linalg.norm(np.subtract(knee, hip)) * -reference[f"thigh_{side}"][2]
+            + np.linalg.norm(np.subtract(ankle, knee)) * -reference[f"shin_{side}"][2])
+    lower = float(hung - (hip[2] - ankle[2]))
+    return lower if abs(lower) > 1e-9 else 0.0
+
+
+def _joint_local(body) -> np.ndarray:
+    """Where a body turns, in its own frame: its first joint's pivot (its origin where it has none)."""
+    return np.asarray(body.joints[0].pos, float) if body.joints else np.zeros(3)
+
+
+def _grip_local(body) -> np.ndarray:
+    """Where a hand grips, in its own frame: the centre of its own shapes (the default humanoid's and
+    dm_control's hand is a ball at its origin; the CMU humanoid's origin is its wrist, its palm 5 cm on).
+    Its pivot where it has no shapes."""
+    if not body.geoms:
+        return _joint_local(body)
+    return np.mean([np.asarray(g.pos, float) for g in body.geoms], axis=0)
+
+
+def _pivot(body, frames: dict) -> np.ndarray:
+    """Where a body turns at rest, in the world (`frames`: `proportions.rest_frames`)."""
+    pos, rot = frames[body.name]
+    return pos + rot @ _joint_local(body)
 
 
 def _segment_directions(character: Character, roles: dict[str, str], frames: dict, turn) -> dict[str, np.ndarray]:
@@ -257,9 +299,7 @@ def _segment_directions(character: Character, roles: dict[str, str], frames: dic
     bodies = {b.name: b for b in character.bodies}
 
     def pivot(name: str) -> np.ndarray:
-        pos, rot = frames[name]
-        joints = bodies[name].joints
-        return pos + rot @ (np.asarray(joints[0].pos, float) if joints else np.zeros(3))
+        return _pivot(bodies[name], frames)
 
     out = {}
     for side in SIDES:
@@ -275,7 +315,7 @@ def _segment_directions(character: Character, roles: dict[str, str], frames: dic
 
 def default_leg_directions() -> dict[str, np.ndarray]:
     """The default humanoid's thigh and shin directions at rest (world, unit), what other characters'
-    legs are hung along to measure their standing height (`posture.standing_above_feet`)."""
+    legs are hung along to measure their standing height (`hung_foot_drop`)."""
     return {r: d for r, d in _default_directions().items() if r.startswith(("thigh_", "shin_"))}
 
 
@@ -339,9 +379,9 @@ def by_role(keyframes: list, character: Character, others: set[str]) -> list:
         body = roles[role]
         return body == role and np.allclose(theirs[body], ours[role], atol=1e-9)
 
-    def pivot(ch: Character, body: str) -> np.ndarray:  # where the body turns: its first joint's pivot
-        joints = next(b for b in ch.bodies if b.name == body).joints
-        return np.asarray(joints[0].pos, float) if joints else np.zeros(3)
+    def pivot(ch: Character, body: str, role: str) -> np.ndarray:  # the point offsets are taken from
+        b = next(b for b in ch.bodies if b.name == body)
+        return _grip_local(b) if role.startswith("hand_") else _joint_local(b)
 
     out = copy.deepcopy(keyframes)
     for kf in out:
@@ -351,8 +391,8 @@ def by_role(keyframes: list, character: Character, others: set[str]) -> list:
                 if name in others or name not in roles or as_written(name):
                     continue
                 body = roles[name]  # the offset from the pivot, as the bodies stand at rest facing +x
-                offset = ours[name] @ (np.asarray(getattr(pair, "pos" + side), float) - pivot(default, name))
-                point = pivot(character, body) + theirs[body].T @ (scale * offset)
+                offset = ours[name] @ (np.asarray(getattr(pair, "pos" + side), float) - pivot(default, name, name))
+                point = pivot(character, body, name) + theirs[body].T @ (scale * offset)
                 setattr(pair, "body" + side, body)
                 setattr(pair, "pos" + side, [float(v) for v in point])
     return out

@@ -14,7 +14,7 @@ import numpy as np
 from ..builders.mjcf import model_from_xml
 from ..core.errors import InvalidInput
 from ..core.memory import run_record_bytes
-from ..formats.contact_keyframes import ContactKeyframe, check_bodies, parse_keyframes
+from ..formats.contact_keyframes import WORLD, ContactKeyframe, check_bodies, parse_keyframes
 from ..formats.perturbations import Perturbations, check_perturbations
 from ..formats.scene import SceneDesc
 from ..formats.settings import ContactSettings, SamplingSettings, method_settings
@@ -28,7 +28,7 @@ from ..mpc.recovery.particles import run_particles
 from ..physics.diversity import motions_diversity
 from ..physics.grasp import grasp_pairs
 from ..physics.model import BuiltModel, build_model
-from ..physics.quality import motion_quality
+from ..physics.quality import hangs_below, motion_quality
 from ..physics.rollout import RolloutEngine
 from ..physics.verdict import quality_words
 from .base import Batch, Capabilities, Method, Prepared
@@ -160,6 +160,29 @@ class Contact(Method):
         return solution
 
 
+# How high above the floor a pair's world point may be to put its body on the floor: a kneeling knee's
+# or a flat hand's origin is within a limb's thickness of it
+ON_FLOOR_M = 0.15
+
+
+def paired_touch(prep: ContactPrepared, segment: np.ndarray) -> dict[str, np.ndarray]:
+    """{character body: (n,) bool, where the active keyframe (`segment`, per pose) pairs it — or a body
+    it hangs from — with a point on the floor}: a knee or a hand the animator asked to put down is no
+    stumble (a hand paired with a target in the air or on a chair that lands on the floor still is)."""
+    model, bodies = prep.built.model, prep.built.character_bodies
+    ours = set(bodies)
+    out: dict[str, np.ndarray] = {}
+    active = np.minimum(np.asarray(segment, dtype=int), len(prep.keyframes) - 1)
+    for k, kf in enumerate(prep.keyframes):
+        paired = {model.body(b).id for p in kf.pairs
+                  for b, other, at in ((p.body1, p.body2, p.pos2), (p.body2, p.body1, p.pos1))
+                  if b in ours and other == WORLD and at[2] < ON_FLOOR_M}
+        for name in bodies:
+            if any(hangs_below(model, model.body(name).id, b) for b in paired):
+                out[name] = out.get(name, np.zeros(len(active), dtype=bool)) | (active == k)
+    return out
+
+
 def _solution(prep: ContactPrepared, run) -> Solution:
     """An agent's run as a solution, with its planner's and its motion's figures."""
     n_it = max(len(run.origins), 1)
@@ -176,7 +199,8 @@ def _solution(prep: ContactPrepared, run) -> Solution:
     lying = np.array([not kf.upright for kf in prep.keyframes])
     may_lie = lying[np.minimum(run.keyframe_index, len(lying) - 1)]
     summary["quality"] = motion_quality(prep.built.model, prep.built.character_bodies, run.times, run.qpos,
-                                        may_lie, segment=run.keyframe_index, roles=prep.built.roles)
+                                        may_lie, segment=run.keyframe_index, roles=prep.built.roles,
+                                        expected_touch=paired_touch(prep, run.keyframe_index))
     summary["words"] = quality_words(summary["quality"], ends_standing=prep.keyframes[-1].style == "standing")
     return Solution(times=run.times, qpos=run.qpos, success=run.success,
                     cost=float(run.cost_per_step.mean()) if len(run.cost_per_step) else 0.0,

@@ -30,8 +30,7 @@ def standing_above_feet(model: mujoco.MjModel, rest: mujoco.MjData, roles: dict[
     None without the role or the feet."""
     if role not in roles:
         return None
-    from ..builders.roles import default_leg_directions
-    reference = default_leg_directions()
+    from ..builders.roles import hung_foot_drop
     feet = []
     for side in ("left", "right"):
         chain = [roles.get(f"{limb}_{side}") for limb in ("thigh", "shin", "foot")]
@@ -41,11 +40,7 @@ def standing_above_feet(model: mujoco.MjModel, rest: mujoco.MjData, roles: dict[
             feet.append(float(rest.xpos[model.body(chain[2]).id, 2]))
             continue
         hip, knee, ankle = (_pivot(model, rest, model.body(b).id) for b in chain)
-        foot = float(rest.xpos[model.body(chain[2]).id, 2])
-        hung = (np.linalg.norm(knee - hip) * -reference[f"thigh_{side}"][2]
-                + np.linalg.norm(ankle - knee) * -reference[f"shin_{side}"][2])
-        lower = hung - (hip[2] - ankle[2])  # how much lower the foot hangs than it rests
-        feet.append(foot - lower if abs(lower) > 1e-9 else foot)
+        feet.append(float(rest.xpos[model.body(chain[2]).id, 2]) - hung_foot_drop(hip, knee, ankle, side))
     if not feet:
         return None
     return float(rest.xpos[model.body(roles[role]).id, 2]) - min(feet)

@@ -131,7 +131,7 @@ def _first_stumble(model: mujoco.MjModel, bodies: list[str], ids: list[int], rol
     feet = {model.body(roles[r]).id for r in FOOT_ROLES if r in roles}
     if not feet:  # nothing to stand on by role: every touch would read as a stumble
         return None
-    carried = np.array([any(_below(model, b, f) for f in feet) for b in ids], dtype=bool)
+    carried = np.array([any(hangs_below(model, b, f) for f in feet) for b in ids], dtype=bool)
     caught = scan.on_floor & ~carried & ~may_lie[:, None]
     if segment is not None and "head" in roles:
         caught &= head_was_up(scan.head_z, segment)[:, None]
@@ -146,7 +146,7 @@ def _first_stumble(model: mujoco.MjModel, bodies: list[str], ids: list[int], rol
     return {"time_s": round(float(times[i]), 6), "body": bodies[k]}
 
 
-def _below(model: mujoco.MjModel, body: int, ancestor: int) -> bool:
+def hangs_below(model: mujoco.MjModel, body: int, ancestor: int) -> bool:
     """Whether `body` is `ancestor` or hangs below it in the tree."""
     while body > 0:
         if body == ancestor:
