@@ -407,7 +407,8 @@ def bench_track(task_name: str, seeds: int, workers: int | None = None) -> dict:
         verdicts = tracked.get("verdicts") or [{"name": v["name"], "verdict": v["verdict"], "why": v["why"]}
                                                for v in tracked["keyframes"]]
         wall = tracked.get("physical_wall_s", tracked["wall_s"])
-        runs.append({"seed": e["seed"], "success": bool(tracked["success"]),
+        runs.append({"seed": e["seed"], "success": bool(tracked["success"]),  # ✓: whole, near, clean
+                     "whole": bool(tracked.get("whole", tracked["success"])),  # every keyframe reached
                      "kf_error_relative": tracked.get("kf_error_relative"),
                      "assisted_kf_error_relative": (e["kf_error"] / e["kf_error_initial"]
                                                     if task.method == "assist" and e.get("kf_error_initial") else None),

@@ -114,7 +114,13 @@ def physical_version(prep, assisted: Solution, keyframe_times: list[float], assi
                 kept = (tracked, err, tries[-1])
             if close_enough(tries[-1]):
                 break
-    tracked, err, _ = kept
+    tracked, err, best = kept
+    # ✓ is what an animator accepts: whole, near the sketch, clean, upright, no knee or hand put down to
+    # catch itself; `whole` (every keyframe reached) is what ranks tries and plans (`outcome`)
+    tracked.summary["whole"] = bool(tracked.success)
+    if tracked.success and not passes(best, tracked.summary["quality"]):
+        tracked.success = False
+        tracked.summary["words"] = [*tracked.summary.get("words", []), *error_words(best)]
     verdicts = []
     for k in range(1, len(kfs.qpos)):
         t = float(keyframe_times[k])
@@ -148,11 +154,31 @@ def outcome(tracked: Solution) -> dict:
     """How far a physical version got: whole (`success`), `keyframes_reached`, `kf_error_relative`,
     how deep it sank into anything (`max_penetration_m`) and how long it lay fallen where the
     assisted motion stands (`fall_s`)."""
-    return {"success": bool(tracked.success),
-            "keyframes_reached": int(sum(v["verdict"] == "reached" for v in tracked.summary["keyframes"])),
-            "kf_error_relative": tracked.summary["kf_error_relative"],
-            "max_penetration_m": tracked.summary["quality"]["max_penetration_m"],
-            "fall_s": tracked.summary["quality"]["fall_s"]}
+    return outcome_of_entry({"success": tracked.success, **tracked.summary})
+
+
+def outcome_of_entry(entry: dict) -> dict:
+    """`outcome` of a physical version as its result.json entry has it."""
+    return {"success": bool(entry.get("whole", entry["success"])), "keyframes_reached":
+            sum(v["verdict"] == "reached" for v in entry["keyframes"]), "kf_error_relative": entry["kf_error_relative"],
+            "max_penetration_m": entry["quality"]["max_penetration_m"], "fall_s": entry["quality"]["fall_s"]}
+
+
+def passes(track: dict, quality: dict) -> bool:
+    """Whether a physical version (an `outcome`, its motion's `quality`) is marked ✓: whole, within
+    CLOSE_RATIO of the sketch, no deeper than MAX_PENETRATION, never fallen (`close_enough`) and never
+    catching itself on a knee or a hand (`stumble`)."""
+    return close_enough(track) and not quality.get("stumble")
+
+
+def error_words(track: dict) -> list[str]:
+    """The words of a physical version's keyframe error past CLOSE_RATIO (its falls, stumbles and sinking
+    are said by `quality_words` already)."""
+    rel = track["kf_error_relative"]
+    if rel is None or rel > CLOSE_RATIO:
+        return [f"misses the keys by {'?' if rel is None else f'{rel:.0%}'} of the sketch's error "
+                f"({CLOSE_RATIO:.0%} passes)"]
+    return []
 
 
 def close_enough(track: dict) -> bool:
