@@ -20,12 +20,13 @@ from ..formats.pose_keyframes import Keyframes, resolve, scene_at_first_pose
 from ..formats.settings import AssistSettings, method_settings
 from ..formats.solution import Progress, Solution
 from ..formats.task import Task, build_scene
+from ..physics.airborne import airborne_words
 from ..physics.model import BuiltModel, build_model
 from ..physics.quality import motion_quality
 from ..physics.rollout import DIVERGED, RolloutEngine, get_state
 from ..physics.verdict import quality_words
 from .base import Batch, Capabilities, Method, Prepared
-from .physical import close_enough, outcome, physical_rank, physical_settings, physical_version
+from .physical import airborne_of, close_enough, outcome, physical_rank, physical_settings, physical_version
 
 SUCCESS_RATIO = 0.05  # kf_error ≤ 5% of the unoptimized motion's
 PHYSICAL_SHARE = 0.7  # of a solve's progress, the assisted search's when the physical version follows
@@ -262,7 +263,10 @@ def _package(prep: AssistPrepared, opt: AssistOptimizer, problem: Problem, kf_in
     solution = _solution(opt, problem, x, K - 1, success, float(f), summary)
     solution.summary["quality"] = motion_quality(prep.built.model, prep.built.character_bodies, solution.times,
                                                  solution.qpos, roles=prep.built.roles)
-    solution.summary["words"] = quality_words(solution.summary["quality"])
+    solution.summary["airborne"] = airborne_of(prep.built, prep.keyframes, solution.arrays["keyframe_times"],
+                                               solution.times, solution.qpos)
+    solution.summary["words"] = [*quality_words(solution.summary["quality"]),
+                                 *airborne_words(solution.summary["airborne"])]
     if prep.settings.physical and solution.unstable_time is None:
         solution.variants["physical"] = physical_version(
             prep, solution, summary["keyframe_times"], force, problem.dt_sim, kf_initial, seed, nthread,

@@ -19,6 +19,7 @@ from ..formats.settings import TrackSettings, method_settings
 from ..formats.solution import Progress, Solution
 from ..formats.task import Task, task_from_dict
 from ..mpc.objectives.tracking import pose_columns
+from ..physics.airborne import airborne_keys, airborne_words
 from ..physics.rollout import RolloutEngine
 from .track import TRACK
 
@@ -118,9 +119,13 @@ def physical_version(prep, assisted: Solution, keyframe_times: list[float], assi
     # ✓ is what an animator accepts: whole, near the sketch, clean, upright, no knee or hand put down to
     # catch itself; `whole` (every keyframe reached) is what ranks tries and plans (`outcome`)
     tracked.summary["whole"] = bool(tracked.success)
-    if tracked.success and not passes(best, tracked.summary["quality"]):
+    airborne = airborne_of(first.built, kfs, keyframe_times, tracked.times, tracked.qpos)
+    tracked.summary["airborne"] = airborne
+    tracked.summary["words"] = [*tracked.summary.get("words", []), *airborne_words(airborne)]
+    if tracked.success and not passes(best, tracked.summary["quality"], airborne):
         tracked.success = False
-        tracked.summary["words"] = [*tracked.summary.get("words", []), *error_words(best)]
+        tracked.summary["words"] = [*tracked.summary["words"], *error_words(best)]
+    low = {a["name"]: a for a in airborne if not a["reached"]}
     verdicts = []
     for k in range(1, len(kfs.qpos)):
         t = float(keyframe_times[k])
@@ -131,7 +136,12 @@ def physical_version(prep, assisted: Solution, keyframe_times: list[float], assi
         segment = (steps > float(keyframe_times[k - 1]) + 1e-12) & (steps <= t + 1e-12)
         impulse = float(assist_force[segment].sum() * dt_sim)
         tracked_verdict = tracked.summary["keyframes"][k - 1]
-        if tracked_verdict["verdict"] == "reached":
+        if tracked_verdict["verdict"] == "reached" and kfs.names[k] in low:  # its pose, not its height
+            a = low[kfs.names[k]]
+            assisted_rose = all(b["reached"] for b in assisted.summary.get("airborne", []) if b["name"] == a["name"])
+            verdict = "assist only" if with_assist and assisted_rose else "not reached"
+            why = f"rises {a['apex_cm']:.0f} of the {a['keyed_cm']:.0f} cm keyed"
+        elif tracked_verdict["verdict"] == "reached":
             verdict, why = "physical", None
         elif with_assist:
             verdict, why = "assist only", tracked_verdict["why"]
@@ -157,6 +167,18 @@ def outcome(tracked: Solution) -> dict:
     return outcome_of_entry({"success": tracked.success, **tracked.summary})
 
 
+def airborne_of(built, keyframes, key_times, times: np.ndarray, qpos: np.ndarray) -> list[dict]:
+    """`airborne.airborne_keys` of a motion of `built`'s model against the sketch's keyframes (`Keyframes`,
+    their times in this motion)."""
+    cols = pose_columns(built)
+    poses = []
+    for q in keyframes.qpos[:len(key_times)]:
+        full = built.initial_qpos().copy()
+        full[cols] = q
+        poses.append(full)
+    return airborne_keys(built.model, built.character_bodies, poses, keyframes.names, list(key_times), times, qpos)
+
+
 def outcome_of_entry(entry: dict) -> dict:
     """`outcome` of a physical version as its result.json entry has it."""
     return {"success": bool(entry.get("whole", entry["success"])), "keyframes_reached":
@@ -164,11 +186,11 @@ def outcome_of_entry(entry: dict) -> dict:
             "max_penetration_m": entry["quality"]["max_penetration_m"], "fall_s": entry["quality"]["fall_s"]}
 
 
-def passes(track: dict, quality: dict) -> bool:
-    """Whether a physical version (an `outcome`, its motion's `quality`) is marked ✓: whole, within
-    CLOSE_RATIO of the sketch, no deeper than MAX_PENETRATION, never fallen (`close_enough`) and never
-    catching itself on a knee or a hand (`stumble`)."""
-    return close_enough(track) and not quality.get("stumble")
+def passes(track: dict, quality: dict, airborne: list[dict] = ()) -> bool:
+    """Whether a physical version (an `outcome`, its motion's `quality`, its `airborne` keys) is marked ✓:
+    whole, within CLOSE_RATIO of the sketch, no deeper than MAX_PENETRATION, never fallen (`close_enough`),
+    never catching itself on a knee or a hand (`stumble`), every key in the air risen to its height."""
+    return close_enough(track) and not quality.get("stumble") and all(a["reached"] for a in airborne)
 
 
 def error_words(track: dict) -> list[str]:

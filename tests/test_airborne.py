@@ -1,0 +1,72 @@
+"""A keyed jump's height: the squat-jump preset's 'airborne' key is its pose 25 cm off the floor (its
+lowest point, by hand from the shapes' ends); a motion whose feet rise 12 cm between the keys around it
+has its apex there and has not reached the key (within 20% would be 20 cm), and says so in words; a
+motion that rises 22 cm has. Keys on the floor are not judged."""
+import json
+from pathlib import Path
+
+import mujoco
+import numpy as np
+import pytest
+
+from solver.formats.task import task_from_dict
+from solver.methods.assist import ASSIST
+from solver.methods.physical import airborne_of
+from solver.mpc.objectives.tracking import pose_columns
+from solver.physics.airborne import airborne_words
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _lowest(model, data, geoms) -> float:
+    """The lowest point of the shapes, from a capsule's two ends and a ball's centre, less the radius."""
+    low = []
+    for g in geoms:
+        r = model.geom_size[g][0]
+        if model.geom_type[g] == mujoco.mjtGeom.mjGEOM_CAPSULE:
+            axis = data.geom_xmat[g].reshape(3, 3)[:, 2]
+            low.append(min(data.geom_xpos[g][2] + s * model.geom_size[g][1] * axis[2] for s in (-1, 1)) - r)
+        else:
+            assert model.geom_type[g] == mujoco.mjtGeom.mjGEOM_SPHERE
+            low.append(data.geom_xpos[g][2] - r)
+    return min(low)
+
+
+@pytest.fixture(scope="module")
+def prep():
+    return ASSIST.prepare(task_from_dict(json.loads((ROOT / "scenes/tasks/assist_squat_jump.json").read_text())))
+
+
+def _jump(prep, rise: float):
+    """Standing, the whole body lifted by rise·(1 − ((t − 0.5)/0.5)²) over a second."""
+    built = prep.built
+    stand = built.initial_qpos().copy()
+    times = np.arange(0, 1.0001, 0.005)
+    qpos = np.repeat(stand[None], len(times), axis=0)
+    root = built.model.jnt_qposadr[built.model.joint("root").id]
+    qpos[:, root + 2] += rise * (1 - ((times - 0.5) / 0.5) ** 2)
+    return times, qpos, stand
+
+
+@pytest.mark.parametrize("rise, reached", [(0.12, False), (0.22, True)])
+def test_a_keyed_jump_is_reached_only_with_its_height(prep, rise, reached):
+    built, kfs = prep.built, prep.keyframes
+    m, data = built.model, mujoco.MjData(built.model)
+    mine = [g for g in range(m.ngeom) if m.body(m.geom_bodyid[g]).name in built.character_bodies]
+    times, qpos, stand = _jump(prep, rise)
+    key_times = np.linspace(0.0, 1.0, len(kfs.qpos))  # 'airborne' (the fourth of six) at 0.6 s
+    got = airborne_of(built, kfs, key_times, times, qpos)
+    assert [a["name"] for a in got] == ["airborne"]
+    a = got[0]
+    data.qpos[:] = stand
+    data.qpos[pose_columns(built)] = kfs.qpos[kfs.names.index("airborne")]
+    mujoco.mj_kinematics(m, data)
+    assert a["keyed_cm"] == pytest.approx(100 * _lowest(m, data, mine), abs=0.06)
+    assert a["keyed_cm"] == pytest.approx(25, abs=0.1)
+    data.qpos[:] = stand
+    mujoco.mj_kinematics(m, data)
+    standing = _lowest(m, data, mine)
+    # the apex between the keys around it (0.4 and 0.8 s): the top of the parabola at 0.5 s
+    assert a["apex_cm"] == pytest.approx(100 * (standing + rise), abs=0.06) and a["apex_at_s"] == pytest.approx(0.5)
+    assert a["reached"] is reached
+    assert airborne_words(got) == ([] if reached else [f"'airborne' rises {a['apex_cm']:.0f} of the 25 cm keyed"])
