@@ -412,6 +412,11 @@ def bench_track(task_name: str, seeds: int, workers: int | None = None) -> dict:
                      "kf_error_relative": tracked.get("kf_error_relative"),
                      "assisted_kf_error_relative": (e["kf_error"] / e["kf_error_initial"]
                                                     if task.method == "assist" and e.get("kf_error_initial") else None),
+                     "assisted_success": e["success"] if task.method == "assist" else None,
+                     # keys in the air: keyed and risen heights (the assisted motion's, the physical version's)
+                     "airborne": {"assisted": e.get("airborne"), "physical": tracked.get("airborne")}
+                     if task.method == "assist" else None,
+                     "words": tracked.get("words", []),
                      "verdicts": [(v["name"], v["verdict"]) for v in verdicts],
                      "departs": next((v["why"] for v in verdicts if v["why"]), None),
                      "tracking": tracked["tracking"], "max_penetration_m": tracked["quality"]["max_penetration_m"],

@@ -47,6 +47,9 @@ def test_three_runs_give_byte_identical_result_files(tmp_path, method):
         blobs.append([(out / f"seed_{s}" / "result.npz").read_bytes() for s in (0, 1)])
     assert blobs[0] == blobs[1] == blobs[2]
     assert blobs[0][0] != blobs[0][1]  # two seeds, two alternatives
+    if method == "contact":  # through a retry and a back-up
+        log = json.loads((tmp_path / "run0/seed_1/entry.json").read_text())["particles"]
+        assert log["backups"] == 1 and len(log["attempts"]) > 2
 
 
 def _process_footprint():

@@ -90,6 +90,8 @@ def test_seeds_on_ray_give_the_pools_bytes_and_stream_progress(cluster, task, po
     proc = _run(task, out, "--backend", "ray", "--address", cluster)
     assert proc.returncode == 0, proc.stderr
     _same_bytes(pool_run, out)
+    log = json.loads((out / "seed_1/entry.json").read_text())["particles"]
+    assert log["backups"] == 1 and len(log["attempts"]) > 2  # seed 1 retried and backed up, on the cluster too
     events = [json.loads(line) for line in proc.stdout.splitlines()]
     kinds = [e["event"] for e in events]
     assert kinds[0] == "start" and kinds[-1] == "done"

@@ -215,7 +215,8 @@ def _better_plan(a: Solution, b: Solution) -> bool:
         phys = s.variants.get("physical")
         out = None if phys is None else outcome(phys)
         err = s.summary["kf_error"]
-        return (not (out is not None and close_enough(out)), not s.success,
+        within = s.summary.get("within", s.success) and s.unstable_time is None  # the search's 5%, not its ✓
+        return (not (out is not None and close_enough(out)), not within,
                 physical_rank(out) if out is not None else (True, 0, True, float("inf")),
                 float("inf") if err is None else err)
     return rank(a) < rank(b)

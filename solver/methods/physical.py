@@ -125,7 +125,7 @@ def physical_version(prep, assisted: Solution, keyframe_times: list[float], assi
     if tracked.success and not passes(best, tracked.summary["quality"], airborne):
         tracked.success = False
         tracked.summary["words"] = [*tracked.summary["words"], *error_words(best)]
-    low = {a["name"]: a for a in airborne if not a["reached"]}
+    low = {a["key"]: a for a in airborne if not a["reached"] and a["apex_cm"] is not None}
     verdicts = []
     for k in range(1, len(kfs.qpos)):
         t = float(keyframe_times[k])
@@ -136,9 +136,9 @@ def physical_version(prep, assisted: Solution, keyframe_times: list[float], assi
         segment = (steps > float(keyframe_times[k - 1]) + 1e-12) & (steps <= t + 1e-12)
         impulse = float(assist_force[segment].sum() * dt_sim)
         tracked_verdict = tracked.summary["keyframes"][k - 1]
-        if tracked_verdict["verdict"] == "reached" and kfs.names[k] in low:  # its pose, not its height
-            a = low[kfs.names[k]]
-            assisted_rose = all(b["reached"] for b in assisted.summary.get("airborne", []) if b["name"] == a["name"])
+        if tracked_verdict["verdict"] == "reached" and k in low:  # its pose, not its height
+            a = low[k]
+            assisted_rose = all(b["reached"] for b in assisted.summary.get("airborne", []) if b["key"] == k)
             verdict = "assist only" if with_assist and assisted_rose else "not reached"
             why = f"rises {a['apex_cm']:.0f} of the {a['keyed_cm']:.0f} cm keyed"
         elif tracked_verdict["verdict"] == "reached":

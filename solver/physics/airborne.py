@@ -15,11 +15,12 @@ REACH_M = 1.0  # clearances are measured up to this (MuJoCo's distance bound)
 def airborne_keys(model: mujoco.MjModel, character_bodies: list[str], key_qpos: list[np.ndarray],
                   names: list[str], key_times: list[float], times: np.ndarray, qpos: np.ndarray) -> list[dict]:
     """Per airborne key (`key_qpos`: full model poses, at `key_times` in the motion `times`/`qpos`):
-    {"name", "keyed_cm" (its pose's clearance), "apex_cm" (the motion's highest between the neighbouring
-    keys), "apex_at_s", "reached" (apex within APEX_SHARE of keyed)}; [] for a motion with no key in the air."""
+    {"key" (its index), "name", "keyed_cm" (its pose's clearance), "apex_cm" (the motion's highest between
+    the neighbouring keys; None where the motion stops before them), "apex_at_s", "reached" (apex within
+    APEX_SHARE of keyed)}; [] for a motion with no key in the air. The start pose (key 0) is not judged."""
     ours = {model.body(b).id for b in character_bodies}
     mine = [g for g in range(model.ngeom) if int(model.geom_bodyid[g]) in ours]
-    scene = [g for g in range(model.ngeom) if int(model.body_rootid[model.geom_bodyid[g]]) == 0
+    scene = [g for g in range(model.ngeom) if int(model.body_weldid[model.geom_bodyid[g]]) == 0  # the floor, furniture
              and (model.geom_contype[g] or model.geom_conaffinity[g])]
     data = mujoco.MjData(model)
 
@@ -32,6 +33,8 @@ def airborne_keys(model: mujoco.MjModel, character_bodies: list[str], key_qpos: 
     out = []
     times = np.asarray(times, float)
     for k, (q, name, t) in enumerate(zip(key_qpos, names, key_times)):
+        if k == 0:  # the start pose: where the motion begins, not a key it goes to
+            continue
         keyed = clearance(q)
         if keyed < AIRBORNE_M:
             continue
@@ -40,16 +43,16 @@ def airborne_keys(model: mujoco.MjModel, character_bodies: list[str], key_qpos: 
         rows = np.flatnonzero((times > lo) & (times < hi))
         rows = rows[::max(1, len(rows) // 200)]  # a clearance every few milliseconds is plenty for an apex
         heights = [clearance(qpos[i]) for i in rows]
-        best = int(np.argmax(heights)) if heights else None
-        apex = heights[best] if heights else 0.0
-        out.append({"name": name, "time": round(float(t), 6), "keyed_cm": round(100 * keyed, 1),
-                    "apex_cm": round(100 * apex, 1),
+        best = int(np.argmax(heights)) if heights else None  # None: the motion stops before it gets there
+        out.append({"key": k, "name": name, "time": round(float(t), 6), "keyed_cm": round(100 * keyed, 1),
+                    "apex_cm": None if best is None else round(100 * heights[best], 1),
                     "apex_at_s": None if best is None else round(float(times[rows[best]]), 6),
-                    "reached": bool(apex >= APEX_SHARE * keyed)})
+                    "reached": best is not None and bool(heights[best] >= APEX_SHARE * keyed)})
     return out
 
 
 def airborne_words(keys: list[dict]) -> list[str]:
-    """The words of airborne keys whose apex falls short: "'airborne' rises 6 of the 25 cm keyed"."""
+    """The words of airborne keys whose apex falls short: "'airborne' rises 6 of the 25 cm keyed" (not of
+    one the motion stops before: where it stops says why)."""
     return [f"'{a['name']}' rises {a['apex_cm']:.0f} of the {a['keyed_cm']:.0f} cm keyed"
-            for a in keys if not a["reached"]]
+            for a in keys if not a["reached"] and a["apex_cm"] is not None]
