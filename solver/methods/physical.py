@@ -126,21 +126,22 @@ def physical_version(prep, assisted: Solution, keyframe_times: list[float], assi
         tracked.success = False
         tracked.summary["words"] = [*tracked.summary["words"], *error_words(best)]
     low = {a["key"]: a for a in airborne if not a["reached"] and a["apex_cm"] is not None}
+    assisted_low = {a["key"] for a in assisted.summary.get("airborne", []) if not a["reached"]}
     verdicts = []
     for k in range(1, len(kfs.qpos)):
         t = float(keyframe_times[k])
         theirs = _at(assisted, t)[cols]
         key = first.keyframes[k - 1]
-        with_assist = key.distance(theirs[:3], theirs[3:7], theirs[7:]) <= key.tolerance
+        # the assisted motion reaches the key: its pose within tolerance and, in the air, its height
+        with_assist = key.distance(theirs[:3], theirs[3:7], theirs[7:]) <= key.tolerance and k not in assisted_low
         steps = (np.arange(len(assist_force)) + 1) * dt_sim
         segment = (steps > float(keyframe_times[k - 1]) + 1e-12) & (steps <= t + 1e-12)
         impulse = float(assist_force[segment].sum() * dt_sim)
         tracked_verdict = tracked.summary["keyframes"][k - 1]
         if tracked_verdict["verdict"] == "reached" and k in low:  # its pose, not its height
             a = low[k]
-            assisted_rose = all(b["reached"] for b in assisted.summary.get("airborne", []) if b["key"] == k)
-            verdict = "assist only" if with_assist and assisted_rose else "not reached"
-            why = f"rises {a['apex_cm']:.0f} of the {a['keyed_cm']:.0f} cm keyed"
+            verdict = "assist only" if with_assist else "not reached"
+            why = f"rises {max(a['apex_cm'], 0.0):.0f} of the {a['keyed_cm']:.0f} cm keyed"
         elif tracked_verdict["verdict"] == "reached":
             verdict, why = "physical", None
         elif with_assist:
