@@ -22,12 +22,15 @@ import numpy as np
 from solver.core import splines
 from solver.core.errors import InvalidInput
 from solver.core.mujoco_log import route_warnings
-from solver.core.paths import task_path
 from solver.core.registry import PLANNERS, check_name
 from solver.formats.settings import ContactSettings, default_of
 from solver.formats.task import SceneRef, build_scene
 from solver.physics.model import build_model
 from solver.physics.rollout import RolloutEngine, get_state
+
+from .hits import bench_hits
+from .tasks import task_file as _task_path
+from .tracking import bench_track
 
 
 def _planner_controls(rng, nroll: int, nstep: int, nu: int, dt: float) -> np.ndarray:
@@ -77,13 +80,6 @@ def bench_rollout(nthread: int | None = None, repeats: int = 20, nroll: int = 45
             "floor_us_per_step": round(1e6 / floor_1, 2),
             "floor_steps_per_s": round(floor), "ratio": round(eng / floor, 3),
             "mujoco": mujoco.__version__, "cpu_count": os.cpu_count(), "python": platform.python_version()}
-
-
-def _task_path(task_name: str) -> str:
-    """A task file given by path, or by name from scenes/tasks."""
-    if os.path.exists(task_name):
-        return task_name
-    return task_path(task_name)
 
 
 def _floor_seconds_per_iteration(model, state0, nroll: int, nstep: int, repeats: int = 5, nthread: int = 1) -> float:
@@ -367,161 +363,6 @@ def bench_assist(task_name: str, seeds: int, modes=("time", "global", "none"), s
                    "generation_vs_floor": round(float(np.median(gen_t)) / floor, 3), "population": len(X),
                    "steps_per_rollout": nstep, "threads": cores})
     return report
-
-
-def bench_track(task_name: str, seeds: int, workers: int | None = None) -> dict:
-    """Physical versions over `seeds` seeds: of each assisted solution of an assist task (the assist
-    method's `physical`), or of a track task's reference. Per seed: success, the verdict per
-    keyframe, the keyframe error relative to the unoptimized motion's (assist tasks), tracking
-    errors, the whole clip's fidelity (a track task's: cm off, planted feet's sliding), penetration,
-    fall, and tracking wall time per second of motion."""
-    import tempfile
-
-    from solver.core import schema
-    from solver.formats.settings import TrackSettings, method_settings
-    from solver.formats.task import load_task
-    from solver.methods.physical import ASSISTED_REFERENCE
-    from solver.run.pool import run_seeds
-    task = load_task(_task_path(task_name))
-    if task.method not in ("assist", "track"):
-        raise InvalidInput("--task", f"'{task_name}' is a {task.method} task; bench track needs an assist or a track "
-                           "task")
-    cores = os.cpu_count() or 1
-    t = schema.from_dict(type(task), schema.to_dict(task))
-    if task.method == "assist":
-        t.settings = dict(t.settings, physical=True)
-    step_s = method_settings(TrackSettings, t.settings if task.method == "track"
-                             else ASSISTED_REFERENCE).sampling.planning_timestep
-    t.seeds = list(range(seeds))
-    entries = []
-    start = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix="physkey-bench-") as out:
-        run_seeds(schema.to_dict(t), t.seeds, out, min(seeds, cores) if workers is None else workers,
-                  lambda e: None, entries.append, lambda seed, msg: entries.append({"seed": seed, "error": msg}))
-    runs = []
-    for e in sorted(entries, key=lambda e: e["seed"]):
-        if "error" in e:
-            runs.append({"seed": e["seed"], "error": e["error"]})
-            continue
-        tracked = e["physical"] if task.method == "assist" else e
-        verdicts = tracked.get("verdicts") or [{"name": v["name"], "verdict": v["verdict"], "why": v["why"]}
-                                               for v in tracked["keyframes"]]
-        wall = tracked.get("physical_wall_s", tracked["wall_s"])
-        runs.append({"seed": e["seed"], "success": bool(tracked["success"]),  # ✓: whole, near, clean
-                     "whole": bool(tracked.get("whole", tracked["success"])),  # every keyframe reached
-                     "kf_error_relative": tracked.get("kf_error_relative"),
-                     "assisted_kf_error_relative": (e["kf_error"] / e["kf_error_initial"]
-                                                    if task.method == "assist" and e.get("kf_error_initial") else None),
-                     "assisted_success": e["success"] if task.method == "assist" else None,
-                     # keys in the air: keyed and risen heights (the assisted motion's, the physical version's)
-                     "airborne": {"assisted": e.get("airborne"), "physical": tracked.get("airborne")}
-                     if task.method == "assist" else None,
-                     "words": tracked.get("words", []),
-                     "verdicts": [(v["name"], v["verdict"]) for v in verdicts],
-                     "departs": next((v["why"] for v in verdicts if v["why"]), None),
-                     "tracking": tracked["tracking"], "max_penetration_m": tracked["quality"]["max_penetration_m"],
-                     "max_penetration_at": tracked["quality"].get("max_penetration_at"),
-                     "fall_s": tracked["quality"].get("fall_s"), "duration_s": tracked["duration_s"],
-                     # the whole clip against the reference (a capture's: cm off, planted feet's sliding)
-                     "fidelity": {k: tracked["fidelity"][k] for k in ("mean_cm", "worst", "foot_sliding_cm",
-                                                                       "floating", "covers_s", "within", "why")}
-                     if tracked.get("fidelity") else None,
-                     "wall_s_per_s": round(wall / max(tracked["duration_s"], 1e-9), 2),  # every try's
-                     "tries": len(tracked.get("tries", [None])),  # trackings from the start (physical versions)
-                     # assisted searches planned anew for a closer physical version, and each plan's outcome
-                     "plans": [{"assisted": p["kf_error"] / e["kf_error_initial"] if p["kf_error"] is not None
-                                and e.get("kf_error_initial") else None,
-                                "physical": p["physical"], "wall_s": p["wall_s"]} for p in e.get("plans", [])],
-                     "solve_wall_s": e["wall_s"],  # the whole seed's: searches, trackings, every plan
-                     # planning effort: iterations per control step, retries and back-ups included
-                     "iterations_per_step": round(tracked["iterations"] / max(tracked["duration_s"] / step_s, 1.0),
-                                                  2)})
-    ok = [r for r in runs if "error" not in r]
-    return {"benchmark": "track", "task": task.name, "method": task.method, "seeds": seeds, "cpu_count": cores,
-            "successes": sum(r["success"] for r in ok), "runs": runs,
-            "mean_wall_s_per_s": round(float(np.mean([r["wall_s_per_s"] for r in ok])), 2) if ok else None,
-            "bench_wall_s": round(time.perf_counter() - start, 1), "mujoco": mujoco.__version__}
-
-
-def head_heights(model: mujoco.MjModel, qpos: np.ndarray) -> np.ndarray:
-    """The head's height (m) in every row of `qpos` (MuJoCo forward kinematics)."""
-    data, head = mujoco.MjData(model), model.body("head").id
-    out = np.empty(len(qpos))
-    for i, q in enumerate(qpos):
-        data.qpos[:] = q
-        mujoco.mj_kinematics(model, data)
-        out[i] = data.xpos[head, 2]
-    return out
-
-
-def hit_outcomes(times: np.ndarray, heads: np.ndarray, hits: list[float], end: float,
-                 fallen: float, standing: float) -> list[dict]:
-    """Per hit: whether the head fell below `fallen` before the next hit (or `end`), and whether it
-    stood (head ≥ `standing`) at that moment — a fall then standing is a get-up. A motion that ended
-    before then (its task done, or given up) is judged by its last frame."""
-    out = []
-    for k, t in enumerate(hits):
-        until = hits[k + 1] if k + 1 < len(hits) else end
-        window = (times >= t) & (times < until)
-        last = heads[max(np.searchsorted(times, until, side="right") - 1, 0)]
-        fell = bool(np.any(heads[window] < fallen))
-        stood = bool(last >= standing)
-        out.append({"time": round(t, 6), "fell": fell, "standing_after": stood, "got_up": fell and stood,
-                    "lowest_head_m": round(float(heads[window].min()), 3) if window.any() else None})
-    return out
-
-
-def bench_hits(task_name: str, seeds: int, workers: int | None = None, settle: float = 4.0,
-               planner: str | None = None) -> dict:
-    """A hit-reaction task (`scenes/tasks/hit_*`) over `seeds` seeds, each a single online run (one
-    particle, as the paper's protocol): per hit, whether the character fell (head below 0.5 m) and
-    whether it stood again (head ≥ 1.2 m) by the next hit, or `settle` s after the last one. `planner`
-    replaces the task's (to compare planners on the same hits)."""
-    import tempfile
-
-    from solver.core import schema
-    from solver.formats.task import load_task
-    from solver.methods import get_method
-    from solver.physics.quality import FALLEN_HEAD_HEIGHT
-    from solver.run.pool import run_seeds
-    task = load_task(_task_path(task_name))
-    if task.method != "contact" or not task.perturbations:
-        raise InvalidInput("--task", f"'{task_name}' has no perturbations; bench hits needs a hit-reaction task")
-    cores = os.cpu_count() or 1
-    t = schema.from_dict(type(task), schema.to_dict(task))
-    t.settings = dict(t.settings, particles=1, retries=0, backups=0)
-    if planner is not None:
-        t.settings["planner"] = planner
-    t.seeds = list(range(seeds))
-    hits = sorted([i.time for i in task.perturbations.impulses] + [b.time for b in task.perturbations.balls])
-    entries = []
-    start = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix="physkey-bench-") as out:
-        run_seeds(schema.to_dict(t), t.seeds, out, min(seeds, cores) if workers is None else workers,
-                  lambda e: None, entries.append, lambda seed, msg: entries.append({"seed": seed, "error": msg}))
-        model = get_method(t.method).prepare(t).built.model  # the model the seeds ran on
-        runs = []
-        for e in sorted(entries, key=lambda e: e["seed"]):
-            if "error" in e:
-                runs.append({"seed": e["seed"], "error": e["error"]})
-                continue
-            with np.load(os.path.join(out, e["npz"]), allow_pickle=False) as npz:
-                times, qpos = npz["times"], npz["qpos"]
-            outcomes = hit_outcomes(times, head_heights(model, qpos), hits, hits[-1] + settle, FALLEN_HEAD_HEIGHT,
-                                    1.2)
-            runs.append({"seed": e["seed"], "success": bool(e["success"]), "duration_s": e["duration_s"],
-                         "wall_s_per_s": round(e["wall_s"] / max(e["duration_s"], 1e-9), 2),
-                         "falls": sum(o["fell"] for o in outcomes), "get_ups": sum(o["got_up"] for o in outcomes),
-                         "standing_after": sum(o["standing_after"] for o in outcomes), "hits": outcomes})
-    ok = [r for r in runs if "error" not in r]
-    n_hits = len(hits) * len(ok)
-    falls = sum(r["falls"] for r in ok)
-    return {"benchmark": "hits", "task": task.name, "planner": t.settings.get("planner", "partwise"),
-            "seeds": seeds, "hits_per_seed": len(hits), "cpu_count": cores,
-            "successes": sum(r["success"] for r in ok), "falls": falls, "get_ups": sum(r["get_ups"] for r in ok),
-            "standing_after_rate": round(sum(r["standing_after"] for r in ok) / n_hits, 3) if n_hits else None,
-            "get_up_rate": round(sum(r["get_ups"] for r in ok) / falls, 3) if falls else None, "runs": runs,
-            "bench_wall_s": round(time.perf_counter() - start, 1), "mujoco": mujoco.__version__}
 
 
 def _scene_params(text: str | None) -> dict:

@@ -226,7 +226,7 @@ def test_a_standing_hit_reaction_recovers_and_ends_only_after_the_hit():
 def test_hit_outcomes_count_falls_and_get_ups_by_hand():
     """Hits at 1 and 3 s, end at 5 s: the head drops below 0.5 m after the first and is up by 3 s (a
     fall and a get-up); after the second it stays down (a fall, not standing at 5 s)."""
-    from benchmarks.bench import hit_outcomes
+    from benchmarks.hits import hit_outcomes
     times = np.arange(0.0, 5.01, 0.5)
     heads = np.array([1.5, 1.5, 1.4, 0.3, 0.8, 1.3, 1.5, 1.0, 0.4, 0.3, 0.3])
     out = hit_outcomes(times, heads, [1.0, 3.0], 5.0, 0.5, 1.2)

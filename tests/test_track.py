@@ -75,7 +75,7 @@ def test_a_tracked_motion_falls_where_its_head_is_down_and_the_references_is_not
     """`fall_s` of a tracked motion: the time its head is below FALLEN_HEAD_HEIGHT while the
     reference's is not. A motion that drops 0.3 s ahead of the reference has fallen for those 0.3 s
     (the two heads' crossing times, from MuJoCo forward kinematics); the reference itself, none."""
-    from benchmarks.bench import head_heights
+    from benchmarks.hits import head_heights
     from solver.methods.track import lying_in_reference
     from solver.physics.quality import FALLEN_HEAD_HEIGHT, motion_quality
     times, qpos = fall

@@ -16,7 +16,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
-from benchmarks.bench import head_heights  # noqa: E402
+from benchmarks.hits import head_heights  # noqa: E402
 from solver.core.paths import task_path  # noqa: E402
 from solver.formats.task import load_task  # noqa: E402
 from solver.methods.contact import CONTACT  # noqa: E402
