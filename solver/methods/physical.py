@@ -171,10 +171,10 @@ def outcome(tracked: Solution) -> dict:
 def airborne_of(built, keyframes, key_times, times: np.ndarray, qpos: np.ndarray) -> list[dict]:
     """`airborne.airborne_keys` of a motion of `built`'s model against the sketch's keyframes (`Keyframes`,
     their times in this motion)."""
-    cols = pose_columns(built)
+    cols, base = pose_columns(built), built.initial_qpos()
     poses = []
     for q in keyframes.qpos[:len(key_times)]:
-        full = built.initial_qpos().copy()
+        full = np.array(base, dtype=float)
         full[cols] = q
         poses.append(full)
     return airborne_keys(built.model, built.character_bodies, poses, keyframes.names, list(key_times), times, qpos)
