@@ -13,6 +13,7 @@ import numpy as np
 
 from ..solver.core.rotations import from_matrices, quat_mul, rotate
 from .actions import assign, new_channels
+from .rig import frames_of
 
 LINEAR = 1  # bpy keyframe interpolation enum value of 'LINEAR'
 BAKED = "physkey_baked"  # custom property marking the actions PhysKey bakes
@@ -48,6 +49,7 @@ def bone_channels(obj, model, qpos: np.ndarray) -> dict:
     out = {}
     scale = obj.matrix_world.to_scale()[0]
     inv_obj = np.array(obj.matrix_world.inverted())
+    root_turn, own_axes = frames_of(obj, model, "root")  # a model in other body frames than the rig's
     for pb in obj.pose.bones:
         bone = pb.bone
         if bone.parent is None:
@@ -55,6 +57,8 @@ def bone_channels(obj, model, qpos: np.ndarray) -> dict:
             rest_inv = np.array(bone.matrix_local.inverted())
             world = np.zeros((nf, 4, 4))
             q = qpos[:, a + 3:a + 7] / np.linalg.norm(qpos[:, a + 3:a + 7], axis=1, keepdims=True)
+            if root_turn is not None:
+                q = quat_mul(q, root_turn)
             w, x, y, z = q.T
             world[:, :3, :3] = np.stack([
                 np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)], -1),
@@ -76,7 +80,8 @@ def bone_channels(obj, model, qpos: np.ndarray) -> dict:
                 r = qpos[:, adr:adr + 4]
             else:
                 h = 0.5 * qpos[:, adr]
-                r = np.concatenate([np.cos(h)[:, None], np.sin(h)[:, None] * model.jnt_axis[jid]], axis=1)
+                axis = (np.asarray(j.axis, float) / np.linalg.norm(j.axis)) if own_axes else model.jnt_axis[jid]
+                r = np.concatenate([np.cos(h)[:, None], np.sin(h)[:, None] * axis], axis=1)
             pivot = np.array(j.pos, float)
             if pivot.any():
                 loc = (np.zeros((nf, 3)) if loc is None else loc) + rotate(rot, pivot - rotate(r, pivot))

@@ -160,17 +160,22 @@ def read_character(obj) -> Character:
 
 
 def pose_from_qpos(obj, model, qpos, root_joint: str = "root") -> None:
-    """Pose the rig at MuJoCo configuration `qpos` of `model` (exported from this rig): the root
-    bone takes the free joint's world pose, every other bone the product of its joints' turns, each
-    about its pivot."""
+    """Pose the rig at MuJoCo configuration `qpos` of `model`: the root bone takes the free joint's
+    world pose, every other bone the product of its joints' turns, each about its pivot. `model` is
+    mostly the rig's own export; a model of the same character in other body frames (the MJCF file the
+    rig was imported from, as `solver run --character` writes it) is read in the rig's frames: its
+    hinges turn about the rig's axes, its root by the constant turn between its rest frame and the
+    root bone's (`frames_of`)."""
     inv_obj = obj.matrix_world.inverted()
     scale = check_uniform_scale(obj)
+    root_turn, own_axes = frames_of(obj, model, root_joint)
     for pb in obj.pose.bones:
         pb.rotation_mode = "QUATERNION"
         bone = pb.bone
         if bone.parent is None:
             a = int(model.jnt_qposadr[model.joint(root_joint).id])
-            world = pose_matrix(qpos[a:a + 3], qpos[a + 3:a + 7]) @ Matrix.Scale(scale, 4)
+            quat = qpos[a + 3:a + 7] if root_turn is None else quat_mul(np.asarray(qpos[a + 3:a + 7], float), root_turn)
+            world = pose_matrix(qpos[a:a + 3], quat) @ Matrix.Scale(scale, 4)
             basis = bone.matrix_local.inverted() @ (inv_obj @ world)
             pb.location = basis.to_translation()
             pb.rotation_quaternion = basis.to_quaternion()
@@ -182,11 +187,30 @@ def pose_from_qpos(obj, model, qpos, root_joint: str = "root") -> None:
             if j.type == "ball":
                 turn = Quaternion(qpos[a:a + 4]).normalized()
             else:
-                turn = Quaternion(Vector(model.jnt_axis[jid]), float(qpos[a]))
+                axis = Vector(j.axis).normalized() if own_axes else Vector(model.jnt_axis[jid])
+                turn = Quaternion(axis, float(qpos[a]))
             pivot = Vector(j.pos)
             basis = basis @ Matrix.Translation(pivot) @ turn.to_matrix().to_4x4() @ Matrix.Translation(-pivot)
         pb.location = basis.to_translation()
         pb.rotation_quaternion = basis.to_quaternion()
+
+
+def frames_of(obj, model, root_joint: str):
+    """(the turn to apply after `model`'s root quaternion; whether to turn the hinges about the rig's own
+    axes): None and False for the rig's own export, whose body frames are its bones' (every hinge axis
+    the rig's); for another model of the character, the turn from its root's rest frame (its `qpos0`)
+    to the root bone's, and True."""
+    own = all(np.linalg.norm(np.asarray(j.axis, float) / max(np.linalg.norm(j.axis), 1e-12)
+                             - model.jnt_axis[model.joint(j.name).id]) <= 1e-6
+              for bone in obj.data.bones for j in bone.physkey.joints if j.type == "hinge")
+    if own:
+        return None, False
+    a = int(model.jnt_qposadr[model.joint(root_joint).id])
+    theirs = np.asarray(model.qpos0[a + 3:a + 7], float)
+    root = next(b for b in obj.data.bones if b.parent is None)
+    rest = (obj.matrix_world @ root.matrix_local).to_quaternion().normalized()
+    mine = np.array([rest.w, rest.x, rest.y, rest.z])
+    return quat_mul(theirs * np.array([1.0, -1.0, -1.0, -1.0]), mine), True  # their rest frame to the bone's
 
 
 def world_bone_poses(obj) -> dict:

@@ -185,6 +185,40 @@ def test_dm_control_humanoids_come_in_as_they_are(tmp_path, name):
         np.testing.assert_allclose(exported.joint(j).solimp, original.joint(j).solimp, rtol=1e-6, err_msg=j)
 
 
+def test_a_motion_in_the_mjcf_files_own_frames_poses_the_rig_where_mujoco_puts_it():
+    """`solver run TASK --character humanoid_CMU.xml` writes its model in the file's body frames, not the
+    rig's (the CMU root's rest turned 90° about x, its hinge axes along its own bodies' x): Import Result
+    and Keep of such a run posed the imported CMU rig lying across the chair, legs up, where the motion
+    sits. Posed with the file's own model at a configuration with the root moved and turned and every
+    hinge turned, each shape of the rig is where MuJoCo puts the file's geom."""
+    bpy, module = installed_extension()
+    bpy.ops.wm.read_homefile(use_empty=True)
+    assert bpy.ops.physkey.import_mjcf(filepath=str(DM / "humanoid_CMU.xml")) == {"FINISHED"}
+    obj = bpy.context.active_object
+    original = mujoco.MjModel.from_xml_path(str(DM / "humanoid_CMU.xml"))
+    rng = np.random.default_rng(3)
+    q = original.qpos0.copy()
+    a = original.jnt_qposadr[original.joint("root").id]
+    turn = rng.normal(size=4)
+    q[a:a + 3], q[a + 3:a + 7] = [0.3, -0.2, 1.1], turn / np.linalg.norm(turn)
+    for j in range(original.njnt):
+        if original.jnt_type[j] == mujoco.mjtJoint.mjJNT_HINGE:
+            q[original.jnt_qposadr[j]] = rng.uniform(*original.jnt_range[j])
+    addon(module, "rig").pose_from_qpos(obj, original, q)
+    bpy.context.view_layer.update()
+    data = mujoco.MjData(original)
+    data.qpos[:] = q
+    mujoco.mj_kinematics(original, data)
+    for g in range(original.ngeom):
+        body = original.body(original.geom_bodyid[g]).name
+        if body == "world":
+            continue
+        geom = original.geom(g).name
+        mesh = next(o for o in obj.children if o.name.endswith("_" + geom) and o.parent_bone == body)
+        np.testing.assert_allclose(np.array(mesh.matrix_world.to_translation()), data.geom_xpos[g], atol=1e-4,
+                                   err_msg=geom)
+
+
 def test_a_preset_loads_onto_an_imported_character_and_its_solution_is_kept(tmp_path):
     """The CMU humanoid imported, Load Scene Preset (reach) with it selected: no second character, the
     reach's pairs on the CMU hands (`rhand`, `lhand`: the roles the preset names); a contact solve (cut
