@@ -9,6 +9,7 @@ import mujoco
 import numpy as np
 import pytest
 
+from solver.assist.problem import Problem
 from solver.formats.task import task_from_dict
 from solver.methods.assist import ASSIST
 from solver.methods.physical import airborne_of
@@ -70,3 +71,30 @@ def test_a_keyed_jump_is_reached_only_with_its_height(prep, rise, reached):
     assert a["apex_cm"] == pytest.approx(100 * (standing + rise), abs=0.06) and a["apex_at_s"] == pytest.approx(0.5)
     assert a["reached"] is reached
     assert airborne_words(got) == ([] if reached else [f"'airborne' rises {a['apex_cm']:.0f} of the 25 cm keyed"])
+
+
+def test_the_assisted_search_pays_for_an_apex_below_the_keyed_height_by_hand(prep):
+    """The search's apex term: w_apex × the key's weight × the square of how far the root's highest point
+    between the keys around 'airborne' stays below the keyed root height; nothing for a root that rises
+    past it, for a rise outside those keys, or before the curriculum scores the key."""
+    problem = Problem(prep.built, prep.keyframes, prep.settings)
+    k = prep.keyframes.names.index("airborne")
+    assert problem.airborne == [k] and prep.settings.w_apex == 10.0 and prep.keyframes.weights[k] == 20.0
+    keyed = prep.keyframes.qpos[k][2]
+    dt, T = problem.dt_sim, 400
+    times = np.array([0.0, 0.5, 0.9, 1.2, 1.5, 1.9])  # the six keys' times (the candidate's own)
+    decoded = problem.decode(np.zeros((3, problem.ndim)))
+    decoded.keyframe_times[:] = times
+    state = np.zeros((3, T, problem.qpos_slice.stop))
+    t = (np.arange(T) + 1) * dt
+    z = problem.char_cols[2] + problem.qpos_slice.start
+    state[0, :, z] = keyed - 0.07 * (t < 2)  # 7 cm short all along
+    state[1, :, z] = keyed - 0.3 + 0.35 * ((t > 1.0) & (t < 1.1))  # up to 5 cm past it between 0.9 and 1.5 s
+    state[2, :, z] = keyed - 0.3 + 0.35 * (t > 1.6)  # past it only after the next key
+    got = problem.apex_shortfall(decoded, state, upto=5)
+    np.testing.assert_allclose(got, [10.0 * 20.0 * 0.07 ** 2, 0.0, 10.0 * 20.0 * 0.3 ** 2], rtol=1e-9)
+    assert np.all(problem.apex_shortfall(decoded, state, upto=k - 1) == 0.0)  # the key not scored yet
+    # the key scored last: the window ends at it (1.2 s), so a rise after it does not count yet
+    state[1, :, z] = keyed - 0.3 + 0.35 * ((t > 1.3) & (t < 1.4))
+    assert problem.apex_shortfall(decoded, state, upto=k)[1] == pytest.approx(10.0 * 20.0 * 0.3 ** 2)
+    assert problem.apex_shortfall(decoded, state, upto=k + 1)[1] == 0.0

@@ -35,7 +35,8 @@ def golden_tasks() -> dict[str, dict]:
         doc["settings"].update(planner=planner, budget=1, retries=0, backups=0, speed_weight=0.0)
         tasks[f"contact_{planner}"] = doc
     doc = json.loads((ROOT / "scenes/tasks/assist_box_jump_low.json").read_text())
-    doc["settings"] = {"population": 8, "samples": 160, "retries": 0, "replans": 0}  # no search or plan again: later
+    # no search or plan again, no apex term: they came later
+    doc["settings"] = {"population": 8, "samples": 160, "retries": 0, "replans": 0, "w_apex": 0.0}
     tasks["assist"] = doc
     return tasks
 

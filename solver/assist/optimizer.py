@@ -87,8 +87,8 @@ class AssistOptimizer:
         kf = self.p.keyframe_error(d, traj.state, upto, traj.diverged_at)
         end = self.p.end_step(d, upto, nstep)
         survived = np.where(np.isfinite(kf), 1.0, np.clip(traj.diverged_at / (end + 1.0), 0.0, 1.0))
-        return Evaluation(fitness=kf + self.p.regularizers(d, upto, beta_scale), kf_error=kf, decoded=d,
-                          survived=survived)
+        fitness = kf + self.p.apex_shortfall(d, traj.state, upto) + self.p.regularizers(d, upto, beta_scale)
+        return Evaluation(fitness=fitness, kf_error=kf, decoded=d, survived=survived)
 
     def strategy(self, x0: np.ndarray, stds: np.ndarray, seed: int) -> cma.CMAEvolutionStrategy:
         """A pycma strategy around x0 with per-parameter initial stds (× sigma0), full or separable."""

@@ -199,6 +199,9 @@ class AssistSettings:
     lambda_beta: float = setting(1.0, "λ_β: penalty on assist forces", nonneg=True)
     lambda_dtheta: float = setting(0.01, "λ_Δθ: penalty on the residual PD targets", nonneg=True)
     lambda_dt: float = setting(0.1, "λ_Δt: penalty on keyframe timing changes", nonneg=True)
+    w_apex: float = setting(10.0, "Weight, × the key's own, of an airborne key's apex falling short: the square of "
+                                  "how far (m) the root's highest point between the keys around it stays below the "
+                                  "keyed root height (0: off)", nonneg=True)
     beta_mode: str = setting("time", "Assist modulation: time-indexed β(t), one global β, or none",
                              choices=BETA_MODES)
     curriculum: bool = setting(True, "Show early keyframes first (horizon curriculum)")

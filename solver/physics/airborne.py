@@ -12,12 +12,9 @@ APEX_SHARE = 0.8  # an airborne key's apex counts within 20% of its keyed height
 REACH_M = 1.0  # clearances are measured up to this (MuJoCo's distance bound)
 
 
-def airborne_keys(model: mujoco.MjModel, character_bodies: list[str], key_qpos: list[np.ndarray],
-                  names: list[str], key_times: list[float], times: np.ndarray, qpos: np.ndarray) -> list[dict]:
-    """Per airborne key (`key_qpos`: full model poses, at `key_times` in the motion `times`/`qpos`):
-    {"key" (its index), "name", "keyed_cm" (its pose's clearance), "apex_cm" (the motion's highest between
-    the neighbouring keys; None where the motion stops before them), "apex_at_s", "reached" (apex within
-    APEX_SHARE of keyed)}; [] for a motion with no key in the air. The start pose (key 0) is not judged."""
+def clearance_of(model: mujoco.MjModel, character_bodies: list[str]):
+    """A function of a full pose (qpos): how far its lowest point is off the scene (the floor and furniture:
+    static geoms that collide), up to REACH_M."""
     ours = {model.body(b).id for b in character_bodies}
     mine = [g for g in range(model.ngeom) if int(model.geom_bodyid[g]) in ours]
     scene = [g for g in range(model.ngeom) if int(model.body_weldid[model.geom_bodyid[g]]) == 0  # the floor, furniture
@@ -29,7 +26,16 @@ def airborne_keys(model: mujoco.MjModel, character_bodies: list[str], key_qpos: 
         mujoco.mj_kinematics(model, data)
         return min((mujoco.mj_geomDistance(model, data, a, b, REACH_M, None) for a in mine for b in scene),
                    default=REACH_M)
+    return clearance
 
+
+def airborne_keys(model: mujoco.MjModel, character_bodies: list[str], key_qpos: list[np.ndarray],
+                  names: list[str], key_times: list[float], times: np.ndarray, qpos: np.ndarray) -> list[dict]:
+    """Per airborne key (`key_qpos`: full model poses, at `key_times` in the motion `times`/`qpos`):
+    {"key" (its index), "name", "keyed_cm" (its pose's clearance), "apex_cm" (the motion's highest between
+    the neighbouring keys; None where the motion stops before them), "apex_at_s", "reached" (apex within
+    APEX_SHARE of keyed)}; [] for a motion with no key in the air. The start pose (key 0) is not judged."""
+    clearance = clearance_of(model, character_bodies)
     out = []
     times = np.asarray(times, float)
     for k, (q, name, t) in enumerate(zip(key_qpos, names, key_times)):
