@@ -186,7 +186,8 @@ def test_near_a_keyframe_the_boost_pulls_towards_the_keyframes_own_pose(fall):
     row = 40
     hinges = _hinge_names()
     weights = dict(w_joint=1.0, w_body=0.5, w_root_pos=10.0, w_root_rot=0.0, w_joint_vel=0.0, w_root_vel=0.0,
-                   w_control=0.0, w_contact=0.0, w_com=0.0, w_com_vel=0.0, key_boost=2.0)
+                   w_control=0.0, w_contact=0.0, w_com=0.0, w_com_vel=0.0, key_boost=2.0,
+                   stand_ins=False)  # the one keyframe's bump alone (a stand-in at 1 s would add its tail)
     start = {"name": "start", "time": 0.0, "root_pos": [float(v) for v in qpos[0, :3]],
              "root_quat": [float(v) for v in qpos[0, 3:7]], "joints": {}}
     bare = _track(times, qpos, **weights)  # the reference and model do not depend on the keyframes
@@ -532,3 +533,24 @@ def test_the_hand_keyed_sketches_play_their_planted_feet_in_place():
     end = squat.index(np.array([squat.duration]))[0]
     for body in ("foot_right", "foot_left", "hand_right", "hand_left"):
         assert np.linalg.norm(squat.xpos[body][end] - squat.xpos[body][0]) < 0.01, body
+
+
+def _pose_key(times, qpos, t, name):
+    q = qpos[int(np.argmin(np.abs(times - t)))]
+    return {"name": name, "time": t, "root_pos": [float(v) for v in q[:3]], "root_quat": [float(v) for v in q[3:7]],
+            "joints": {n: float(v) for n, v in zip(_hinge_names(), q[7:7 + len(_hinge_names())])}}
+
+
+def test_frames_marked_must_hit_keep_the_references_own_keyframes_between_them_but_a_sketch_has_none(fall):
+    """A capture with one frame marked (0.6 s) is still cut into `key_every` segments: the stand-ins at
+    0.25 and 1.0 s stay, those within the key window of the marked frame (0.5, 0.75 s) give way to it; with
+    `stand_ins` off, and for a sketch (whose in-betweens are interpolation), the marked keys alone."""
+    times, qpos = fall
+    keys = [_pose_key(times, qpos, 0.0, "start"), _pose_key(times, qpos, 0.6, "marked")]
+    names = lambda prep: [(k.name, k.time) for k in prep.keyframes]  # noqa: E731
+    assert names(_track(times, qpos, keys, key_every=0.25)) == [("t=0.25s", 0.25), ("marked", 0.6), ("t=1s", 1.0),
+                                                                ("end", 1.5)]
+    assert names(_track(times, qpos, keys, key_every=0.25, stand_ins=False)) == [("marked", 0.6), ("end", 1.5)]
+    task = task_from_dict({"schema_version": 1, "name": "sketch", "method": "track", "reference": {"sketch": "linear"},
+                           "keyframes": keys + [_pose_key(times, qpos, 1.5, "last")], "settings": {"key_every": 0.25}})
+    assert names(prepare_task(task)[1]) == [("marked", 0.6), ("last", 1.5)]

@@ -307,6 +307,11 @@ class TrackedKeyframeSettings:
                                 positive=True, max=MAX_MOTION_S)
     key_every: float = setting(1.0, "Where the task names no keyframes, one at the reference's pose every this many "
                                     "seconds (and at its end)", unit="s", positive=True, max=MAX_MOTION_S)
+    stand_ins: bool = setting(True, "Between the task's own keyframes too (the frames marked Must Hit), the "
+                                    "reference's pose every key_every seconds is a keyframe: a capture with a few "
+                                    "frames marked is still tracked in short segments, each checkpointed and "
+                                    "retried on its own. Never for a sketch reference (its in-betweens are "
+                                    "interpolation, not poses to hit)")
     pos_tolerance: float = setting(0.15, "A keyframe's root position tolerance", unit="m", positive=True)
     angle_tolerance: float = setting(0.35, "A keyframe's root orientation tolerance", unit="rad", positive=True)
     joint_tolerance: float = setting(0.25, "A keyframe's RMS hinge angle tolerance", unit="rad", positive=True)

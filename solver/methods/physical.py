@@ -30,9 +30,10 @@ from .track import TRACK
 # Its bodies' sinking into the scene past 1 cm counts where the reference keeps them off it
 # (`w_penetration`): a get-up's legs dropping out of the V-sit would otherwise slam a foot into the
 # floor. Only there: where the reference rests a body on the scene (a seat taking the weight), counting
-# it would pull the motion off its sketch.
+# it would pull the motion off its sketch. Its keyframes are the sketch's alone (`stand_ins` off): the
+# assisted motion's in-betweens are the assist's doing too.
 ASSISTED_REFERENCE = {"w_com": 0.0, "w_com_vel": 0.0, "w_contact": 0.0, "w_slip": 0.0, "backups": 0,
-                      "w_penetration": 30.0}
+                      "w_penetration": 30.0, "stand_ins": False}
 # A physical version that stops short or lands further than CLOSE_RATIO from the sketch is tracked
 # again from the start with fresh noise, its keyframes pulled three times as hard (RETRY): where an
 # assisted motion only passes near the sketch's poses, the second try aims at them. Pulled that hard

@@ -82,7 +82,8 @@ class Track(Method):
         reference = build_reference(plan.model, built.character_bodies, times, qpos, sampling.planning_timestep, pad)
         if servos.actuation == "position":  # plans are corrections to the reference's own joint angles
             reference.feedforward = servo_targets(plan.model, reference, plan.nu_character)
-        keyframes = track_keyframes(task.keyframes, scene, built, reference, settings.keyframes)
+        keyframes = track_keyframes(task.keyframes, scene, built, reference, settings.keyframes,
+                                    stand_ins=settings.keyframes.stand_ins and task.reference != {"sketch": "linear"})
         problems = reference_problems(built.model, built.character_bodies, reference)
         return TrackPrepared(task, settings, built, keyframes, plan, reference, times, qpos, problems)
 
@@ -207,10 +208,10 @@ def scene_at_reference_start(scene: SceneDesc, built: BuiltModel, times: np.ndar
 
 
 def track_keyframes(items: list, scene: SceneDesc, built: BuiltModel, reference: Reference,
-                    settings: TrackedKeyframeSettings) -> list[TrackKeyframe]:
-    """The task's pose keyframes (fixed times) as track keyframes, or the reference's own pose every
-    `key_every` seconds where it names none (the last at the reference's end); one at the reference's
-    end if the last is well before it."""
+                    settings: TrackedKeyframeSettings, stand_ins: bool = True) -> list[TrackKeyframe]:
+    """The task's pose keyframes (fixed times) as track keyframes and, where it names none or with
+    `stand_ins`, the reference's own pose every `key_every` seconds where no keyframe of the task is
+    within `key_window`; one at the reference's end if the last is well before it."""
     cols = pose_columns(built)
     digest = reference.digest()
     head = built.roles.get("head")
@@ -235,13 +236,16 @@ def track_keyframes(items: list, scene: SceneDesc, built: BuiltModel, reference:
                 raise InvalidInput(f"keyframes[{i}].time", f"{times[i]:.6g} s is after the reference's end "
                                    f"({reference.duration:.6g} s)")
             out.append(key(kfs.names[i], times[i], kfs.qpos[i], kfs.weights[i]))
-    else:
+    if not items or stand_ins:
+        given = [k.time for k in out]
         n = int(np.floor(reference.duration / settings.key_every + 1e-9))
         for i in range(1, n + 1):
             t = i * settings.key_every
             if reference.duration - t <= settings.key_window:  # the last stands at the end, so all is followed
                 break
-            out.append(key(f"t={t:g}s", t, reference.qpos[reference.index(t)][cols]))
+            if all(abs(t - g) > settings.key_window for g in given):
+                out.append(key(f"t={t:g}s", t, reference.qpos[reference.index(t)][cols]))
+        out.sort(key=lambda k: k.time)
     last = out[-1].time if out else 0.0
     if reference.duration - last > settings.key_window:
         out.append(key("end", reference.duration, reference.qpos[reference.index(reference.duration)][cols]))
