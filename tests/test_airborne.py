@@ -98,3 +98,11 @@ def test_the_assisted_search_pays_for_an_apex_below_the_keyed_height_by_hand(pre
     state[1, :, z] = keyed - 0.3 + 0.35 * ((t > 1.3) & (t < 1.4))
     assert problem.apex_shortfall(decoded, state, upto=k)[1] == pytest.approx(10.0 * 20.0 * 0.3 ** 2)
     assert problem.apex_shortfall(decoded, state, upto=k + 1)[1] == 0.0
+
+
+def test_a_key_the_motion_never_rises_to_says_it_rises_0_cm():
+    """A physical version that never leaves the floor measures an apex of -0.0 cm (a contact's depth,
+    rounded): in words it rises 0 cm, not "-0"."""
+    keys = [{"name": "airborne", "keyed_cm": 25.0, "apex_cm": -0.0, "reached": False},
+            {"name": "up", "keyed_cm": 25.0, "apex_cm": -0.4, "reached": False}]
+    assert airborne_words(keys) == ["'airborne' rises 0 of the 25 cm keyed", "'up' rises 0 of the 25 cm keyed"]
