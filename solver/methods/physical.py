@@ -142,7 +142,7 @@ def physical_version(prep, assisted: Solution, keyframe_times: list[float], assi
         if tracked_verdict["verdict"] == "reached" and k in low:  # its pose, not its height
             a = low[k]
             verdict = "assist only" if with_assist else "not reached"
-            why = f"rises {max(a['apex_cm'], 0.0):.0f} of the {a['keyed_cm']:.0f} cm keyed"
+            why = f"rises {max(0.0, a['apex_cm']):.0f} of the {a['keyed_cm']:.0f} cm keyed"  # never "-0"
         elif tracked_verdict["verdict"] == "reached":
             verdict, why = "physical", None
         elif with_assist:
