@@ -200,7 +200,7 @@ def test_a_capture_is_made_physical_over_the_frame_range_and_a_kept_motion_is_a_
     marked = entry["keyframes"][0]
     assert marked["name"] == f"frame_{start + 30}" and marked["time"] == pytest.approx(30 / fps)
     # the capture's own pose every second stands in between (the one at 1 s gives way to the marked frame)
-    assert [k["name"] for k in entry["keyframes"]] == [f"frame_{start + 30}", "t=2s"]
+    assert [k["name"] for k in entry["keyframes"]] == [f"frame_{start + 30}", "t=2s", "end"]
     fid = json.loads(item.fidelity_json)
     assert fid["duration_s"] == pytest.approx((end - start) / fps, abs=1e-3)
     assert fid["covers_s"] == pytest.approx(fid["duration_s"], abs=0.02) or fid["why"].startswith(
