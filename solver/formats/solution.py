@@ -39,7 +39,7 @@ class Progress:
     `keyframes` are `reached` and the planning `iterations` spent so far; solves over particles,
     how many `retries` (a segment tried again at raised effort) and `backups` (the segment before
     it redone) they have needed so far, so a struggling solve says so while it works; MPC methods,
-    the `motion_time` their simulation has reached."""
+    the `motion_time` their simulation has reached and the `motion` committed so far."""
     fraction: float
     cost: float
     stage: Optional[int] = None
@@ -50,3 +50,4 @@ class Progress:
     retries: Optional[int] = None
     backups: Optional[int] = None
     motion_time: Optional[float] = None  # s of motion simulated so far (MPC methods: where in the clip it is)
+    motion: Optional[tuple] = None  # (times, qpos) sequences of the motion committed so far, for a live preview

@@ -247,7 +247,7 @@ class Agent:
                     / len(tracker.keyframes))
             progress(Progress(min(frac, 1.0), self.last_cost, reached=tracker.index,
                               keyframes=len(tracker.keyframes), iterations=self.iterations,
-                              motion_time=float(data.time)))
+                              motion_time=float(data.time), motion=(self.rec["times"], self.rec["qpos"])))
         if data.time > self.horizon_total + 1.0:  # cannot happen with time limits; a guard against loops
             tracker.failed, tracker.failure = True, "time limit"
 

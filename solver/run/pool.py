@@ -25,6 +25,7 @@ from ..methods import get_method
 from ..physics.result import write_solution
 from ..physics.rollout import RolloutEngine
 from .feed import KeyframeFeed
+from .preview import MotionPreview
 
 _PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # above solver/run
 
@@ -48,6 +49,7 @@ class SeedRunner:
     def solve(self, seed: int) -> dict:
         start = time.perf_counter()
         last = [0.0]
+        preview = MotionPreview(self.prepared.built.model, self.task.output_fps)
 
         def progress(report: Progress) -> None:
             """Progress of this seed; with `partial` (a Solution) a playable intermediate result
@@ -64,6 +66,10 @@ class SeedRunner:
                                  "solution": entry,
                                  "result_path": os.path.abspath(os.path.join(self.out_dir, entry["npz"]))})
                 return
+            if self.events is not None and report.motion is not None:
+                event = preview.event(seed, *report.motion)
+                if event is not None:
+                    self.events(event)
             if self.events is not None and (now - last[0] > 0.2 or fraction >= 1.0):
                 last[0] = now
                 event = {"event": Event.PROGRESS, "seed": seed, "fraction": round(float(fraction), 4),

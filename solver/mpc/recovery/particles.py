@@ -213,7 +213,7 @@ def _segment_progress(progress, k: int, i: int, n: int, nkf: int, iterations_bef
         within = min(max(p.fraction * nkf - k, 0.0), 1.0)  # the agent's fraction of its current keyframe
         progress(Progress(min(1.0, (k + (i + within) / n) / nkf), p.cost, reached=k, keyframes=nkf,
                           iterations=p.iterations + iterations_before, retries=retries, backups=backups,
-                          motion_time=p.motion_time))
+                          motion_time=p.motion_time, motion=p.motion if i == 0 else None))  # one particle shown
     return report
 
 

@@ -1,0 +1,60 @@
+"""The motion as it is found: while a contact solve runs, `preview` events carry the frames it has committed,
+and a retry or a back-up rewinds them. Applied in order, each seed's events give exactly its result's frames
+(quaternions up to sign) wherever they overlap — the retried and backed-up seed too, whose events go back."""
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import mujoco
+import numpy as np
+import pytest
+
+from solver.run.preview import CHUNK_FRAMES, apply, canonical
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    """The armchair's first two keyframes, 0.3 s each, on a small budget: seed 1 misses, is retried once
+    and backs up once (as `test_ray` has it)."""
+    doc = json.loads((ROOT / "scenes/tasks/armchair_stand_sit_stand.json").read_text())
+    doc["keyframes"] = doc["keyframes"][:2]
+    for kf in doc["keyframes"]:
+        kf["time_limit"] = 0.3
+    doc["settings"].update(backups=1, segment_retries=1, rollouts=16, max_iterations=2)
+    folder = tmp_path_factory.mktemp("preview")
+    task = folder / "task.json"
+    task.write_text(json.dumps(doc))
+    out = folder / "out"
+    proc = subprocess.run([sys.executable, "-m", "solver", "run", str(task), "--out", str(out), "--jsonl",
+                           "--num-seeds", "2", "--workers", "2"], cwd=ROOT, capture_output=True, text=True,
+                          timeout=1800)  # a hang guard only
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return out, [json.loads(line) for line in proc.stdout.splitlines()]
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_preview_frames_arrive_while_the_solve_runs_and_are_its_results_frames(run, seed):
+    out, events = run
+    mine = [e for e in events if e.get("seed") == seed and e["event"] == "preview"]
+    solved = next(i for i, e in enumerate(events) if e["event"] == "solution" and e["solution"]["seed"] == seed)
+    assert mine and all(events.index(e) < solved for e in mine)  # while it runs, not after
+    frames, rewinds, sent = None, 0, 0
+    for e in mine:
+        assert e["fps"] == 30.0 and e["frames"] >= 0
+        rewinds += e["first_frame"] < sent
+        frames = apply(frames, e)
+        sent = len(frames)
+        assert frames.shape[1] == e["nq"]
+    model = mujoco.MjModel.from_xml_path(str(out / "model.xml"))
+    with np.load(out / f"seed_{seed}" / "result.npz") as z:
+        final = canonical(model, z["frame_qpos"])
+    assert len(final) - CHUNK_FRAMES <= len(frames) <= len(final)  # all but the last chunk shown before the end
+    np.testing.assert_array_equal(frames, final[:len(frames)])
+    log = json.loads((out / f"seed_{seed}" / "entry.json").read_text())["particles"]
+    if seed == 1:  # its retry and back-up went back over frames already shown
+        assert log["backups"] == 1 and rewinds >= 1
+    else:
+        assert log["backups"] == 0 and rewinds == 0
