@@ -1,5 +1,6 @@
 """Ghosts: several solutions seen at once in the 3D viewport, each in its own colour, beside the one
-previewed on the rig — to compare alternatives without baking any.
+previewed on the rig — to compare alternatives without baking any (and, drawn by the same handler, a
+running solve's motion as it is found: `live_preview`).
 
 A ghost is the character's skeleton (a line from each body to each child) and its capsules' axes,
 drawn by a viewport draw handler at the scene's current frame. Nothing is added to the animator's
@@ -85,7 +86,12 @@ def forget() -> None:
 def _draw():
     import gpu
     from gpu_extras.batch import batch_for_shader
+
+    from .live_preview import live_lines
     coords, colors = ghost_lines(bpy.context.scene)
+    live, live_colors = live_lines(bpy.context.scene)  # the running solve's motion as it is found
+    if len(live):
+        coords, colors = np.concatenate([coords, live]), np.concatenate([colors, live_colors])
     if not len(coords):
         return
     shader = gpu.shader.from_builtin("FLAT_COLOR")

@@ -31,6 +31,10 @@ def handle_events(scene, job, events, warn=None) -> str | None:
             props.status = job.progress.text(time.perf_counter() - job.started)
         if kind in (Event.SOLUTION, Event.STAGE):
             add_from_event(scene, e, job.context)
+            if kind == Event.SOLUTION and getattr(job, "live", None) is not None:
+                job.live.done(int(e["solution"]["seed"]))
+        elif kind == Event.PREVIEW:
+            live_preview(job).update(e)
         elif kind == Event.SEED_FAILED:
             props.status = rpt_("seed {} failed: {}").format(e['seed'], e['message'])
         elif kind == Event.SEED_RETRY:
@@ -49,7 +53,25 @@ def handle_events(scene, job, events, warn=None) -> str | None:
         elif kind == EXIT and e["returncode"] not in (0, None) and error is None:
             error = rpt_("the solver stopped (exit {}): {}").format(
                 e["returncode"], job.stderr_tail(3) or rpt_("see {}").format(job.log_path))
+    if any(e.get("event") == Event.PREVIEW for e in events):
+        redraw_viewports()
     return error
+
+
+def live_preview(job):
+    """The job's live preview (`live_preview.LivePreview`), made on first use."""
+    from .live_preview import LivePreview
+    if getattr(job, "live", None) is None:
+        job.live = LivePreview(job.out, job.context.get("start_frame", 1))
+    return job.live
+
+
+def redraw_viewports() -> None:
+    """Ask every 3D viewport to draw again (the live ghosts moved)."""
+    for window in getattr(bpy.context.window_manager, "windows", []):
+        for area in window.screen.areas:
+            if area.type == "VIEW_3D":
+                area.tag_redraw()
 
 
 class _Solve:

@@ -1,0 +1,69 @@
+"""The motion as it is found: while a solve runs, each seed's committed motion (the solver's `preview`
+events, `solver/run/preview.py`) is drawn in the viewport as a ghost in its own colour, the character's
+skeleton at the scene's current frame — or, past what has been found, at the latest frame found, so the
+solve's front is what the animator sees while the timeline stands. Nothing is added to the scene and
+nothing touches the animator's action; a seed's live ghost goes when its solution arrives (the solution
+row takes over) or the solve ends. Retries and back-ups rewind it as they rewind the solve."""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from ..solver.run.preview import apply
+from .ghosts import segments
+
+LIVE_COLOR = (1.0, 0.55, 0.1, 0.9)  # orange: not any solution's ghost colour
+
+
+class LivePreview:
+    """One running solve's preview: per seed, the frames found so far and their ghost geometry."""
+
+    def __init__(self, folder: str, start_frame: int):
+        self.folder, self.start_frame = folder, int(start_frame)
+        self.model = None
+        self.frames: dict[int, np.ndarray] = {}  # seed → (F, nq) float32
+        self.geometry: dict[int, np.ndarray] = {}  # seed → (F, S, 2, 3) float32
+        self.fps: dict[int, float] = {}
+
+    def _model(self):
+        if self.model is None:
+            import mujoco
+            self.model = mujoco.MjModel.from_xml_path(os.path.join(self.folder, "model.xml"))
+        return self.model
+
+    def update(self, event: dict) -> None:
+        """Take one `preview` event: the seed's frames from `first_frame` on replaced by the event's."""
+        seed, first = int(event["seed"]), int(event["first_frame"])
+        frames = apply(self.frames.get(seed), event)
+        new = frames[first:]
+        old = self.geometry.get(seed)
+        geometry = segments(self._model(), new.astype(float))
+        self.geometry[seed] = geometry if old is None else np.concatenate([old[:first], geometry])
+        self.frames[seed], self.fps[seed] = frames, float(event["fps"])
+
+    def done(self, seed: int) -> None:
+        """The seed's solution arrived: its live ghost goes."""
+        for store in (self.frames, self.geometry, self.fps):
+            store.pop(seed, None)
+
+    def lines(self, frame: float, scene_fps: float) -> np.ndarray:
+        """(N, 3) segment end points of every seed's pose at the scene's `frame` (its latest pose past it)."""
+        out = []
+        t = (frame - self.start_frame) / scene_fps
+        for seed, geometry in self.geometry.items():
+            if len(geometry):
+                f = int(np.clip(np.floor(t * self.fps[seed] + 1e-6), 0, len(geometry) - 1))
+                out.append(geometry[f].reshape(-1, 3))
+        return np.concatenate(out) if out else np.zeros((0, 3), np.float32)
+
+
+def live_lines(scene) -> tuple[np.ndarray, np.ndarray]:
+    """(coords, colors) of the live ghosts of the solve running in `scene` (none: empty)."""
+    from .session import job_for
+    from .timeline import scene_fps
+    job = job_for(scene)
+    preview = getattr(job, "live", None) if job is not None else None
+    coords = preview.lines(scene.frame_current + scene.frame_subframe, scene_fps(scene)) if preview else \
+        np.zeros((0, 3), np.float32)
+    return coords.astype(np.float32), np.broadcast_to(np.asarray(LIVE_COLOR, np.float32), (len(coords), 4))
