@@ -13,6 +13,7 @@ import numpy as np
 
 from .timeline import scene_fps
 
+LIVE_COLOR = (1.0, 0.55, 0.1, 0.9)  # a running solve's live ghost: orange, not any solution's colour
 _cache: dict = {}  # (result path, fps) → (frame times (F,), segment end points (F, S, 2, 3) float32)
 _handles: list = []
 
@@ -78,6 +79,17 @@ def ghost_lines(scene) -> tuple[np.ndarray, np.ndarray]:
     return np.concatenate(coords), np.concatenate(colors)
 
 
+def live_lines(scene) -> tuple[np.ndarray, np.ndarray]:
+    """(coords, colors) of the live ghosts of the solve running in `scene` (its `live_preview.LivePreview`;
+    none: empty)."""
+    from .session import job_for
+    job = job_for(scene)
+    live = getattr(job, "live", None) if job is not None else None
+    coords = live.lines(scene.frame_current + scene.frame_subframe, scene_fps(scene)) if live else \
+        np.zeros((0, 3), np.float32)
+    return coords.astype(np.float32), np.broadcast_to(np.asarray(LIVE_COLOR, np.float32), (len(coords), 4))
+
+
 def forget() -> None:
     """Drop the cached geometry (a new solve, a loaded file: the files may have changed)."""
     _cache.clear()
@@ -87,7 +99,6 @@ def _draw():
     import gpu
     from gpu_extras.batch import batch_for_shader
 
-    from .live_preview import live_lines
     coords, colors = ghost_lines(bpy.context.scene)
     live, live_colors = live_lines(bpy.context.scene)  # the running solve's motion as it is found
     if len(live):

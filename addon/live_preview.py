@@ -3,17 +3,16 @@ events, `solver/run/preview.py`) is drawn in the viewport as a ghost in its own 
 skeleton at the scene's current frame — or, past what has been found, at the latest frame found, so the
 solve's front is what the animator sees while the timeline stands. Nothing is added to the scene and
 nothing touches the animator's action; a seed's live ghost goes when its solution arrives (the solution
-row takes over) or the solve ends. Retries and back-ups rewind it as they rewind the solve."""
+row takes over) or the solve ends. Retries and back-ups rewind it as they rewind the solve. `ghosts` draws
+it (`ghosts.live_lines`)."""
 from __future__ import annotations
 
 import os
 
 import numpy as np
 
-from ..solver.run.preview import apply
+from ..solver.formats.preview_frames import apply
 from .ghosts import segments
-
-LIVE_COLOR = (1.0, 0.55, 0.1, 0.9)  # orange: not any solution's ghost colour
 
 
 class LivePreview:
@@ -57,13 +56,3 @@ class LivePreview:
                 out.append(geometry[f].reshape(-1, 3))
         return np.concatenate(out) if out else np.zeros((0, 3), np.float32)
 
-
-def live_lines(scene) -> tuple[np.ndarray, np.ndarray]:
-    """(coords, colors) of the live ghosts of the solve running in `scene` (none: empty)."""
-    from .session import job_for
-    from .timeline import scene_fps
-    job = job_for(scene)
-    preview = getattr(job, "live", None) if job is not None else None
-    coords = preview.lines(scene.frame_current + scene.frame_subframe, scene_fps(scene)) if preview else \
-        np.zeros((0, 3), np.float32)
-    return coords.astype(np.float32), np.broadcast_to(np.asarray(LIVE_COLOR, np.float32), (len(coords), 4))

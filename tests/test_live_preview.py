@@ -9,7 +9,7 @@ import mujoco
 import numpy as np
 from blender_env import addon, installed_extension
 
-from solver.run.preview import canonical
+from solver.formats.preview_frames import canonical
 
 
 def test_the_committed_motion_is_drawn_while_the_solve_runs_and_is_the_solutions():
@@ -20,7 +20,7 @@ def test_the_committed_motion_is_drawn_while_the_solve_runs_and_is_the_solutions
     props = scene.physkey
     props.settings_json = json.dumps({"rollouts": 12, "max_iterations": 2, "segment_retries": 0, "backups": 0})
     props.num_seeds = 2
-    solve_ops, live_preview = addon(module, "solve_ops"), addon(module, "live_preview")
+    solve_ops, ghosts = addon(module, "solve_ops"), addon(module, "ghosts")
     seen = []  # per batch of events handled: seed → (frames so far, the live ghost's lines at the start frame)
     original = solve_ops.handle_events
 
@@ -28,8 +28,8 @@ def test_the_committed_motion_is_drawn_while_the_solve_runs_and_is_the_solutions
         error = original(scene_, job, events, warn)
         live = getattr(job, "live", None)
         if live is not None and live.frames:
-            coords, colors = live_preview.live_lines(scene_)
-            assert len(coords) and np.allclose(colors, live_preview.LIVE_COLOR)
+            coords, colors = ghosts.live_lines(scene_)
+            assert len(coords) and np.allclose(colors, ghosts.LIVE_COLOR)
             seen.append({seed: frames.copy() for seed, frames in live.frames.items()})
         return error
     solve_ops.handle_events = watching
@@ -39,7 +39,7 @@ def test_the_committed_motion_is_drawn_while_the_solve_runs_and_is_the_solutions
     finally:
         solve_ops.handle_events = original
     assert len(props.solutions) == 2
-    assert len(live_preview.live_lines(scene)[0]) == 0  # the solve is over: no live ghost left
+    assert len(ghosts.live_lines(scene)[0]) == 0  # the solve is over: no live ghost left
     for item in props.solutions:
         shown = [batch[item.seed] for batch in seen if item.seed in batch]
         assert len({len(f) for f in shown}) >= 3, "the preview grew while the seed ran"

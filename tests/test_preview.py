@@ -10,7 +10,8 @@ import mujoco
 import numpy as np
 import pytest
 
-from solver.run.preview import CHUNK_FRAMES, apply, canonical
+from solver.formats.preview_frames import apply, canonical
+from solver.run.preview import CHUNK_FRAMES
 
 ROOT = Path(__file__).resolve().parents[1]
 

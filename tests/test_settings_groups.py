@@ -45,7 +45,8 @@ NEVER_READ = {"TrackSettings": {"grasp", "speed_limit", "speed_weight"}}
 
 
 # Settings added since the record, with their defaults where the task or preset does not set them.
-ADDED = {"AssistSettings": {"physical_settings": {}, "w_apex": 10.0}, "TrackSettings": {"w_slip": 20.0, "stand_ins": True}}
+ADDED = {"AssistSettings": {"physical_settings": {}, "w_apex": 10.0},
+         "TrackSettings": {"w_slip": 20.0, "stand_ins": True}}
 
 
 def _renamed(cls, flat: dict) -> dict:

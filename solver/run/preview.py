@@ -4,31 +4,21 @@ an MPC solve has committed so far, sent as `preview` events while it runs.
 Each event carries the frames from `first_frame` on, as little-endian float32 qpos rows in base64 — compact,
 nothing pickled, no file for Blender to poll. A retry or a back-up goes back to a checkpoint: the next event
 then starts at the first frame that differs from what was sent (the ones after it are replaced), so applying
-the events in order gives the motion the solve has at that moment, and, once the seed is done, its result's
-frames (the same resampling as `physics.result`). A quaternion and its negative are the same turn; rows carry
-them with w ≥ 0.
+the events in order (`formats.preview_frames.apply`) gives the motion the solve has at that moment, and,
+once the seed is done, its result's frames (the same resampling as `physics.result`).
 """
 from __future__ import annotations
-
-import base64
 
 import mujoco
 import numpy as np
 
-from ..core.resample import quaternion_columns, resample_qpos
+from ..core.resample import resample_qpos
 from ..formats.events import Event
+from ..formats.preview_frames import canonical, encode
 
 # Frames per event (a tenth of a second at 30 fps; a rewind is sent at once): counted in motion, not wall
 # time, so what a solve sends does not depend on the machine's speed.
 CHUNK_FRAMES = 3
-
-
-def canonical(model: mujoco.MjModel, qpos: np.ndarray) -> np.ndarray:
-    """float32 rows with every quaternion's w ≥ 0 (q and −q are the same turn)."""
-    out = np.array(qpos, dtype=np.float32)
-    for c in quaternion_columns(model):
-        out[:, c:c + 4] *= np.where(out[:, c:c + 1] < 0, -1.0, 1.0).astype(np.float32)
-    return out
 
 
 class MotionPreview:
@@ -63,7 +53,7 @@ class MotionPreview:
         if not len(frames) and not cut:
             return None
         return {"event": Event.PREVIEW, "seed": seed, "first_frame": first, "fps": self.fps, "nq": self.model.nq,
-                "frames": len(frames), "qpos": base64.b64encode(frames.astype("<f4").tobytes()).decode("ascii")}
+                "frames": len(frames), "qpos": encode(frames)}
 
     @staticmethod
     def _row_before(times, t: float) -> int:
@@ -73,9 +63,3 @@ class MotionPreview:
             i -= 1
         return i
 
-
-def apply(frames: np.ndarray | None, event: dict) -> np.ndarray:
-    """The preview after `event`: `frames` up to its first frame, then its rows."""
-    rows = np.frombuffer(base64.b64decode(event["qpos"]), dtype="<f4").reshape(-1, int(event["nq"]))
-    kept = frames[:int(event["first_frame"])] if frames is not None else np.zeros((0, rows.shape[1]), np.float32)
-    return np.concatenate([kept, rows])
