@@ -3,8 +3,8 @@ events, `solver/run/preview.py`) is drawn in the viewport as a ghost in its own 
 skeleton at the scene's current frame — or, past what has been found, at the latest frame found, so the
 solve's front is what the animator sees while the timeline stands. Nothing is added to the scene and
 nothing touches the animator's action; a seed's live ghost goes when its solution arrives (the solution
-row takes over) or the solve ends. Retries and back-ups rewind it as they rewind the solve. `ghosts` draws
-it (`ghosts.live_lines`)."""
+row takes over) or the solve ends; a cancelled solve keeps each unfinished seed's as a solution marked so.
+Retries and back-ups rewind it as they rewind the solve. `ghosts` draws it (`ghosts.live_lines`)."""
 from __future__ import annotations
 
 import os
@@ -56,3 +56,29 @@ class LivePreview:
                 out.append(geometry[f].reshape(-1, 3))
         return np.concatenate(out) if out else np.zeros((0, 3), np.float32)
 
+
+
+def keep_unfinished(scene, job) -> int:
+    """A cancelled solve: each seed's motion found so far (its live preview, with no solution yet) listed as a
+    solution marked unfinished, which previews, ghosts and keeps like any other (its file beside the solve's
+    others, `seed_<k>/unfinished.npz`, written whole or not at all); how many."""
+    from .solutions import add_unfinished
+    live = getattr(job, "live", None)
+    if live is None:
+        return 0
+    kept = 0
+    for seed in sorted(live.frames):
+        frames = live.frames[seed].astype(float)
+        if len(frames) < 2:
+            continue
+        times = np.arange(len(frames)) / live.fps[seed]
+        folder = os.path.join(job.out, f"seed_{seed}")
+        os.makedirs(folder, exist_ok=True)
+        path = os.path.join(folder, "unfinished.npz")
+        partial = path + ".partial.npz"
+        np.savez(partial, times=times, qpos=frames, frame_times=times, frame_qpos=frames,
+                 keyframes_reached=np.zeros(0))
+        os.replace(partial, path)
+        add_unfinished(scene, seed, path, float(times[-1]), job.context)
+        kept += 1
+    return kept

@@ -46,6 +46,14 @@ def add_from_event(scene, event: dict, context: dict) -> None:
             _add(scene, variant, event, path, context, variant=key)
 
 
+def add_unfinished(scene, seed: int, result_path: str, duration: float, context: dict) -> None:
+    """List the motion a cancelled seed had found (`live_preview.keep_unfinished`): not a success, no
+    keyframes known reached, named "seed k · unfinished"."""
+    entry = {"seed": seed, "success": False, "cost": float("nan"), "duration_s": duration,
+             "words": [rpt_("unfinished: cancelled at {:.2f} s of motion").format(duration)]}
+    _add(scene, entry, {"event": Event.SOLUTION}, result_path, context, variant="unfinished")
+
+
 def _add(scene, entry: dict, event: dict, result_path: str, context: dict, variant: str = "") -> None:
     item = scene.physkey.solutions.add()
     apply_context(item, context)

@@ -50,7 +50,8 @@ def handle_events(scene, job, events, warn=None) -> str | None:
                 (rpt_(", {} unstable").format(unstable) if unstable else "") + \
                 (rpt_(", differing by {:.0f}° at the keyframes").format(math.degrees(differ["mean_pairwise_rad"]))
                  if differ else "") + rpt_(" in {:.1f} s").format(e["wall_s"])
-        elif kind == EXIT and e["returncode"] not in (0, None) and error is None:
+        elif kind == EXIT and e["returncode"] not in (0, None) and error is None \
+                and not getattr(job, "cancelled", False):  # stopped as asked: not a failure
             error = rpt_("the solver stopped (exit {}): {}").format(
                 e["returncode"], job.stderr_tail(3) or rpt_("see {}").format(job.log_path))
     if any(e.get("event") == Event.PREVIEW for e in events):
@@ -137,6 +138,11 @@ class _Solve:
     def _finish_in(self, scene, job, error):
         job.close()
         pop_job(scene)
+        if getattr(job, "cancelled", False):  # what each unfinished seed had found is kept, marked so
+            from .live_preview import keep_unfinished
+            kept = keep_unfinished(scene, job)
+            if kept:
+                scene.physkey.status = rpt_("cancelled: {} unfinished solution(s) kept").format(kept)
         scene.physkey.running = False
         if error:
             self.report({"ERROR"}, error)
@@ -176,6 +182,7 @@ class _Solve:
         job, scene = self._job, self._scene
         if event.type == "ESC" or job_for(scene) is None:  # Esc, or Cancel pressed in the panel
             job.cancel()
+            job.cancelled = True
             scene.physkey.status = rpt_("cancelled")
         if event.type in ("TIMER", "ESC"):
             events = job.poll()
@@ -261,6 +268,7 @@ class PHYSKEY_OT_cancel_solve(bpy.types.Operator):
             self.report({"WARNING"}, "no solve is running")
             return {"CANCELLED"}
         job.cancel()
+        job.cancelled = True  # the solve's operator keeps what each unfinished seed had found
         context.scene.physkey.status = rpt_("cancelled")
         return {"FINISHED"}
 

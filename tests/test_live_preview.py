@@ -7,6 +7,7 @@ from pathlib import Path
 
 import mujoco
 import numpy as np
+import pytest
 from blender_env import addon, installed_extension
 
 from solver.formats.preview_frames import canonical
@@ -49,3 +50,43 @@ def test_the_committed_motion_is_drawn_while_the_solve_runs_and_is_the_solutions
         last = shown[-1]
         assert 0 < len(last) <= len(final)
         np.testing.assert_array_equal(last, final[:len(last)])
+
+
+def test_a_cancelled_solve_keeps_what_each_seed_had_found_as_an_unfinished_solution():
+    """Cancel once the preview shows a third of a second: each seed's motion found so far is listed as
+    "seed k · unfinished", not a success, its file holding exactly the frames shown; it previews on the rig
+    and Keep bakes it like any solution."""
+    bpy, module = installed_extension()
+    bpy.ops.wm.read_homefile(use_empty=True)
+    assert bpy.ops.physkey.load_preset(preset="armchair_stand_sit_stand") == {"FINISHED"}
+    scene = bpy.context.scene
+    props = scene.physkey
+    props.settings_json = json.dumps({"rollouts": 12, "max_iterations": 2})
+    props.num_seeds = 1
+    solve_ops = addon(module, "solve_ops")
+    shown = {}
+    original = solve_ops.handle_events
+
+    def cancelling(scene_, job, events, warn=None):
+        error = original(scene_, job, events, warn)
+        live = getattr(job, "live", None)
+        if live is not None and 0 in live.frames:
+            shown["frames"] = live.frames[0].copy()
+            if len(live.frames[0]) >= 10 and not getattr(job, "cancelled", False):
+                job.cancel()  # what Esc and the Cancel button do
+                job.cancelled = True
+        return error
+    solve_ops.handle_events = cancelling
+    try:
+        bpy.ops.physkey.solve(wait=True)
+    finally:
+        solve_ops.handle_events = original
+    (item,) = props.solutions
+    assert item.name.endswith("seed 0 · unfinished") and not item.success and item.variant == "unfinished"
+    assert "unfinished: cancelled at" in item.words and props.status.startswith("cancelled: 1 unfinished")
+    with np.load(bpy.path.abspath(item.result_path)) as z:
+        np.testing.assert_array_equal(z["frame_qpos"], shown["frames"].astype(float))
+        assert item.duration == pytest.approx(z["frame_times"][-1]) and len(z["frame_times"]) >= 10
+    props.active_solution = 0
+    assert bpy.ops.physkey.keep_solution() == {"FINISHED"}
+    assert any(a.name.endswith("_unfinished") for a in bpy.data.actions)
