@@ -32,11 +32,13 @@ def handle_events(scene, job, events, warn=None) -> str | None:
         if kind in (Event.SOLUTION, Event.STAGE):
             add_from_event(scene, e, job.context)
             if kind == Event.SOLUTION and getattr(job, "live", None) is not None:
-                job.live.done(int(e["solution"]["seed"]))
+                job.live.done(int(e["solution"]["seed"]))  # the solution's row takes over
         elif kind == Event.PREVIEW:
             live_preview(job).update(e)
         elif kind == Event.SEED_FAILED:
             props.status = rpt_("seed {} failed: {}").format(e['seed'], e['message'])
+            if getattr(job, "live", None) is not None:
+                job.live.done(int(e["seed"]))
         elif kind == Event.SEED_RETRY:
             props.status = e["message"]
         elif kind == Event.ERROR:
@@ -54,7 +56,8 @@ def handle_events(scene, job, events, warn=None) -> str | None:
                 and not getattr(job, "cancelled", False):  # stopped as asked: not a failure
             error = rpt_("the solver stopped (exit {}): {}").format(
                 e["returncode"], job.stderr_tail(3) or rpt_("see {}").format(job.log_path))
-    if any(e.get("event") == Event.PREVIEW for e in events):
+    if getattr(job, "live", None) is not None and any(  # the live ghosts moved, or went
+            e.get("event") in (Event.PREVIEW, Event.SOLUTION, Event.SEED_FAILED, EXIT) for e in events):
         redraw_viewports()
     return error
 

@@ -209,7 +209,8 @@ def task_from_scene(context, scene_desc, keyframes: list | None = None, start_fr
         sync_pose_keys(scene, active_character(context))
         task["keyframes"] = pose_keyframes_from_action(context, scene_desc, warn=warn)
     elif props.method == "track":  # Make Physical: the animation over the frame range is the reference
-        sync_pose_keys(scene, active_character(context))
+        if not sync_pose_keys(scene, active_character(context)):  # keyed poses: they alone are the keyframes
+            task["settings"].setdefault("stand_ins", False)  # (their in-betweens are interpolation)
         first, last = track_range(scene)
         if start_frame is not None:  # Solve from Here: the rest of the range
             first = start_frame
@@ -370,12 +371,12 @@ def is_dense(frames: list[int]) -> bool:
     return len(frames) >= DENSE_MIN_KEYS and len(frames) > DENSE_SHARE * (frames[-1] - frames[0] + 1)
 
 
-def sync_pose_keys(scene, obj) -> None:
+def sync_pose_keys(scene, obj) -> bool:
     """Make `scene.physkey.pose_keys` list exactly the action's keyed frames, keeping the weight and
     timing already set for frames that stay keyed (new frames: weight 1, fixed time). Make Physical
     follows a motion (a capture, a kept solve — keyed on nearly every frame) as its reference: then the
     pose keys are only the frames the animator marked as ones it must hit (`physkey.mark_pose_key`);
-    the other methods refuse such a motion, naming it."""
+    the other methods refuse such a motion, naming it. Whether the action is such a motion."""
     from .bake import BAKED
     keys = scene.physkey.pose_keys
     source = obj.physkey.animator_rig or obj  # the animator's own rig holds the keys
@@ -386,7 +387,8 @@ def sync_pose_keys(scene, obj) -> None:
                               "your keyed poses, then solve (Make Physical follows it as it is)").format(
                                   source.name, action.name))
     frames = keyed_frames(source)
-    if is_dense(frames) or (action is not None and action.get(BAKED)):
+    motion = is_dense(frames) or bool(action is not None and action.get(BAKED))
+    if motion:
         if not track:
             raise ValueError(rpt_("'{}' is keyed on {} of the {} frames it spans — a motion (a capture?), not key "
                                   "poses: Make Physical follows it; for this method key a few poses").format(
@@ -401,3 +403,4 @@ def sync_pose_keys(scene, obj) -> None:
         k.frame = f
         if f in known:
             k.weight, k.free, k.range_min, k.range_max, k.marked = known[f]
+    return motion

@@ -1,6 +1,6 @@
 """The motion as it is found, through the installed extension: while a contact solve runs, its committed
-frames reach Blender and are drawn as a live ghost (its own colour, the latest pose found once the
-playhead is past it); what arrived before each seed's solution is that solution's motion, frame for
+frames reach Blender and are drawn as a live ghost (orange, the latest pose found once the playhead is
+past it); what arrived before each seed's solution is that solution's motion, frame for
 frame; a seed's live ghost goes when its solution arrives, and every live ghost when the solve ends."""
 import json
 from pathlib import Path

@@ -488,6 +488,9 @@ def test_make_physical_tracks_the_keyed_animation_into_a_new_action():
     fps = scene.render.fps / scene.render.fps_base
     assert [round(v["time"] * fps) for v in entry["keyframes"]] == [f - frames[0] for f in frames[1:]]
     assert item.keys_total == len(frames) - 1 and item.start_frame == frames[0]
+    # keyed poses alone are its keyframes: no stand-in between them (their in-betweens are interpolation)
+    solved = json.loads((Path(bpy.path.abspath(item.result_path)).parents[1] / "task.json").read_text())
+    assert solved["settings"]["stand_ins"] is False
     scene.physkey.active_solution = 0
     assert bpy.ops.physkey.keep_solution() == {"FINISHED"}
     kept = arm.animation_data.action

@@ -200,8 +200,9 @@ class AssistSettings:
     lambda_dtheta: float = setting(0.01, "λ_Δθ: penalty on the residual PD targets", nonneg=True)
     lambda_dt: float = setting(0.1, "λ_Δt: penalty on keyframe timing changes", nonneg=True)
     w_apex: float = setting(10.0, "Weight, × the key's own, of an airborne key's apex falling short: the square of "
-                                  "how far (m) the root's highest point between the keys around it stays below the "
-                                  "keyed root height (0: off)", nonneg=True)
+                                  "how far (m) the root's highest point between the keys around it (up to the key "
+                                  "itself while it is the last one scored) stays below the keyed root height (0: "
+                                  "off)", nonneg=True)
     beta_mode: str = setting("time", "Assist modulation: time-indexed β(t), one global β, or none",
                              choices=BETA_MODES)
     curriculum: bool = setting(True, "Show early keyframes first (horizon curriculum)")
@@ -305,13 +306,14 @@ class TrackedKeyframeSettings:
     """The keyframes a tracking is judged by (`methods.track.track_keyframes`, the objective's boost)."""
     key_window: float = setting(0.25, "A keyframe counts as reached up to this long after its time", unit="s",
                                 positive=True, max=MAX_MOTION_S)
-    key_every: float = setting(1.0, "Where the task names no keyframes, one at the reference's pose every this many "
-                                    "seconds (and at its end)", unit="s", positive=True, max=MAX_MOTION_S)
+    key_every: float = setting(1.0, "A keyframe at the reference's pose every this many seconds (and at its end), "
+                                    "where the task names none or between its own (stand_ins)", unit="s",
+                               positive=True, max=MAX_MOTION_S)
     stand_ins: bool = setting(True, "Between the task's own keyframes too (the frames marked Must Hit), the "
                                     "reference's pose every key_every seconds is a keyframe: a capture with a few "
                                     "frames marked is still tracked in short segments, each checkpointed and "
                                     "retried on its own. Never for a sketch reference (its in-betweens are "
-                                    "interpolation, not poses to hit)")
+                                    "interpolation, not poses to hit); Blender turns it off for keyed poses")
     pos_tolerance: float = setting(0.15, "A keyframe's root position tolerance", unit="m", positive=True)
     angle_tolerance: float = setting(0.35, "A keyframe's root orientation tolerance", unit="rad", positive=True)
     joint_tolerance: float = setting(0.25, "A keyframe's RMS hinge angle tolerance", unit="rad", positive=True)

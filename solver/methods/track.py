@@ -5,7 +5,8 @@ The task's `reference` is the motion: `times` and `qpos` rows of the scene's mod
 `result` npz, or `{"sketch": "linear"}` (the keyframes, linearly interpolated). Its `keyframes`
 (pose keyframes with fixed times, as the assist method reads them) are the sketch: their poses are
 weighed extra at their times and each gets a verdict — reached physically, or not, and by how much
-it falls short. Without keyframes the reference's own pose every `key_every` seconds stands in.
+it falls short. Without keyframes, and between them (`stand_ins`; not for a sketch, whose
+in-betweens are interpolation), the reference's own pose every `key_every` seconds stands in.
 
 The character drives its joints with PD servos whose targets are the reference's angles; the
 planner corrects them (`actuation: "motor"` plans raw torques instead). The planner, adaptive effort,

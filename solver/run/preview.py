@@ -5,7 +5,8 @@ Each event carries the frames from `first_frame` on, as little-endian float32 qp
 nothing pickled, no file for Blender to poll. A retry or a back-up goes back to a checkpoint: the next event
 then starts at the first frame that differs from what was sent (the ones after it are replaced), so applying
 the events in order (`formats.preview_frames.apply`) gives the motion the solve has at that moment, and,
-once the seed is done, its result's frames (the same resampling as `physics.result`).
+once the seed is done, its result's frames (the same resampling as `physics.result`) — with one particle;
+with more, the first particle's attempt is shown (`mpc.recovery.particles`), which the result need not be.
 """
 from __future__ import annotations
 
