@@ -306,6 +306,11 @@ class PHYSKEY_PG_scene(bpy.types.PropertyGroup):
     pose_keys: CollectionProperty(type=PHYSKEY_PG_pose_key)
     active_pose_key: bpy.props.IntProperty(default=0)
     num_seeds: bpy.props.IntProperty(default=3, min=1, max=64, description="Alternative solutions to compute")
+    quality: EnumProperty(name="Quality", items=[("final", "Final", "Every method's defaults: the clip to keep"),
+                                 ("draft", "Draft", "A plausible first motion quickly, for a look: fewer samples, no "
+                                                    "retries or back-ups, no physical versions (set over the fields "
+                                                    "below; More still wins)")],
+                          default="final", description="How much work a solve does")
     solutions: CollectionProperty(type=PHYSKEY_PG_solution)
     active_solution: bpy.props.IntProperty(default=-1, update=_preview_selected)
     progress: FloatProperty(default=0.0, min=0.0, max=1.0, subtype="FACTOR")

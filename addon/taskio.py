@@ -145,11 +145,14 @@ def shadowed_settings(props) -> list[str]:
 
 
 def settings_from_scene(props) -> dict:
-    """The method's settings: the panel's fields, then anything in `settings_json` (the panel's More,
-    which names the fields it overrides: `shadowed_settings`) on top."""
+    """The method's settings: the panel's fields, Draft's over them (`quality`), then anything in
+    `settings_json` (the panel's More, which names the fields it overrides: `shadowed_settings`) on top."""
     out = {key: getattr(props, field) for field, key in FIELDS.get(props.method, {}).items()}
     if props.method in ("contact", "track") and props.mpc_effort == "fixed":  # no budget: adaptive effort
         out["budget"] = props.mpc_budget
+    if props.quality == "draft":  # over the fields, under More
+        from ..solver.formats.settings import draft
+        out = draft(props.method, out)
     out.update(json.loads(props.settings_json or "{}"))
     return out
 

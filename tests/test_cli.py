@@ -184,3 +184,25 @@ def test_the_progress_bar_shows_an_assisted_search_started_over(capsys):
     assisted, contact = capsys.readouterr().err.split("\r")[1:]
     assert "retries 1" in assisted and "back-ups" not in assisted
     assert "keyframe 2/4  retries 0, back-ups 1" in contact
+
+
+def test_draft_quality_sets_its_documented_settings_over_the_tasks_and_says_so(tmp_path):
+    """`run --draft`: the task as solved (its task.json) has DRAFT's settings for its method over its own, and
+    the start event's notes say what Draft set; the settings reference lists the same values."""
+    from solver.formats.settings import DRAFT
+    doc = json.loads((ROOT / "tests/data/golden/contact_partwise.json").read_text())  # two 0.3 s keyframes
+    doc["settings"]["rollouts"] = 45
+    task = tmp_path / "task.json"
+    task.write_text(json.dumps(doc))
+    rc, stdout, stderr = run_cli("run", task, "--out", tmp_path / "out", "--jsonl", "--draft", "--workers", "0")
+    assert rc == 0, stderr
+    solved = json.loads((tmp_path / "out" / "task.json").read_text())["settings"]
+    assert DRAFT["contact"] == {"rollouts": 20, "max_iterations": 3, "segment_retries": 0, "backups": 0}
+    assert {k: solved[k] for k in DRAFT["contact"]} == DRAFT["contact"]
+    assert solved["planner"] == doc["settings"]["planner"] and solved["budget"] == doc["settings"]["budget"]
+    start = json.loads(stdout.splitlines()[0])
+    assert "Draft quality: rollouts 20, max_iterations 3, segment_retries 0, backups 0" in start["notes"]
+    reference = (ROOT / "docs" / "SETTINGS.md").read_text()
+    for method, values in DRAFT.items():
+        if values:
+            assert f"| {method} | " + ", ".join(f"`{k}` {json.dumps(v)}" for k, v in values.items()) in reference

@@ -163,6 +163,28 @@ def test_method_settings_fields_round_trip():
     assert got["lambda_beta"] == pytest.approx(10.0) and got["curriculum"] is False and got["population"] == 48
 
 
+def test_draft_sets_its_documented_settings_over_the_fields_and_more_still_wins():
+    bpy, module = installed_extension()
+    bpy.ops.wm.read_homefile(use_empty=True)
+    taskio = addon(module, "taskio")
+    props = bpy.context.scene.physkey
+    assert props.quality == "final"
+    props.method = "contact"
+    taskio.settings_to_scene(props, "contact", {"rollouts": 45, "planner": "partwise", "particles": 1})
+    final = taskio.settings_from_scene(props)
+    assert final == {"rollouts": 45, "planner": "partwise", "particles": 1, "grasp": "friction"}
+    props.quality = "draft"
+    assert taskio.settings_from_scene(props) == dict(final, rollouts=20, max_iterations=3, segment_retries=0,
+                                                     backups=0)
+    props.settings_json = json.dumps({"rollouts": 30})  # the animator's own word is the last
+    assert taskio.settings_from_scene(props)["rollouts"] == 30
+    props.settings_json, props.method = "", "assist"
+    got = taskio.settings_from_scene(props)
+    assert got["samples"] == 2000 and got["physical"] is False and got["replans"] == 0 and got["search_restarts"] == 0
+    props.method = "simulate"
+    assert taskio.settings_from_scene(props) == {}
+
+
 def test_a_planner_the_menu_does_not_list_stays_in_the_json():
     bpy, module = installed_extension()
     bpy.ops.wm.read_homefile(use_empty=True)

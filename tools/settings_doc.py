@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from solver.core.registry import METHODS, PLANNERS  # noqa: E402
-from solver.formats.settings import RENAMED, field_default, groups_of  # noqa: E402
+from solver.formats.settings import DRAFT, RENAMED, field_default, groups_of  # noqa: E402
 from solver.methods import get_method  # noqa: E402
 from solver.mpc.planners.base import planner_class  # noqa: E402
 
@@ -308,6 +308,20 @@ def intro(takers: list[str], options_path: str, options: dict[str, type]) -> lis
     ]
 
 
+def quality_section() -> list[str]:
+    """Draft quality: what it sets per method (`solver run --draft`, Blender's Quality menu)."""
+    lines = ["## Quality: Draft and Final", "",
+             "*Final* is every method's defaults above, for the clip to keep. *Draft* (`python -m solver run TASK "
+             "--draft`, Blender's Quality menu) is a plausible first motion quickly, for a look: it sets these "
+             "over the task's own settings (in Blender over the panel's fields; More still wins). Its figures: "
+             "benchmarks/RESULTS.md, \"Draft and Final\".", "",
+             "| Method | Draft sets |", "|---|---|"]
+    for method, values in DRAFT.items():
+        lines.append(f"| {method} | " + (", ".join(f"`{k}` {json.dumps(v)}" for k, v in values.items())
+                                        or "nothing (Draft is Final)") + " |")
+    return lines + [""]
+
+
 def render() -> str:
     """The whole of docs/SETTINGS.md, from the registry and the settings' metadata."""
     methods = method_classes()
@@ -325,6 +339,7 @@ def render() -> str:
             readers.setdefault(type(f.default_factory()), []).extend(ms)
     for cls, path in paths.items():
         lines += settings_section(cls, path, methods.get(cls, []), documented, readers.get(cls, []))
+    lines += quality_section()
     lines += ["## Planner options", "",
               f"Each planner's options, for `{options_path}` when the settings choose that planner.", ""]
     for name, cls in options.items():

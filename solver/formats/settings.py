@@ -415,3 +415,19 @@ def contact_settings(**flat) -> ContactSettings:
 def track_settings(**flat) -> TrackSettings:
     """TrackSettings from flat names (scripts, tests)."""
     return method_settings(TrackSettings, flat)
+
+
+# Quality: Final is every method's defaults, for the clip to keep; Draft is a plausible first motion quickly, for
+# a look (`solver run --draft`, Blender's Quality menu): fewer samples, no retries, no back-ups, no physical
+# versions (benchmarks/RESULTS.md, "Draft and Final"). A task's own settings are overridden where Draft sets them.
+DRAFT: dict[str, dict[str, Any]] = {
+    "contact": {"rollouts": 20, "max_iterations": 3, "segment_retries": 0, "backups": 0},
+    "track": {"rollouts": 20, "max_iterations": 3, "segment_retries": 0, "backups": 0},
+    "assist": {"samples": 2000, "search_restarts": 0, "replans": 0, "physical": False},
+    "simulate": {},
+}
+
+
+def draft(method: str, settings: dict[str, Any]) -> dict[str, Any]:
+    """`settings` (a task's, flat) at Draft quality: DRAFT's for `method` over them."""
+    return dict(settings, **DRAFT.get(method, {}))

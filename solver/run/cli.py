@@ -93,11 +93,21 @@ def prepare_task(task, num_seeds=None):
     return task, method.prepare(task)
 
 
-def _prepare(task_path: str, num_seeds=None, character: str | None = None, notes: list[str] | None = None):
+def _prepare(task_path: str, num_seeds=None, character: str | None = None, notes: list[str] | None = None,
+             draft: bool = False):
     """(task, prepared) of the task file, its character replaced by the one in `character` (a file) when
-    given; what that changed is appended to `notes`."""
+    given, at Draft quality with `draft` (`formats.settings.DRAFT`); what that changed is appended to
+    `notes`."""
     from ..formats.task import load_task
     task = load_task(task_path)
+    if draft:
+        import dataclasses
+
+        from ..formats.settings import DRAFT
+        from ..formats.settings import draft as at_draft
+        task = dataclasses.replace(task, settings=at_draft(task.method, task.settings))
+        if notes is not None and DRAFT.get(task.method):
+            notes.append("Draft quality: " + ", ".join(f"{k} {v}" for k, v in DRAFT[task.method].items()))
     if character is not None:
         from ..physics.character_start import with_character
         task = with_character(task, character, [] if notes is None else notes)
@@ -159,7 +169,7 @@ def cmd_run(args, emit: Events) -> int:
     _check_run_options(args)
     _check_out_dir(args.out)
     notes: list[str] = []  # everything is checked before --out is touched
-    task, prepared = _prepare(args.task, args.num_seeds, args.character, notes)
+    task, prepared = _prepare(args.task, args.num_seeds, args.character, notes, args.draft)
     workers = args.workers if args.workers is not None else min(len(task.seeds), os.cpu_count() or 1)
     if len(task.seeds) == 1 and args.workers is None:
         workers = 0
@@ -311,6 +321,8 @@ def build_parser(prog: str = "python -m solver") -> argparse.ArgumentParser:
                    help="where seeds run: this machine's process pool, or a Ray cluster (pip install physkey[ray])")
     r.add_argument("--address", default=None,
                    help="with --backend ray: the cluster (host:port; default $RAY_ADDRESS, else a Ray started here)")
+    r.add_argument("--draft", action="store_true",
+                   help="Draft quality: a plausible first motion quickly (fewer samples, no retries; docs/SETTINGS.md)")
     r.add_argument("--jsonl", action="store_true", help="print one JSON event per line")
     r.add_argument("--exit-with-stdin", action="store_true",
                    help="stop when stdin closes (the parent is gone): for callers like Blender that hold a pipe")
