@@ -1,4 +1,4 @@
-"""The motion as it is found: while a solve runs, each seed's committed motion (the solver's `preview`
+"""The motion as it is found: while a solve runs, each seed's motion so far (the solver's `preview`
 events, `solver/run/preview.py`) is drawn in the viewport as an orange ghost (every seed's alike), the character's
 skeleton at the scene's current frame — or, past what has been found, at the latest frame found, so the
 solve's front is what the animator sees while the timeline stands. Nothing is added to the scene and

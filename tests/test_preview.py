@@ -1,9 +1,11 @@
 """The motion as it is found: while a contact solve runs, `preview` events carry the frames it has committed,
-and a retry or a back-up rewinds them. Applied in order, each seed's events give exactly its result's frames
-(quaternions up to sign) wherever they overlap — the retried and backed-up seed too, whose events go back."""
+and a retry or a back-up rewinds them; an assisted search sends its best motion so far. Applied in order,
+each seed's events give exactly its result's frames (quaternions up to sign) wherever they overlap — the
+retried and backed-up seed too, whose events go back."""
 import json
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import mujoco
@@ -59,3 +61,29 @@ def test_preview_frames_arrive_while_the_solve_runs_and_are_its_results_frames(r
         assert log["backups"] == 1 and rewinds >= 1
     else:
         assert log["backups"] == 0 and rewinds == 0
+
+
+def test_an_assisted_search_shows_its_best_motion_so_far_and_ends_on_the_solutions():
+    """The assisted search sends its best rollout each time one is found (the curriculum's stages included),
+    from the start pose; the last is the solution's motion, frame for frame."""
+    doc = json.loads((ROOT / "scenes/tasks/assist_sit_armchair.json").read_text())
+    doc["settings"] = {"population": 8, "samples": 400, "search_restarts": 0, "replans": 0, "physical": False}
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "task.json"
+        path.write_text(json.dumps(doc))
+        out = Path(tmp) / "out"
+        proc = subprocess.run([sys.executable, "-m", "solver", "run", str(path), "--out", str(out), "--jsonl",
+                               "--num-seeds", "1", "--workers", "0"], cwd=ROOT, capture_output=True, text=True,
+                              timeout=1800)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        events = [json.loads(line) for line in proc.stdout.splitlines()]
+        previews = [e for e in events if e["event"] == "preview"]
+        solved = next(i for i, e in enumerate(events) if e["event"] == "solution")
+        assert len(previews) >= 2 and all(events.index(e) < solved for e in previews)
+        frames = None
+        for e in previews:
+            frames = apply(frames, e)
+        model = mujoco.MjModel.from_xml_path(str(out / "model.xml"))
+        with np.load(out / "seed_0" / "result.npz") as z:
+            final = canonical(model, z["frame_qpos"])
+    np.testing.assert_array_equal(frames, final)

@@ -88,7 +88,20 @@ class AssistOptimizer:
         end = self.p.end_step(d, upto, nstep)
         survived = np.where(np.isfinite(kf), 1.0, np.clip(traj.diverged_at / (end + 1.0), 0.0, 1.0))
         fitness = kf + self.p.apex_shortfall(d, traj.state, upto) + self.p.regularizers(d, upto, beta_scale)
-        return Evaluation(fitness=fitness, kf_error=kf, decoded=d, survived=survived)
+        return Evaluation(fitness=fitness, kf_error=kf, decoded=d, state=traj.state, survived=survived)
+
+    def motion_of(self, ev: Evaluation, i: int, upto: int) -> tuple[np.ndarray, np.ndarray]:
+        """(times, qpos) of candidate `i`'s rollout in `ev` up to its keyframe `upto`, from the start state —
+        the motion `_solution` replays for it (a live preview of the best so far); up to its blow-up if it
+        diverged."""
+        p = self.p
+        end = int(p.end_step(ev.decoded, upto, ev.state.shape[1])[i]) + 1
+        rows = ev.state[i, :end]
+        finite = np.all(np.isfinite(rows), axis=1)
+        if not finite.all():
+            rows = rows[:int(np.argmin(finite))]
+        times = np.concatenate([[float(self.state0[0])], rows[:, 0]])
+        return times, np.concatenate([self.state0[p.qpos_slice][None], rows[:, p.qpos_slice]])
 
     def strategy(self, x0: np.ndarray, stds: np.ndarray, seed: int) -> cma.CMAEvolutionStrategy:
         """A pycma strategy around x0 with per-parameter initial stds (× sigma0), full or separable."""
@@ -135,8 +148,10 @@ class AssistOptimizer:
                 samples += len(X)
                 stage_samples += len(X)
                 i = int(np.argmin(fit))
+                motion = None
                 if fit[i] < f_best:
                     f_best, x_best = float(fit[i]), X[i].copy()
+                    motion = self.motion_of(ev, i, upto) if np.isfinite(ev.fitness[i]) else None
                 wall = time.perf_counter() - start
                 hist.samples.append(samples)
                 hist.wall_s.append(wall)
@@ -144,7 +159,7 @@ class AssistOptimizer:
                 hist.stage.append(upto)
                 hist.beta_scale.append(scale)
                 if on_generation:
-                    on_generation(samples, f_best, upto)
+                    on_generation(samples, f_best, upto, motion)  # motion: a new best's, else None
                 out_of_budget = samples + s.population > s.samples or wall > s.max_wall_s
                 if out_of_budget and final:
                     break

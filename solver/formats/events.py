@@ -29,7 +29,8 @@ MEANING = {
     Event.PROGRESS: "a seed's fraction done and cost, and for keyframe methods the keyframes reached, "
                     "iterations, retries and back-ups (MPC methods: the motion_time simulated so far)",
     Event.STAGE: "a playable intermediate solution (an assisted solve's curriculum stage) and its file",
-    Event.PREVIEW: "a seed's motion as it is found (MPC methods): its frames from first_frame on (fps, nq; qpos "
+    Event.PREVIEW: "a seed's motion as it is found (what an MPC solve has committed, an assisted search's best so "
+                   "far): its frames from first_frame on (fps, nq; qpos "
                    "as base64 little-endian float32 rows), replacing any sent from there",
     Event.SEGMENTS: "on Ray with particles: where each particle of a keyframe segment ran",
     Event.SOLUTION: "a seed's solution: its result.json entry and the path of its result.npz",

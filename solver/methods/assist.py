@@ -150,9 +150,10 @@ def _solve(prep: AssistPrepared, seed: int, engine: RolloutEngine, progress) -> 
     attempt = 0  # the search under way: plan · (search_restarts + 1) + retry, each drawing CMA-ES noise of its own
     again = 0  # searches started over so far, over every plan: the progress's retries
 
-    def on_generation(samples, best, stage):
+    def on_generation(samples, best, stage, motion=None):  # motion: the search's new best, for a live preview
         if progress:
-            progress(Progress(share * min(samples / prep.settings.samples, 1.0), best, retries=again or None))
+            progress(Progress(share * min(samples / prep.settings.samples, 1.0), best, retries=again or None,
+                              motion=motion))
 
     def on_stage(stage, x, f):  # the first search's stages only: a search started over does not replace them
         if progress and stage < K - 1 and attempt == 0:
