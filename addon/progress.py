@@ -23,6 +23,7 @@ class SolveProgress:
         self.keyframes: int | None = None
         self.last_cost: float | None = None  # the latest seed's current planning cost
         self.motion_time: dict[int, float] = {}  # s of motion each seed's simulation has reached
+        self.retrying: tuple[int, int, int] | None = None  # (seed, keyframe, try) of the latest seed on a retry
 
     def update(self, event: dict) -> None:
         """Take one `progress` event (`seed`, `fraction`, optionally `cost`, `reached`, `keyframes`,
@@ -45,6 +46,10 @@ class SolveProgress:
             self.last_cost = float(event["cost"])
         if event.get("motion_time") is not None:
             self.motion_time[seed] = float(event["motion_time"])
+        if event.get("attempt"):  # a keyframe's segment tried again (MPC): which keyframe, which try
+            self.retrying = (seed, int(event.get("reached", 0)) + 1, int(event["attempt"]) + 1)
+        elif "attempt" in event and self.retrying is not None and self.retrying[0] == seed:
+            self.retrying = None
 
     @property
     def overall(self) -> float:
@@ -64,6 +69,9 @@ class SolveProgress:
         if self.keyframes:
             furthest = max(self.reached.values(), default=0)
             parts.append(iface_("furthest keyframe {}/{}").format(furthest, self.keyframes))
+        if self.retrying is not None and self.keyframes:
+            seed, key, attempt = self.retrying
+            parts.append(iface_("seed {} retrying keyframe {}/{} (try {})").format(seed, key, self.keyframes, attempt))
         if self.motion_time:  # where in the clip the furthest seed is (a back-up goes back)
             parts.append(iface_("at {:.1f} s of motion").format(max(self.motion_time.values())))
         if self.iterations:

@@ -62,3 +62,15 @@ def test_the_time_reached_in_the_motion_is_the_furthest_seeds():
     for seed, t in ((0, 1.25), (1, 0.5), (0, 2.0), (0, 1.5)):
         p.update({**_event(seed, 0.2, 1, 10), "motion_time": t})
     assert "at 1.5 s of motion" in p.text(5.0)
+
+
+def test_a_keyframe_tried_again_is_named_with_its_try_until_the_seed_moves_on():
+    p = SolveProgress(num_seeds=2)
+    p.update({**_event(1, 0.3, reached=2), "attempt": 0, "retries": 0})
+    assert "retrying" not in p.text(10.0)
+    p.update({**_event(1, 0.3, reached=2), "attempt": 1, "retries": 1})
+    assert "seed 1 retrying keyframe 3/5 (try 2)" in p.text(10.0)
+    p.update({**_event(0, 0.2, reached=1), "attempt": 0})  # another seed going well says nothing of seed 1
+    assert "seed 1 retrying keyframe 3/5 (try 2)" in p.text(10.0)
+    p.update({**_event(1, 0.5, reached=3), "attempt": 0, "retries": 1})  # seed 1 got past it
+    assert "retrying" not in p.text(10.0) and "1 retries" in p.text(10.0)

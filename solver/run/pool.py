@@ -74,7 +74,7 @@ class SeedRunner:
                 last[0] = now
                 event = {"event": Event.PROGRESS, "seed": seed, "fraction": round(float(fraction), 4),
                          "cost": float(cost) if math.isfinite(cost) else None}
-                for key in ("reached", "keyframes", "iterations", "retries", "backups", "motion_time"):
+                for key in ("reached", "keyframes", "iterations", "retries", "backups", "motion_time", "attempt"):
                     if getattr(report, key) is not None:
                         event[key] = getattr(report, key)
                 self.events(event)

@@ -149,10 +149,10 @@ class _ParticleSolve:
                     for i, cp in enumerate(self.starts[k])]
             retries = sum(a["attempt"] > 0 for a in log.attempts) + (attempt > 0)
 
-            def report(j: int, spent_before: int, jobs=jobs, retries=retries):
+            def report(j: int, spent_before: int, jobs=jobs, retries=retries, attempt=attempt):
                 return _segment_progress(self.progress, k, j, self.n, nkf,
                                          log.iterations + spent_before - jobs[j].checkpoint.meta["iterations"],
-                                         retries, log.backups)
+                                         retries, log.backups, attempt)
             tries = []
             for i, outcome in enumerate(self.segments.run(jobs, report)):
                 log.iterations += outcome.iterations
@@ -203,9 +203,10 @@ class _ParticleSolve:
 
 
 def _segment_progress(progress, k: int, i: int, n: int, nkf: int, iterations_before: int, retries: int = 0,
-                      backups: int = 0):
+                      backups: int = 0, attempt: int = 0):
     """The agent's per-control-step progress as the whole solve's: segment k of nkf, particle i of n
-    (the effort of earlier particles and attempts included, and the retries and back-ups so far)."""
+    (the effort of earlier particles and attempts included, the retries and back-ups so far, and which
+    try at this segment it is)."""
     if progress is None:
         return None
 
@@ -213,7 +214,8 @@ def _segment_progress(progress, k: int, i: int, n: int, nkf: int, iterations_bef
         within = min(max(p.fraction * nkf - k, 0.0), 1.0)  # the agent's fraction of its current keyframe
         progress(Progress(min(1.0, (k + (i + within) / n) / nkf), p.cost, reached=k, keyframes=nkf,
                           iterations=p.iterations + iterations_before, retries=retries, backups=backups,
-                          motion_time=p.motion_time, motion=p.motion if i == 0 else None))  # one particle shown
+                          motion_time=p.motion_time, motion=p.motion if i == 0 else None,  # one particle shown
+                          attempt=attempt))
     return report
 
 
