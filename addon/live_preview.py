@@ -11,6 +11,7 @@ import os
 
 import numpy as np
 
+from ..solver.core.fileio import write_npz_atomic
 from ..solver.formats.preview_frames import apply
 from .ghosts import segments
 
@@ -75,10 +76,8 @@ def keep_unfinished(scene, job) -> int:
         folder = os.path.join(job.out, f"seed_{seed}")
         os.makedirs(folder, exist_ok=True)
         path = os.path.join(folder, "unfinished.npz")
-        partial = path + ".partial.npz"
-        np.savez(partial, times=times, qpos=frames, frame_times=times, frame_qpos=frames,
-                 keyframes_reached=np.zeros(0))
-        os.replace(partial, path)
+        write_npz_atomic(path, {"times": times, "qpos": frames, "frame_times": times, "frame_qpos": frames,
+                                "keyframes_reached": np.zeros(0)})
         add_unfinished(scene, seed, path, float(times[-1]), job.context)
         kept += 1
     return kept

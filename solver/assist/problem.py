@@ -13,7 +13,7 @@ import numpy as np
 
 from ..formats.pose_keyframes import Keyframes, pose_error
 from ..formats.settings import AssistSettings
-from ..physics.airborne import AIRBORNE_M, clearance_of
+from ..physics.airborne import clearance_of, in_the_air
 from ..physics.model import BuiltModel
 from ..physics.rollout import state_layout
 from .keyframe_motion import Reference
@@ -55,14 +55,9 @@ class Problem:
 
     def _airborne_keys(self) -> list[int]:
         """The keys whose pose is in the air (`physics.airborne`), the start pose not counted."""
-        clearance = clearance_of(self.built.model, self.built.character_bodies)
-        full = np.array(self.built.initial_qpos(), dtype=float)
-        out = []
-        for k in range(1, len(self.kfs.qpos)):
-            full[self.char_cols] = self.kfs.qpos[k]
-            if clearance(full) >= AIRBORNE_M:
-                out.append(k)
-        return out
+        poses = np.tile(np.asarray(self.built.initial_qpos(), dtype=float), (len(self.kfs.qpos), 1))
+        poses[:, self.char_cols] = self.kfs.qpos
+        return [k for k, _ in in_the_air(clearance_of(self.built.model, self.built.character_bodies), list(poses))]
 
     def _leads(self) -> tuple[np.ndarray, float]:
         """How far ahead (s) each servo and the assist springs read the reference.

@@ -29,6 +29,12 @@ def clearance_of(model: mujoco.MjModel, character_bodies: list[str]):
     return clearance
 
 
+def in_the_air(clearance, key_qpos: list[np.ndarray]) -> list[tuple[int, float]]:
+    """(index, keyed clearance) of each key whose pose (full qpos) is AIRBORNE_M or more off the scene, by
+    `clearance` (`clearance_of`); the start pose (key 0) is where the motion begins, not a key it goes to."""
+    return [(k, c) for k, q in enumerate(key_qpos) if k > 0 and (c := clearance(q)) >= AIRBORNE_M]
+
+
 def airborne_keys(model: mujoco.MjModel, character_bodies: list[str], key_qpos: list[np.ndarray],
                   names: list[str], key_times: list[float], times: np.ndarray, qpos: np.ndarray) -> list[dict]:
     """Per airborne key (`key_qpos`: full model poses, at `key_times` in the motion `times`/`qpos`):
@@ -38,12 +44,8 @@ def airborne_keys(model: mujoco.MjModel, character_bodies: list[str], key_qpos: 
     clearance = clearance_of(model, character_bodies)
     out = []
     times = np.asarray(times, float)
-    for k, (q, name, t) in enumerate(zip(key_qpos, names, key_times)):
-        if k == 0:  # the start pose: where the motion begins, not a key it goes to
-            continue
-        keyed = clearance(q)
-        if keyed < AIRBORNE_M:
-            continue
+    for k, keyed in in_the_air(clearance, key_qpos[:len(key_times)]):
+        name, t = names[k], key_times[k]
         lo = key_times[k - 1] if k > 0 else times[0]
         hi = key_times[k + 1] if k + 1 < len(key_times) else times[-1]
         rows = np.flatnonzero((times > lo) & (times < hi))
