@@ -4,6 +4,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
@@ -14,6 +16,21 @@ from solver.core.mujoco_log import route_warnings  # noqa: E402
 route_warnings()  # MuJoCo's warnings from in-process tests: stderr, never MUJOCO_LOG.TXT in the checkout
 
 _EXIT: dict = {}
+
+
+@pytest.fixture(scope="module")
+def fall():
+    """A passive 1.5 s simulation of the humanoid standing limp: a motion physics can certainly do (the
+    track method's tests follow it: `track_cases`)."""
+    from solver.formats.task import task_from_dict
+    from solver.methods import get_method
+    from solver.physics.rollout import RolloutEngine
+    from solver.run.cli import prepare_task
+    _, prep = prepare_task(task_from_dict({"schema_version": 1, "name": "fall", "method": "simulate",
+                                           "settings": {"duration": 1.5, "perturb": 0.0}}))
+    with RolloutEngine(prep.engine_model(), 1) as engine:
+        sol = get_method("simulate").solve(prep, 0, engine)
+    return sol.times, sol.qpos
 
 
 def pytest_configure(config):
