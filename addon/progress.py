@@ -79,8 +79,8 @@ class SolveProgress:
         retries, backups = sum(self.retries.values()), sum(self.backups.values())
         if self.backups and (retries or backups):
             parts.append(iface_("{} retries, {} back-ups").format(retries, backups))
-        elif retries:  # an assisted search starts over; it has no back-ups
-            parts.append(iface_("{} retries").format(retries))
+        elif retries:  # an assisted search that missed its 5% starts over; it has no back-ups
+            parts.append(iface_("search missed 5%, started over ({}×)").format(retries))
         if self.last_cost is not None:
             parts.append(iface_("cost {:.4g}").format(self.last_cost))
         eta = self.eta_s(elapsed_s)

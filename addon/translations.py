@@ -1662,7 +1662,7 @@ translations_tuple = (
      (("addon/progress.py:88",),
       ()),
      ),
-    (("*", "{} retries"),
+    (("*", "search missed 5%, started over ({}×)"),
      (("addon/progress.py:83",),
       ()),
      ),

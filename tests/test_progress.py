@@ -43,7 +43,7 @@ def test_an_assisted_search_started_over_shows_its_retries_alone():
     p = SolveProgress(num_seeds=2)
     p.update(_event(0, 0.3))
     p.update({**_event(1, 0.2), "retries": 1})
-    assert "1 retries" in p.text(10.0) and "back-ups" not in p.text(10.0)
+    assert "search missed 5%, started over (1×)" in p.text(10.0) and "back-ups" not in p.text(10.0)
 
 
 def test_no_estimate_before_there_is_anything_to_go_on():
@@ -66,11 +66,12 @@ def test_the_time_reached_in_the_motion_is_the_furthest_seeds():
 
 def test_a_keyframe_tried_again_is_named_with_its_try_until_the_seed_moves_on():
     p = SolveProgress(num_seeds=2)
-    p.update({**_event(1, 0.3, reached=2), "attempt": 0, "retries": 0})
+    p.update({**_event(1, 0.3, reached=2), "attempt": 0, "retries": 0, "backups": 0})
     assert "retrying" not in p.text(10.0)
-    p.update({**_event(1, 0.3, reached=2), "attempt": 1, "retries": 1})
+    p.update({**_event(1, 0.3, reached=2), "attempt": 1, "retries": 1, "backups": 0})
     assert "seed 1 retrying keyframe 3/5 (try 2)" in p.text(10.0)
-    p.update({**_event(0, 0.2, reached=1), "attempt": 0})  # another seed going well says nothing of seed 1
+    # another seed going well says nothing of seed 1
+    p.update({**_event(0, 0.2, reached=1), "attempt": 0, "retries": 0, "backups": 0})
     assert "seed 1 retrying keyframe 3/5 (try 2)" in p.text(10.0)
-    p.update({**_event(1, 0.5, reached=3), "attempt": 0, "retries": 1})  # seed 1 got past it
-    assert "retrying" not in p.text(10.0) and "1 retries" in p.text(10.0)
+    p.update({**_event(1, 0.5, reached=3), "attempt": 0, "retries": 1, "backups": 0})  # seed 1 got past it
+    assert "retrying" not in p.text(10.0) and "1 retries, 0 back-ups" in p.text(10.0)
