@@ -58,7 +58,6 @@ class LivePreview:
         return np.concatenate(out) if out else np.zeros((0, 3), np.float32)
 
 
-
 def keep_unfinished(scene, job) -> int:
     """A cancelled solve: each seed's motion found so far (its live preview, with no solution yet) listed as a
     solution marked unfinished, which previews, ghosts and keeps like any other (its file beside the solve's

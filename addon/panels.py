@@ -351,11 +351,9 @@ class PHYSKEY_PT_solve(_Sidebar, bpy.types.Panel):
         layout.prop(props, "quality", expand=True)
         col = layout.column(align=True)
         if props.quality == "draft":
-            from ..solver.formats.settings import DRAFT
-            if DRAFT.get(props.method):
-                col.label(text=iface_("Draft sets {}").format(", ".join(f"{k} {v}" for k, v in
-                                                                         DRAFT[props.method].items())),
-                          icon="INFO", translate=False)
+            from ..solver.formats.settings import draft_words
+            if draft_words(props.method):
+                col.label(text=iface_("Draft sets {}").format(draft_words(props.method)), icon="INFO", translate=False)
         if props.method in ("contact", "track"):
             col.prop(props, "mpc_rollouts", text="Rollouts")
             col.prop(props, "mpc_effort", text="Effort")

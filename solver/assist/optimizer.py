@@ -91,17 +91,16 @@ class AssistOptimizer:
         return Evaluation(fitness=fitness, kf_error=kf, decoded=d, state=traj.state, survived=survived)
 
     def motion_of(self, ev: Evaluation, i: int, upto: int) -> tuple[np.ndarray, np.ndarray]:
-        """(times, qpos) of candidate `i`'s rollout in `ev` up to its keyframe `upto`, from the start state —
-        the motion `_solution` replays for it (a live preview of the best so far); up to its blow-up if it
-        diverged."""
-        p = self.p
-        end = int(p.end_step(ev.decoded, upto, ev.state.shape[1])[i]) + 1
-        rows = ev.state[i, :end]
-        finite = np.all(np.isfinite(rows), axis=1)
-        if not finite.all():
-            rows = rows[:int(np.argmin(finite))]
+        """(times, qpos) of candidate `i`'s rollout in `ev` up to its keyframe `upto` — the motion `_solution`
+        replays for it (a live preview of the best so far). Only for a candidate with a finite fitness: one
+        that blew up before its keyframe scores +inf."""
+        end = int(self.p.end_step(ev.decoded, upto, ev.state.shape[1])[i]) + 1
+        return self.from_start(ev.state[i, :end])
+
+    def from_start(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(times, qpos) of a rollout's states `rows` with the start state before them."""
         times = np.concatenate([[float(self.state0[0])], rows[:, 0]])
-        return times, np.concatenate([self.state0[p.qpos_slice][None], rows[:, p.qpos_slice]])
+        return times, np.concatenate([self.state0[self.p.qpos_slice][None], rows[:, self.p.qpos_slice]])
 
     def strategy(self, x0: np.ndarray, stds: np.ndarray, seed: int) -> cma.CMAEvolutionStrategy:
         """A pycma strategy around x0 with per-parameter initial stds (× sigma0), full or separable."""

@@ -431,3 +431,8 @@ DRAFT: dict[str, dict[str, Any]] = {
 def draft(method: str, settings: dict[str, Any]) -> dict[str, Any]:
     """`settings` (a task's, flat) at Draft quality: DRAFT's for `method` over them."""
     return dict(settings, **DRAFT.get(method, {}))
+
+
+def draft_words(method: str) -> str:
+    """What Draft sets for `method`, as the run's note and the Solve panel say it ("" where nothing)."""
+    return ", ".join(f"{k} {v}" for k, v in DRAFT.get(method, {}).items())

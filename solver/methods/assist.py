@@ -120,9 +120,7 @@ def _solution(opt: AssistOptimizer, problem: Problem, x: np.ndarray, upto: int, 
     _, traj, beta = opt.simulate(x[None], nstep=nstep, keep=True)
     bad = int(traj.diverged_at[0])
     good = nstep if bad < 0 else bad
-    qpos = traj.state[0][:good, problem.qpos_slice]
-    times = np.concatenate([[float(opt.state0[0])], traj.state[0][:good, 0]])
-    qpos = np.concatenate([opt.state0[problem.qpos_slice][None], qpos])
+    times, qpos = opt.from_start(traj.state[0][:good])
     unstable_time = float(times[-1]) if bad >= 0 else None
     kf_times = d.keyframe_times[0, :upto + 1]
     if unstable_time is not None:  # keyframes after the blow-up were never played

@@ -19,7 +19,7 @@ from ..formats.settings import TrackSettings, method_settings
 from ..formats.solution import Progress, Solution
 from ..formats.task import Task, task_from_dict
 from ..mpc.objectives.tracking import pose_columns
-from ..physics.airborne import airborne_keys, airborne_words
+from ..physics.airborne import airborne_keys, airborne_words, rises
 from ..physics.rollout import RolloutEngine
 from .track import TRACK
 
@@ -142,7 +142,7 @@ def physical_version(prep, assisted: Solution, keyframe_times: list[float], assi
         if tracked_verdict["verdict"] == "reached" and k in low:  # its pose, not its height
             a = low[k]
             verdict = "assist only" if with_assist else "not reached"
-            why = f"rises {max(0.0, a['apex_cm']):.0f} of the {a['keyed_cm']:.0f} cm keyed"  # never "-0"
+            why = rises(a)
         elif tracked_verdict["verdict"] == "reached":
             verdict, why = "physical", None
         elif with_assist:

@@ -59,8 +59,13 @@ def airborne_keys(model: mujoco.MjModel, character_bodies: list[str], key_qpos: 
     return out
 
 
+def rises(key: dict) -> str:
+    """How high an airborne key's motion rose: "rises 6 of the 25 cm keyed" (never "-0": a foot's contact
+    depth rounds to it)."""
+    return f"rises {max(0.0, key['apex_cm']):.0f} of the {key['keyed_cm']:.0f} cm keyed"
+
+
 def airborne_words(keys: list[dict]) -> list[str]:
     """The words of airborne keys whose apex falls short: "'airborne' rises 6 of the 25 cm keyed" (not of
     one the motion stops before: where it stops says why)."""
-    return [f"'{a['name']}' rises {max(0.0, a['apex_cm']):.0f} of the {a['keyed_cm']:.0f} cm keyed"  # never "-0"
-            for a in keys if not a["reached"] and a["apex_cm"] is not None]
+    return [f"'{a['name']}' {rises(a)}" for a in keys if not a["reached"] and a["apex_cm"] is not None]

@@ -103,11 +103,11 @@ def _prepare(task_path: str, num_seeds=None, character: str | None = None, notes
     if draft:
         import dataclasses
 
-        from ..formats.settings import DRAFT
         from ..formats.settings import draft as at_draft
+        from ..formats.settings import draft_words
         task = dataclasses.replace(task, settings=at_draft(task.method, task.settings))
-        if notes is not None and DRAFT.get(task.method):
-            notes.append("Draft quality: " + ", ".join(f"{k} {v}" for k, v in DRAFT[task.method].items()))
+        if notes is not None and draft_words(task.method):
+            notes.append("Draft quality: " + draft_words(task.method))
     if character is not None:
         from ..physics.character_start import with_character
         task = with_character(task, character, [] if notes is None else notes)
