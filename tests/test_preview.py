@@ -87,3 +87,35 @@ def test_an_assisted_search_shows_its_best_motion_so_far_and_ends_on_the_solutio
         with np.load(out / "seed_0" / "result.npz") as z:
             final = canonical(model, z["frame_qpos"])
     np.testing.assert_array_equal(frames, final)
+
+
+def test_an_assisted_motions_physical_version_is_shown_as_it_is_tracked():
+    """After the search, its physical version replaces the searched motion on screen as it is tracked (from
+    the first frame where the two differ); the last frames shown are the physical version's own."""
+    doc = json.loads((ROOT / "scenes/tasks/assist_sit_armchair.json").read_text())
+    doc["settings"] = {"population": 8, "samples": 200, "search_restarts": 0, "replans": 0, "physical": True,
+                       "physical_retries": 0,
+                       "physical_settings": {"rollouts": 12, "max_iterations": 1, "segment_retries": 0}}
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "task.json"
+        path.write_text(json.dumps(doc))
+        out = Path(tmp) / "out"
+        proc = subprocess.run([sys.executable, "-m", "solver", "run", str(path), "--out", str(out), "--jsonl",
+                               "--num-seeds", "1", "--workers", "0"], cwd=ROOT, capture_output=True, text=True,
+                              timeout=1800)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        events = [json.loads(line) for line in proc.stdout.splitlines()]
+        model = mujoco.MjModel.from_xml_path(str(out / "model.xml"))
+        with np.load(out / "seed_0" / "result.npz") as z:
+            searched = canonical(model, z["frame_qpos"])
+        with np.load(out / "seed_0" / "physical.npz") as z:
+            physical = canonical(model, z["frame_qpos"])
+    frames, at_search_end = None, None
+    for e in (e for e in events if e["event"] == "preview"):
+        frames = apply(frames, e)
+        if at_search_end is None and len(frames) == len(searched) and np.array_equal(frames, searched):
+            at_search_end = len(frames)
+    assert at_search_end is not None  # the search's motion was shown whole first
+    assert len(physical) - CHUNK_FRAMES <= len(frames) <= len(physical)
+    np.testing.assert_array_equal(frames, physical[:len(frames)])
+    assert not np.array_equal(frames, searched[:len(frames)])  # replaced, not the search's motion

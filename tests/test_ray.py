@@ -134,6 +134,10 @@ def test_particles_run_as_ray_tasks_and_give_the_pools_bytes(cluster, task, tmp_
     for b in batches:
         assert len(b["ran_on"]) == 2 and all(int(p.rsplit(":", 1)[1]) != actors[b["seed"]] for p in b["ran_on"])
     assert any(e["event"] == "progress" for e in events)
+    for seed in range(2):  # the live preview: each segment's motion as it comes back (the first particle's)
+        solved = next(i for i, e in enumerate(events) if e["event"] == "solution" and e["solution"]["seed"] == seed)
+        shown = [i for i, e in enumerate(events) if e["event"] == "preview" and e["seed"] == seed]
+        assert shown and shown[-1] < solved
 
 
 @pytest.mark.parametrize("particles", [1, 2])

@@ -160,7 +160,8 @@ def _solve(prep: AssistPrepared, seed: int, engine: RolloutEngine, progress) -> 
 
     def on_tracking(p):
         if progress:
-            progress(Progress(share + (1.0 - share) * p.fraction, p.cost, retries=(again + (p.retries or 0)) or None))
+            progress(Progress(share + (1.0 - share) * p.fraction, p.cost, retries=(again + (p.retries or 0)) or None,
+                              motion=p.motion))  # the physical version as it is tracked: the live preview's
 
     kept, plans = None, []
     for plan in range(prep.settings.replans + 1):

@@ -102,7 +102,7 @@ def physical_version(prep, assisted: Solution, keyframe_times: list[float], assi
                 harder = TRACK.prepare(tracking_task(prep, assisted, keyframe_times, **RETRY))
             track_prep = first if attempt == 0 else harder
             report = None if progress is None else (
-                lambda p, a=attempt: progress(Progress(p.fraction, p.cost, retries=a or None)))
+                lambda p, a=attempt: progress(Progress(p.fraction, p.cost, retries=a or None, motion=p.motion)))
             tracked = TRACK.solve(track_prep, seed + attempt * TRY_STRIDE, engine, report, retried=retried,
                                   judge_clip=False)
             if attempt == 0:

@@ -1,6 +1,7 @@
 """A seed's motion as it is found, for a live preview: the frames (at the task's output rate) of the motion
-an MPC solve has committed so far, or of an assisted search's best motion so far (each a new record, sent
-from its first frame that differs), as `preview` events while it runs.
+an MPC solve has committed so far, or of an assisted search's best motion so far and then of its physical
+version as it is tracked (each a new record, sent from its first frame that differs), as `preview` events
+while it runs. Segments run on a Ray cluster are shown a segment at a time, as each comes back.
 
 Each event carries the frames from `first_frame` on, as little-endian float32 qpos rows in base64 — compact,
 nothing pickled, no file for Blender to poll. A retry or a back-up goes back to a checkpoint: the next event

@@ -123,9 +123,12 @@ class LocalSegments:
 
 
 def report_outcome(report: StepReport, j: int, spent_before: int, outcome: SegmentOutcome) -> None:
-    """A segment that ran elsewhere, reported when it comes back (one progress report for the segment)."""
+    """A segment that ran elsewhere, reported when it comes back (one progress report for the segment, with
+    its motion for the live preview: a segment at a time where it is not run here)."""
     callback = report(j, spent_before)
     keyframes = outcome.checkpoint.meta["tracker"]["keyframes"]
+    arrays = outcome.checkpoint.arrays
     if callback is not None and outcome.last_cost is not None:
         callback(Progress(min(outcome.index / keyframes, 1.0), outcome.last_cost, reached=outcome.index,
-                          keyframes=keyframes, iterations=int(outcome.checkpoint.meta["iterations"])))
+                          keyframes=keyframes, iterations=int(outcome.checkpoint.meta["iterations"]),
+                          motion_time=outcome.time, motion=(arrays["record.times"], arrays["record.qpos"])))
