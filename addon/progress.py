@@ -24,10 +24,13 @@ class SolveProgress:
         self.last_cost: float | None = None  # the latest seed's current planning cost
         self.motion_time: dict[int, float] = {}  # s of motion each seed's simulation has reached
         self.retrying: tuple[int, int, int] | None = None  # (seed, keyframe, try) of the latest seed on a retry
+        self.news: list[str] = []  # a search started over, a keyframe tried again: for Blender's reports, once each
+        self._told: set[tuple[int, int, int]] = set()  # the (seed, keyframe, try) already in `news`
 
     def update(self, event: dict) -> None:
         """Take one `progress` event (`seed`, `fraction`, optionally `cost`, `reached`, `keyframes`,
-        `iterations`, `retries`, `backups`); a finished seed (`solution`) counts as complete."""
+        `iterations`, `retries`, `backups`, `attempt`); a finished seed (`solution`) counts as complete.
+        A search started over or a keyframe tried again is added to `news` once."""
         seed = event.get("seed")
         if "solution" in event:  # a finished seed's event carries its solution
             seed = event["solution"]["seed"]
@@ -39,6 +42,9 @@ class SolveProgress:
             self.keyframes = int(event["keyframes"])
         if "iterations" in event:
             self.iterations[seed] = int(event["iterations"])
+        if event.get("retries") and "attempt" not in event and int(event["retries"]) > self.retries.get(seed, 0):
+            self.news.append(iface_("seed {}: search missed 5%, started over ({}×)").format(
+                seed, int(event["retries"])))
         for key, tally in (("retries", self.retries), ("backups", self.backups)):
             if event.get(key) is not None:
                 tally[seed] = max(tally.get(seed, 0), int(event[key]))
@@ -47,7 +53,12 @@ class SolveProgress:
         if event.get("motion_time") is not None:
             self.motion_time[seed] = float(event["motion_time"])
         if event.get("attempt"):  # a keyframe's segment tried again (MPC): which keyframe, which try
-            self.retrying = (seed, int(event.get("reached", 0)) + 1, int(event["attempt"]) + 1)
+            retrying = (seed, int(event.get("reached", 0)) + 1, int(event["attempt"]) + 1)
+            if retrying not in self._told and self.keyframes:
+                self._told.add(retrying)
+                self.news.append(iface_("seed {} retrying keyframe {}/{} (try {})").format(
+                    retrying[0], retrying[1], self.keyframes, retrying[2]))
+            self.retrying = retrying
         elif "attempt" in event and self.retrying is not None and self.retrying[0] == seed:
             self.retrying = None
 

@@ -27,6 +27,10 @@ def handle_events(scene, job, events, warn=None) -> str | None:
                 warn(note)
         if kind in (Event.PROGRESS, Event.SOLUTION):
             job.progress.update(e)
+            if warn is not None:  # a search started over, a keyframe tried again: in Blender's reports too
+                for line in job.progress.news:
+                    warn(line)
+            job.progress.news.clear()
             props.progress = job.progress.overall
             props.status = job.progress.text(time.perf_counter() - job.started)
         if kind in (Event.SOLUTION, Event.STAGE):

@@ -90,3 +90,26 @@ def test_a_cancelled_solve_keeps_what_each_seed_had_found_as_an_unfinished_solut
     props.active_solution = 0
     assert bpy.ops.physkey.keep_solution() == {"FINISHED"}
     assert any(a.name.endswith("_unfinished") for a in bpy.data.actions)
+
+
+def test_a_search_started_over_is_said_in_blenders_reports():
+    """An assisted search that misses its 5% (a search of 40 samples always does) starts over: Blender's
+    reports say so for the seed, once, while it runs."""
+    bpy, module = installed_extension()
+    bpy.ops.wm.read_homefile(use_empty=True)
+    assert bpy.ops.physkey.load_preset(preset="assist_sit_armchair") == {"FINISHED"}
+    props = bpy.context.scene.physkey
+    props.settings_json = json.dumps({"population": 8, "samples": 40, "search_restarts": 1, "replans": 0,
+                                      "physical": False})
+    props.num_seeds = 1
+    solve_ops = addon(module, "solve_ops")
+    said, original = [], solve_ops.handle_events
+
+    def listening(scene_, job, events, warn=None):
+        return original(scene_, job, events, lambda line: (said.append(line), warn(line)))
+    solve_ops.handle_events = listening
+    try:
+        assert bpy.ops.physkey.solve(wait=True) == {"FINISHED"}
+    finally:
+        solve_ops.handle_events = original
+    assert said.count("seed 0: search missed 5%, started over (1×)") == 1, said

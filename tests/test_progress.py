@@ -75,3 +75,14 @@ def test_a_keyframe_tried_again_is_named_with_its_try_until_the_seed_moves_on():
     assert "seed 1 retrying keyframe 3/5 (try 2)" in p.text(10.0)
     p.update({**_event(1, 0.5, reached=3), "attempt": 0, "retries": 1, "backups": 0})  # seed 1 got past it
     assert "retrying" not in p.text(10.0) and "1 retries, 0 back-ups" in p.text(10.0)
+
+
+def test_a_search_started_over_and_a_keyframe_tried_again_are_news_once_each_for_blenders_reports():
+    p = SolveProgress(num_seeds=2)
+    p.update({**_event(1, 0.2), "retries": 1})  # an assisted search (no `attempt`)
+    p.update({**_event(1, 0.3), "retries": 1})
+    p.update({**_event(0, 0.1, reached=2), "attempt": 1, "retries": 1, "backups": 0})  # MPC: keyframe 3, try 2
+    p.update({**_event(1, 0.1, reached=0), "attempt": 1, "retries": 1, "backups": 0})  # interleaved seeds
+    p.update({**_event(0, 0.1, reached=2), "attempt": 1, "retries": 1, "backups": 0})
+    assert p.news == ["seed 1: search missed 5%, started over (1×)", "seed 0 retrying keyframe 3/5 (try 2)",
+                      "seed 1 retrying keyframe 1/5 (try 2)"]
