@@ -198,7 +198,8 @@ class PHYSKEY_OT_add_pair(bpy.types.Operator):
 
 
 class PHYSKEY_OT_send_keyframe(bpy.types.Operator):
-    """Append the selected contact keyframe to the contact solve running in this scene"""
+    """Send the selected contact keyframe to the contact solve running in this scene: one the solve has (by its
+    name) is replaced for the seeds that have not started it yet, a new one is added after the others"""
     bl_idname = "physkey.send_keyframe"
     bl_label = "Send to Running Solve"
 
@@ -219,8 +220,19 @@ class PHYSKEY_OT_send_keyframe(bpy.types.Operator):
         if not (0 <= i < len(props.contact_keyframes)) or not len(props.contact_keyframes[i].pairs):
             self.report({"ERROR"}, "select a contact keyframe with at least one pair")
             return {"CANCELLED"}
-        job.send_keyframes([contact_keyframe_dict(props.contact_keyframes[i])])
-        self.report({"INFO"}, rpt_("Sent '{}' to the running solve").format(props.contact_keyframes[i].name))
+        item = props.contact_keyframes[i]
+        try:
+            index = job.solve_index(i, item.name)
+        except ValueError as e:
+            self.report({"ERROR"}, str(e))
+            return {"CANCELLED"}
+        if index is not None:
+            job.edit_keyframe(index, contact_keyframe_dict(item))
+            self.report({"INFO"}, rpt_("Sent the edited '{}' to the running solve: the seeds that have not started "
+                                       "it take it").format(item.name))
+        else:
+            job.send_keyframes([contact_keyframe_dict(item)])
+            self.report({"INFO"}, rpt_("Sent '{}' to the running solve").format(item.name))
         return {"FINISHED"}
 
 

@@ -11,6 +11,7 @@ import sys
 import threading
 import time
 
+from .i18n import rpt_
 from .progress import SolveProgress
 
 # The job's own events, beside the solver's (`solver/formats/events.py`): a line of stdout that is not
@@ -52,6 +53,9 @@ class SolveJob:
             cmd += ["--backend", "ray", "--address", cluster]
         elif workers is not None:
             cmd += ["--workers", str(workers)]
+        # the names of the solve's keyframes, in its order (those sent while it runs added): which one an edit is
+        self.keyframe_names = [k.get("name") for k in task.get("keyframes", []) if isinstance(k, dict)]
+        self.keyframe_offset = 0  # the scene's list from here on is the solve's (Solve from Here leaves out some)
         self.log_path = os.path.join(folder, "solver.log")
         self._log = open(self.log_path, "w", encoding="utf-8")
         self._log.write("$ " + " ".join(cmd) + "\n")  # what ran, for whoever reads the log after a problem
@@ -87,6 +91,27 @@ class SolveJob:
         """Contact keyframes added while the solve runs reach the running solver."""
         if self.proc.poll() is None:
             self.proc.stdin.write(json.dumps({"append_keyframes": keyframes}) + "\n")
+            self.proc.stdin.flush()
+            self.keyframe_names += [k.get("name") for k in keyframes]
+
+    def solve_index(self, list_index: int, name: str) -> int | None:
+        """The solve's index of the scene's contact keyframe `list_index` named `name`: where the list still
+        matches the solve there, else the solve's one keyframe of that name; None where it has none (a new
+        keyframe). ValueError where it has several by that name and the list has moved since."""
+        k = list_index - self.keyframe_offset
+        if 0 <= k < len(self.keyframe_names) and self.keyframe_names[k] == name:
+            return k
+        same = [k for k, n in enumerate(self.keyframe_names) if n == name]
+        if len(same) > 1:
+            raise ValueError(rpt_("the running solve has {} keyframes named '{}': rename this one to send it").format(
+                len(same), name))
+        return same[0] if same else None
+
+    def edit_keyframe(self, index: int, keyframe: dict) -> None:
+        """A contact keyframe of the solve (`index` in its order) edited while it runs: the seeds that have not
+        started it take the edit."""
+        if self.proc.poll() is None:
+            self.proc.stdin.write(json.dumps({"edit_keyframes": [{"index": index, "keyframe": keyframe}]}) + "\n")
             self.proc.stdin.flush()
 
     def cancel(self) -> None:

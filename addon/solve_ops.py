@@ -136,6 +136,8 @@ class _Solve:
         job = SolveJob(task, job_folder(scene), seeds, solve_context,
                        workers=min(prefs.workers, seeds) if prefs is not None and seeds > 1 else None,
                        cluster=prefs.cluster_address.strip() if prefs is not None else "")
+        if cont is not None and props.method == "contact":
+            job.keyframe_offset = cont.reached  # the list's first keyframes were reached: the solve's k is k + that
         add_job(scene, job)
         return job
 

@@ -1,8 +1,10 @@
 """The motion as it is found, through the installed extension: while a contact solve runs, its committed
 frames reach Blender and are drawn as a live ghost (orange, the latest pose found once the playhead is
 past it); what arrived before each seed's solution is that solution's motion, frame for
-frame; a seed's live ghost goes when its solution arrives, and every live ghost when the solve ends."""
+frame; a seed's live ghost goes when its solution arrives, and every live ghost when the solve ends.
+Contact keyframes edited or added while it runs reach it (steering)."""
 import json
+import time
 from pathlib import Path
 
 import mujoco
@@ -10,7 +12,7 @@ import numpy as np
 import pytest
 from blender_env import addon, installed_extension
 
-from solver.formats.preview_frames import canonical
+from solver.formats.preview_frames import apply, canonical
 
 
 def test_the_committed_motion_is_drawn_while_the_solve_runs_and_is_the_solutions():
@@ -113,3 +115,96 @@ def test_a_search_started_over_is_said_in_blenders_reports():
     finally:
         solve_ops.handle_events = original
     assert said.count("seed 0: search missed 5%, started over (1×)") == 1, said
+
+
+def _running(bpy, module, tmp_path):
+    """A contact solve of the scene, started as Solve starts it (one seed), and the session that holds it."""
+    session, taskio, job_mod = addon(module, "session"), addon(module, "taskio"), addon(module, "job")
+    scene = bpy.context.scene
+    task = taskio.task_from_scene(bpy.context, taskio.extract_scene(bpy.context))
+    job = job_mod.SolveJob(task, str(tmp_path), 1, addon(module, "solve_context").make("contact", scene.frame_start))
+    session.add_job(scene, job)
+    return session, job
+
+
+def _until(job, kinds: set, seen: list, limit_s: float = 600.0) -> None:
+    """Read the job's events into `seen` until every kind in `kinds` has come (a hang guard, not a timing)."""
+    deadline = time.time() + limit_s
+    while time.time() < deadline and not kinds <= {e.get("event") for e in seen}:
+        seen += job.poll()
+        time.sleep(0.05)
+    assert kinds <= {e.get("event") for e in seen}, [e.get("event") for e in seen][-5:]
+
+
+@pytest.mark.every_blender
+def test_keyframes_sent_to_a_running_contact_solve_are_edits_of_its_own_or_new_ones(tmp_path):
+    """One the solve has is sent as an edit of its own index (found by its place in the list, even where
+    the preset reuses a name); a new one is appended."""
+    bpy, module = installed_extension()
+    bpy.ops.wm.read_homefile(use_empty=True)
+    assert bpy.ops.physkey.load_preset(preset="armchair_stand_sit_stand") == {"FINISHED"}
+    props = bpy.context.scene.physkey
+    session, job = _running(bpy, module, tmp_path)
+    seen = []
+    try:
+        for index in (5, 2):  # 'stand', and the second 'sit_leanforward1'
+            props.active_contact_keyframe = index
+            assert bpy.ops.physkey.send_keyframe() == {"FINISHED"}
+        new = props.contact_keyframes.add()
+        new.name = "again"
+        pair = new.pairs.add()
+        pair.body1, pair.body2, pair.pos2 = "pelvis", "world", (0.0, 0.0, 0.9)
+        props.active_contact_keyframe = len(props.contact_keyframes) - 1
+        assert bpy.ops.physkey.send_keyframe() == {"FINISHED"}
+        _until(job, {"keyframes_appended"}, seen)
+    finally:
+        session.pop_job(bpy.context.scene)
+        job.close()
+    assert [e["keyframes"] for e in seen if e["event"] == "keyframes_edited"] == [[5], [2]]
+    assert [e["count"] for e in seen if e["event"] == "keyframes_appended"] == [1]
+    assert job.keyframe_names[-1] == "again"
+
+
+def test_a_keyframe_edited_while_the_solve_runs_is_solved_as_edited(tmp_path):
+    """The sit (held a second) edited, as the solve starts, into the lean before it, met at once: the solution
+    says the edit was taken, holds no sit, and is what the live preview showed."""
+    bpy, module = installed_extension()
+    bpy.ops.wm.read_homefile(use_empty=True)
+    assert bpy.ops.physkey.load_preset(preset="armchair_stand_sit_stand") == {"FINISHED"}
+    scene = bpy.context.scene
+    props = scene.physkey
+    while len(props.contact_keyframes) > 2:
+        props.contact_keyframes.remove(2)
+    for kf in props.contact_keyframes:
+        kf.time_limit = 0.3
+    props.settings_json = json.dumps({"rollouts": 12, "max_iterations": 2, "segment_retries": 0, "backups": 0})
+    sit_sustain = props.contact_keyframes[1].sustain
+    session, job = _running(bpy, module, tmp_path)
+    solve_ops = addon(module, "solve_ops")
+    seen = []
+    try:
+        lean, sit = props.contact_keyframes[0], props.contact_keyframes[1]
+        sit.pairs.clear()
+        for p in lean.pairs:
+            q = sit.pairs.add()
+            q.body1, q.pos1, q.body2, q.pos2 = p.body1, p.pos1, p.body2, p.pos2
+        sit.tolerance, sit.sustain = 0.5, 0.0
+        props.active_contact_keyframe = 1
+        assert bpy.ops.physkey.send_keyframe() == {"FINISHED"}
+        _until(job, {"solution"}, seen)
+        assert solve_ops.handle_events(scene, job, seen) is None
+    finally:
+        session.pop_job(scene)
+        job.close()
+    entry = next(e for e in seen if e["event"] == "solution")["solution"]
+    assert entry["particles"]["edits"] == [{"keyframe": 1, "name": "armchair0", "taken": True}]
+    reached = entry["keyframes_reached"]
+    assert entry["success"] and reached[1] - reached[0] < sit_sustain  # no second held in the chair
+    path = Path(bpy.path.abspath(props.solutions[0].result_path))
+    with np.load(path) as z:
+        final = canonical(mujoco.MjModel.from_xml_path(str(path.parents[1] / "model.xml")), z["frame_qpos"])
+    shown = None
+    for e in (e for e in seen if e["event"] == "preview"):
+        shown = apply(shown, e)
+    assert 0 < len(shown) <= len(final)
+    np.testing.assert_array_equal(shown, final[:len(shown)])

@@ -326,16 +326,24 @@ def test_keyframes_appended_on_stdin_reach_the_running_solve(tmp_path):
     path.write_text(json.dumps(doc))
     bad = json.dumps({"append_keyframes": [dict(second, pairs=[dict(second["pairs"][0], body1="hand_rigth")])]})
     good = json.dumps({"append_keyframes": [second]})
+    # then the appended keyframe edited (the animator moved it before the seed got there), and an edit of a
+    # keyframe the solve does not have
+    edit = json.dumps({"edit_keyframes": [{"index": 1, "keyframe": dict(second, name="moved", tolerance=0.35)}]})
+    nowhere = json.dumps({"edit_keyframes": [{"index": 2, "keyframe": second}]})
+    lines = "\n".join([bad, good, nowhere, edit]) + "\n"
     p = subprocess.run([sys.executable, "-m", "solver", "run", str(path), "--out", str(tmp_path / "o"), "--workers",
-                        "0", "--jsonl"], cwd=ROOT, input=bad + "\n" + good + "\n", capture_output=True, text=True,
-                       timeout=600)
+                        "0", "--jsonl"], cwd=ROOT, input=lines, capture_output=True, text=True, timeout=600)
     assert p.returncode == 0, p.stderr[-2000:]
     events = [json.loads(line) for line in p.stdout.splitlines()]
     errors = [e for e in events if e["event"] == "error"]
-    assert len(errors) == 1 and errors[0]["path"] == "append_keyframes[0].pairs[0].body1" and not errors[0]["fatal"]
+    assert [(e["path"], e["fatal"]) for e in errors] == [("append_keyframes[0].pairs[0].body1", False),
+                                                          ("edit_keyframes[0].index", False)]
+    assert "2 is not a keyframe of this solve (it has 2)" in errors[1]["message"]
     assert [e["count"] for e in events if e["event"] == "keyframes_appended"] == [1]
+    assert [e["keyframes"] for e in events if e["event"] == "keyframes_edited"] == [[1]]
     sol = json.loads((tmp_path / "o" / "result.json").read_text())["solutions"][0]
     assert len(sol["keyframes_reached"]) == 2 and sol["success"], sol
+    assert sol["particles"]["edits"] == [{"keyframe": 1, "name": "moved", "taken": True}]
 
 
 def test_bench_mpc_reports_table_2_measures(tmp_path):

@@ -198,7 +198,7 @@ def test_bad_particle_and_effort_settings_are_exit_2(tmp_path, field, value, wor
 def test_keyframes_appended_while_solving_are_taken_between_segments(particles):
     """A keyframe appended while the solve runs (Blender's `append_keyframes` line) is attempted
     after the ones before it, by every particle, as a single run's tracker would."""
-    from solver.formats.contact_keyframes import parse_keyframes
+    from solver.methods.contact import keyframe_changes
     doc = _prepared(particles=particles, segment_retries=0, backups=0)
     doc["keyframes"] = doc["keyframes"][:1]
     extra = dict(doc["keyframes"][0], name="again", sustain=0.05)
@@ -207,12 +207,57 @@ def test_keyframes_appended_while_solving_are_taken_between_segments(particles):
 
     def poll():
         calls.append(len(calls))
-        return parse_keyframes([extra], "append_keyframes") if len(calls) == 2 else []  # after segment 0
+        return keyframe_changes([extra], prep.built.scene) if len(calls) == 2 else []  # after segment 0
     with RolloutEngine(prep.plan.model, 2) as engine:
         run, log = run_particles(prep.agent_setup(), 0, engine, poll_keyframes=poll)
     assert run.success and log.furthest == 2 and len(run.reached) == 2
     assert run.reached[0] <= run.reached[1] and run.keyframe_index.max() >= 1
     assert [(a["keyframe"], a["survivors"] > 0) for a in log.attempts] == [(0, True), (1, True)]
+
+
+def _edit_after_segment_0(doc: dict, index: int, edited: dict):
+    """A poll that edits keyframe `index` as it is asked after segment 0 (Blender's `edit_keyframes` line)."""
+    from solver.methods.contact import keyframe_changes
+    prep = CONTACT.prepare(task_from_dict(doc))
+    calls = []
+
+    def poll():
+        calls.append(len(calls))
+        return keyframe_changes([{"edit": index, "keyframe": edited}], prep.built.scene) if len(calls) == 2 else []
+    return prep, poll
+
+
+@pytest.mark.parametrize("particles", [1, 2])
+def test_a_keyframe_edited_while_solving_is_taken_by_a_seed_that_has_not_started_it(particles, tmp_path):
+    """The sit (1 s of sustain, in a chair) edited into the lean it follows, met at once: the seed, past the
+    lean, goes for the edit, and ends as soon as it settles there instead of sitting for a second first.
+    The same with its segments run elsewhere (through disk, as on Ray)."""
+    from test_segments import ElsewhereSegments
+    doc = _prepared(particles=particles, segment_retries=0, backups=0)
+    edited = dict(doc["keyframes"][0], name="lean_again", sustain=0.0, tolerance=0.5)
+    prep, poll = _edit_after_segment_0(doc, 1, edited)
+    with RolloutEngine(prep.plan.model, 2) as engine:
+        run, log = run_particles(prep.agent_setup(), 0, engine, poll_keyframes=poll)
+        plain = run_particles(prep.agent_setup(), 0, engine)[0]
+        elsewhere = ElsewhereSegments(doc, tmp_path)
+        prep, poll = _edit_after_segment_0(doc, 1, edited)
+        there = run_particles(prep.agent_setup(), 0, engine, poll_keyframes=poll, segments=elsewhere)[0]
+        elsewhere.engine.close()
+    assert log.summary()["edits"] == [{"keyframe": 1, "name": "lean_again", "taken": True}]
+    assert run.success and plain.success
+    sit = doc["keyframes"][1]["sustain"]  # held a second (then settled) where the lean is met and settles at once
+    assert run.reached[1] - run.reached[0] < sit <= plain.reached[1] - plain.reached[0]
+    assert run.qpos.tobytes() == there.qpos.tobytes()
+
+
+def test_a_keyframe_edited_after_the_seed_reached_it_is_not_taken_and_said():
+    doc = _prepared(particles=1, segment_retries=0, backups=0)
+    prep, poll = _edit_after_segment_0(doc, 0, dict(doc["keyframes"][0], name="too_late", tolerance=0.01))
+    with RolloutEngine(prep.plan.model, 2) as engine:
+        run, log = run_particles(prep.agent_setup(), 0, engine, poll_keyframes=poll)
+        plain = run_particles(prep.agent_setup(), 0, engine)[0]
+    assert log.summary()["edits"] == [{"keyframe": 0, "name": "too_late", "taken": False}]
+    assert run.qpos.tobytes() == plain.qpos.tobytes()
 
 
 def _lineage_run(folder: Path) -> Path:

@@ -36,7 +36,7 @@ class ElsewhereSegments:
             job = jobs[j]
             cp = self._through_disk(job.checkpoint)
             moved = SegmentJob.from_plain(dict(job.to_plain(), meta=cp.meta, arrays=cp.arrays))
-            outcome = run_segment(moved, self.prep.resumer(self.engine, moved.appended))
+            outcome = run_segment(moved, self.prep.resumer(self.engine, moved.appended, moved.edited))
             outcome.checkpoint = self._through_disk(outcome.checkpoint)
             out[j] = outcome
         return out

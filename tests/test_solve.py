@@ -377,31 +377,6 @@ def test_missing_or_truncated_result_files_are_reported(tmp_path):
     assert "cannot be read" in scene.physkey.status
 
 
-@pytest.mark.every_blender
-def test_keyframe_sent_to_a_running_contact_solve(tmp_path):
-    import time
-    bpy, module = installed_extension()
-    _preset(bpy, "armchair_stand_sit_stand")
-    scene = bpy.context.scene
-    session = addon(module, "session")
-    taskio = addon(module, "taskio")
-    job_mod = addon(module, "job")
-    task = taskio.task_from_scene(bpy.context, taskio.extract_scene(bpy.context))
-    job = job_mod.SolveJob(task, str(tmp_path), 1, _context(module, task))
-    session.add_job(scene, job)
-    try:
-        scene.physkey.active_contact_keyframe = 5
-        assert bpy.ops.physkey.send_keyframe() == {"FINISHED"}
-        seen, deadline = False, time.time() + 60
-        while time.time() < deadline and not seen:
-            seen = any(e.get("event") == "keyframes_appended" for e in job.poll())
-            time.sleep(0.05)
-        assert seen
-    finally:
-        session.pop_job(scene)
-        job.close()
-
-
 def test_pushed_furniture_is_baked_too(tmp_path):
     import mujoco
     import numpy as np

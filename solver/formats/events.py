@@ -18,6 +18,7 @@ class Event(StrEnum):
     SEED_RETRY = "seed_retry"
     SEED_FAILED = "seed_failed"
     KEYFRAMES_APPENDED = "keyframes_appended"
+    KEYFRAMES_EDITED = "keyframes_edited"
     DONE = "done"
     ERROR = "error"
 
@@ -30,13 +31,15 @@ MEANING = {
                     "iterations, retries and back-ups (MPC methods: the motion_time simulated so far)",
     Event.STAGE: "a playable intermediate solution (an assisted solve's curriculum stage) and its file",
     Event.PREVIEW: "a seed's motion as it is found (what an MPC solve has committed, an assisted search's best so "
-                   "far): its frames from first_frame on (fps, nq; qpos "
+                   "far, then its physical version as tracked): its frames from first_frame on (fps, nq; qpos "
                    "as base64 little-endian float32 rows), replacing any sent from there",
     Event.SEGMENTS: "on Ray with particles: where each particle of a keyframe segment ran",
     Event.SOLUTION: "a seed's solution: its result.json entry and the path of its result.npz",
     Event.SEED_RETRY: "a worker died; the seed runs again",
     Event.SEED_FAILED: "a seed could not be solved, and why",
     Event.KEYFRAMES_APPENDED: "contact keyframes sent on stdin reached the solve",
+    Event.KEYFRAMES_EDITED: "contact keyframes edited on stdin reached the solve (taken by the seeds that have not "
+                            "started them)",
     Event.DONE: "every seed is done: the result.json and the solutions' count",
     Event.ERROR: "the solve failed (kind invalid_input with the field's path, or internal); with fatal false, "
                  "only a line sent on stdin was refused",

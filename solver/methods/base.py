@@ -115,7 +115,7 @@ class Method(ABC):
             raise InvalidInput("perturbations", f"the {self.name} method does not react to perturbations (the "
                                "contact method does)")
 
-    def check_appended(self, items: list, scene: SceneDesc, path: str) -> None:
-        """Check keyframe items appended on stdin (InvalidInput if bad); for methods with
-        `capabilities.appended_keyframes`."""
+    def check_appended(self, items: list, scene: SceneDesc, path: str) -> int:
+        """Check keyframe items appended (or edited) on stdin (InvalidInput if bad): how many keyframes they
+        make; for methods with `capabilities.appended_keyframes`."""
         raise NotImplementedError(f"the {self.name} method takes no appended keyframes")

@@ -53,12 +53,16 @@ class PlannedPrepared(Prepared):
         reference)."""
         return ContactJob()
 
-    def resumer(self, engine: RolloutEngine, appended: list | None = None) -> Callable[[Checkpoint], Agent]:
+    def resumer(self, engine: RolloutEngine, appended: list | None = None,
+                edited: dict | None = None) -> Callable[[Checkpoint], Agent]:
         """Checkpoint → its agent, ready to step on `engine` (where a particle's segment runs), with
-        the keyframes `appended` to the task while it ran (task-file JSON)."""
+        the keyframes `appended` to the task while it ran and those of its own `edited` since (index →
+        keyframe; task-file JSON)."""
         setup = self.agent_setup()
-        keyframes = self.keyframes + (_by_role(parse_keyframes(appended, "append_keyframes"), self.built.scene)
-                                      if appended else [])
+        keyframes = list(self.keyframes)
+        for index, item in (edited or {}).items():
+            keyframes[int(index)] = _by_role(parse_keyframes([item], "edit_keyframes"), self.built.scene)[0]
+        keyframes += _by_role(parse_keyframes(appended, "append_keyframes"), self.built.scene) if appended else []
         return lambda cp: setup.resume(cp, engine, keyframes)
 
     def batch(self) -> Batch:
@@ -113,6 +117,18 @@ def foot_bodies(scene: SceneDesc) -> list[str]:
     return [roles[r] for r in FOOT_SLIP_ROLES if r in roles]
 
 
+def keyframe_changes(items: list, scene: SceneDesc) -> list[tuple[int | None, object]]:
+    """The keyframe feed's items (`run.feed`) as changes, in order: (None, keyframe) appends it, (k, keyframe)
+    replaces keyframe k."""
+    out = []
+    for item in items:
+        if isinstance(item, dict) and "edit" in item:
+            out.append((int(item["edit"]), _by_role(parse_keyframes([item["keyframe"]], "edit_keyframes"), scene)[0]))
+        else:
+            out.extend((None, kf) for kf in _by_role(parse_keyframes([item], "append_keyframes"), scene))
+    return out
+
+
 def _by_role(keyframes: list, scene: SceneDesc) -> list:
     """The keyframes' pairs on the bodies playing the roles they name (`roles.by_role`)."""
     from ..builders.roles import by_role
@@ -139,19 +155,22 @@ class Contact(Method):
                                       touch_bodies=foot_bodies(scene))
         return ContactPrepared(task, settings, built, keyframes, plan)
 
-    def check_appended(self, items: list, scene: SceneDesc, path: str) -> None:
-        check_bodies(_by_role(parse_keyframes(items, path), scene), scene, path)
+    def check_appended(self, items: list, scene: SceneDesc, path: str) -> int:
+        keyframes = _by_role(parse_keyframes(items, path), scene)
+        check_bodies(keyframes, scene, path)
+        return len(keyframes)
 
     def solve(self, prep: ContactPrepared, seed: int, engine: RolloutEngine, progress=None,
               appended=None, segments=None) -> Solution:
-        poll = None if appended is None else (
-            lambda: _by_role(parse_keyframes(appended(), "append_keyframes"), prep.built.scene))
+        poll = None if appended is None else (lambda: keyframe_changes(appended(), prep.built.scene))
         run, particles = run_particles(prep.agent_setup(), seed, engine, progress, poll, segments=segments)
-        solution = _solution(prep, run)
+        solution = _solution(prep, run, particles.keyframes)
         summary = solution.summary
         summary["particles"] = particles.summary()
+        summary["words"] = [*summary["words"], *(f"'{e['name']}' was edited after this seed had reached it: solved "
+                                                 "as it was" for e in particles.edits if not e["taken"])]
         if particles.alternatives:
-            alternatives = [_solution(prep, alt) for alt in particles.alternatives]
+            alternatives = [_solution(prep, alt, particles.keyframes) for alt in particles.alternatives]
             for j, alt in enumerate(alternatives):
                 solution.variants[f"lineage_{j + 2}"] = alt
             summary["particles"]["lineage_diversity"] = motions_diversity(
@@ -165,15 +184,17 @@ class Contact(Method):
 ON_FLOOR_M = 0.15
 
 
-def paired_touch(prep: ContactPrepared, segment: np.ndarray) -> dict[str, np.ndarray]:
-    """{character body: (n,) bool, where the active keyframe (`segment`, per pose) pairs it — or a body
-    it hangs from — with a point on the floor}: a knee or a hand the animator asked to put down is no
-    stumble (a hand paired with a target in the air or on a chair that lands on the floor still is)."""
+def paired_touch(prep: ContactPrepared, segment: np.ndarray, keyframes: list | None = None) -> dict[str, np.ndarray]:
+    """{character body: (n,) bool, where the active keyframe (`segment`, per pose, of `keyframes`: the task's
+    unless changed while solving) pairs it — or a body it hangs from — with a point on the floor}: a knee or a
+    hand the animator asked to put down is no stumble (a hand paired with a target in the air or on a chair
+    that lands on the floor still is)."""
     model, bodies = prep.built.model, prep.built.character_bodies
+    keyframes = keyframes or prep.keyframes
     ours = set(bodies)
     out: dict[str, np.ndarray] = {}
-    active = np.minimum(np.asarray(segment, dtype=int), len(prep.keyframes) - 1)
-    for k, kf in enumerate(prep.keyframes):
+    active = np.minimum(np.asarray(segment, dtype=int), len(keyframes) - 1)
+    for k, kf in enumerate(keyframes):
         paired = {model.body(b).id for p in kf.pairs
                   for b, other, at in ((p.body1, p.body2, p.pos2), (p.body2, p.body1, p.pos1))
                   if b in ours and other == WORLD and at[2] < ON_FLOOR_M}
@@ -183,8 +204,10 @@ def paired_touch(prep: ContactPrepared, segment: np.ndarray) -> dict[str, np.nda
     return out
 
 
-def _solution(prep: ContactPrepared, run) -> Solution:
-    """An agent's run as a solution, with its planner's and its motion's figures."""
+def _solution(prep: ContactPrepared, run, keyframes: list | None = None) -> Solution:
+    """An agent's run as a solution, with its planner's and its motion's figures, judged by `keyframes` (the
+    solve's, those appended and edited while solving in; None: the task's)."""
+    keyframes = keyframes or prep.keyframes
     n_it = max(len(run.origins), 1)
     won_by = {name: float(np.sum(run.origins == i)) / n_it for i, name in enumerate(ORIGINS)}
     summary = {"planner": prep.settings.sampling.planner, "rollouts": prep.settings.sampling.rollouts,
@@ -196,12 +219,12 @@ def _solution(prep: ContactPrepared, run) -> Solution:
     if run.grasps:
         summary["grasps"] = run.grasps
     # Lying is meant where the active keyframe does not ask the character to stay up.
-    lying = np.array([not kf.upright for kf in prep.keyframes])
+    lying = np.array([not kf.upright for kf in keyframes])
     may_lie = lying[np.minimum(run.keyframe_index, len(lying) - 1)]
     summary["quality"] = motion_quality(prep.built.model, prep.built.character_bodies, run.times, run.qpos,
                                         may_lie, segment=run.keyframe_index, roles=prep.built.roles,
-                                        expected_touch=paired_touch(prep, run.keyframe_index))
-    summary["words"] = quality_words(summary["quality"], ends_standing=prep.keyframes[-1].style == "standing")
+                                        expected_touch=paired_touch(prep, run.keyframe_index, keyframes))
+    summary["words"] = quality_words(summary["quality"], ends_standing=keyframes[-1].style == "standing")
     return Solution(times=run.times, qpos=run.qpos, success=run.success,
                     cost=float(run.cost_per_step.mean()) if len(run.cost_per_step) else 0.0,
                     keyframes_reached=[None if t is None else round(float(t), 6) for t in run.reached],

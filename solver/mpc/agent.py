@@ -258,6 +258,23 @@ class Agent:
         self.horizon_total += longest_motion(new, self.settings)
         self.fingerprint = fingerprint(self.built, self.settings, self.tracker.keyframes)
 
+    def replace_keyframe(self, index: int, keyframe: ContactKeyframe) -> bool:
+        """Keyframe `index` edited while running: taken (True) where this run has not started planning for it;
+        one it has started or reached keeps the keyframe it had. Its checkpoints are then valid for the
+        keyframes with the edit."""
+        tracker = self.tracker
+        if index < tracker.index or (index == tracker.index and self.planned_for >= index):
+            return False
+        old = tracker.keyframes[index]
+        tracker.keyframes[index] = keyframe
+        self.horizon_total += longest_motion([keyframe], self.settings) - longest_motion([old], self.settings)
+        if index == tracker.index:  # the next to plan for: measured from here against the edited one
+            tracker.within_since, tracker.progress_mark, tracker.progress_since = None, None, None
+            if self.rec["kf_idx"][-1] == index:
+                self.rec["dist"][-1] = self.distance(keyframe)
+        self.fingerprint = fingerprint(self.built, self.settings, tracker.keyframes)
+        return True
+
     def retry_with(self, stream: dict | None, escalation: int, press: float) -> None:
         """Plan on as a retry of a failed segment: the planner's noise from the RNG state `stream`
         (None: its own, as checkpointed), `escalation` times the effort, the contact term weighed

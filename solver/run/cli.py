@@ -195,7 +195,7 @@ def cmd_run(args, emit: Events) -> int:
           "notes": notes})
     start = time.perf_counter()
     method = get_method(task.method)
-    _listen_to_stdin(args, method, prepared.built.scene, emit)
+    _listen_to_stdin(args, method, prepared, emit)
 
     def on_solution(entry):
         index.add(entry)
@@ -255,14 +255,15 @@ def _check_run_options(args) -> None:
         raise InvalidInput("--workers", "0 (inline) is the local backend's; with --backend ray give 1 or more")
 
 
-def _listen_to_stdin(args, method, scene, emit: Events) -> None:
-    """With --jsonl, keyframes appended on stdin reach the running solve (methods that take them); with
-    --exit-with-stdin, the run ends when stdin closes (the parent, Blender, is gone)."""
+def _listen_to_stdin(args, method, prepared, emit: Events) -> None:
+    """With --jsonl, keyframes appended or edited on stdin reach the running solve (methods that take them);
+    with --exit-with-stdin, the run ends when stdin closes (the parent, Blender, is gone)."""
     on_eof = _parent_gone if args.exit_with_stdin else None
+    scene = prepared.built.scene
     if args.jsonl and method.capabilities.appended_keyframes:
         from .feed import start_stdin_reader
         start_stdin_reader(sys.stdin, args.out, lambda items, path: method.check_appended(items, scene, path),
-                           emit, on_eof)
+                           emit, on_eof, known=len(prepared.keyframes))
     elif on_eof is not None:
         threading.Thread(target=lambda: (sys.stdin.read(), on_eof()), name="physkey-parent-watch", daemon=True).start()
 

@@ -1,10 +1,12 @@
-"""Keyframes appended while a solve runs (for methods with `capabilities.appended_keyframes`).
+"""Keyframes appended or edited while a solve runs (for methods with `capabilities.appended_keyframes`).
 
-The CLI (in `--jsonl` mode) reads lines like `{"append_keyframes": [ {…keyframe…}, … ]}` from stdin,
-has the method check them against the scene and appends them to `DIR/appended_keyframes.jsonl`;
-every running seed polls that file between control steps and extends its keyframe list. A file
-rather than a pipe per worker: every seed sees every line, nothing is pickled, and the record
-stays on disk.
+The CLI (in `--jsonl` mode) reads lines like `{"append_keyframes": [ {…keyframe…}, … ]}` or
+`{"edit_keyframes": [ {"index": k, "keyframe": {…}}, … ]}` from stdin, has the method check them against
+the scene and appends them to `DIR/appended_keyframes.jsonl` (an edit as `{"edit": k, "keyframe": {…}}`);
+every running seed polls that file between keyframes and changes its keyframe list: appended ones go
+last, an edited one replaces keyframe k for a seed that has not started it (one that has keeps the old
+and says so). A file rather than a pipe per worker: every seed sees every line, nothing is pickled, and
+the record stays on disk.
 """
 from __future__ import annotations
 
@@ -19,17 +21,36 @@ from ..formats.events import Event
 
 FILE_NAME = "appended_keyframes.jsonl"
 KEY = "append_keyframes"
+EDIT_KEY = "edit_keyframes"
 
 
-def validate_line(line: str, check: Callable[[list, str], None]) -> list:
-    """The keyframe JSON objects of one stdin line, checked by `check(items, path)`; InvalidInput if
-    anything is wrong."""
+def validate_line(line: str, check: Callable[[list, str], int], known: int | None = None) -> tuple[list, int]:
+    """The items one stdin line adds to the run's file, and how many keyframes it appends; InvalidInput if
+    anything is wrong. `check(items, path)` checks keyframe items and says how many keyframes they make;
+    `known`: how many the solve has (an edit's index must be one of them; None: not checked)."""
     doc = schema.load_json_text(line, "stdin")  # also too deep, or numbers too long: one error line
-    if not isinstance(doc, dict) or set(doc) != {KEY}:
-        raise InvalidInput("stdin", f'expected {{"{KEY}": [ … ]}}')
-    items = doc[KEY]
-    check(items, KEY)
-    return items
+    if not isinstance(doc, dict) or len(doc) != 1 or not set(doc) <= {KEY, EDIT_KEY}:
+        raise InvalidInput("stdin", f'expected {{"{KEY}": [ … ]}} or {{"{EDIT_KEY}": [ … ]}}')
+    if KEY in doc:
+        items = doc[KEY]
+        return items, check(items, KEY)
+    edits = doc[EDIT_KEY]
+    if not isinstance(edits, list) or not edits:
+        raise InvalidInput(EDIT_KEY, 'must be a list of {"index": k, "keyframe": {…}}')
+    out = []
+    for i, edit in enumerate(edits):
+        path = f"{EDIT_KEY}[{i}]"
+        if not isinstance(edit, dict) or set(edit) != {"index", "keyframe"}:
+            raise InvalidInput(path, 'must be {"index": k, "keyframe": {…}}')
+        index = edit["index"]
+        if not isinstance(index, int) or isinstance(index, bool) or index < 0 or \
+                (known is not None and index >= known):
+            raise InvalidInput(f"{path}.index", f"{index!r} is not a keyframe of this solve "
+                               f"(it has {known if known is not None else 'fewer'})")
+        if check([edit["keyframe"]], f"{path}.keyframe") != 1:
+            raise InvalidInput(f"{path}.keyframe", "must be one keyframe (not an include)")
+        out.append({"edit": index, "keyframe": edit["keyframe"]})
+    return out, 0
 
 
 class KeyframeFeed:
@@ -54,17 +75,20 @@ class KeyframeFeed:
         return [item for line in complete.decode("utf-8").splitlines() if line.strip() for item in json.loads(line)]
 
 
-def start_stdin_reader(stream, out_dir: str, check: Callable[[list, str], None], emit, on_eof=None) -> threading.Thread:
-    """Forward valid keyframe lines from `stream` to the run's file; report each as an event.
-    `on_eof` is called when the stream ends (see the CLI's --exit-with-stdin)."""
+def start_stdin_reader(stream, out_dir: str, check: Callable[[list, str], int], emit, on_eof=None,
+                       known: int | None = None) -> threading.Thread:
+    """Forward valid keyframe lines from `stream` to the run's file; report each as an event. `known`: how
+    many keyframes the task has (appended ones are counted on). `on_eof` is called when the stream ends (see
+    the CLI's --exit-with-stdin)."""
     path = os.path.join(out_dir, FILE_NAME)
+    count = [known]
 
     def loop():
         for line in stream:
             if not line.strip():
                 continue
             try:
-                items = validate_line(line, check)
+                items, appended = validate_line(line, check, count[0])
             except InvalidInput as e:
                 emit({"event": Event.ERROR, "kind": "invalid_input", "path": e.path, "message": str(e), "fatal": False})
                 continue
@@ -72,7 +96,12 @@ def start_stdin_reader(stream, out_dir: str, check: Callable[[list, str], None],
                 f.write(json.dumps(items) + "\n")
                 f.flush()
                 os.fsync(f.fileno())
-            emit({"event": Event.KEYFRAMES_APPENDED, "count": len(items)})
+            if count[0] is not None:
+                count[0] += appended
+            if appended or not items:
+                emit({"event": Event.KEYFRAMES_APPENDED, "count": appended})
+            else:
+                emit({"event": Event.KEYFRAMES_EDITED, "keyframes": [item["edit"] for item in items]})
         if on_eof is not None:
             on_eof()
 

@@ -91,9 +91,9 @@ def connect(address: str | None):
 _PREPARED: dict = {}  # in a Ray worker process: the last task's key → (its prepared task, rollout engine)
 
 
-def _resumer(task_json: str, appended: list):
-    """The agent-resuming function of `task_json`'s prepared task (with keyframes `appended` while it
-    ran), compiled once per worker process (only the latest task is kept: a worker serves one solve
+def _resumer(task_json: str, appended: list, edited: dict):
+    """The agent-resuming function of `task_json`'s prepared task (with keyframes `appended` and `edited`
+    while it ran), compiled once per worker process (only the latest task is kept: a worker serves one solve
     at a time)."""
     key = hashlib.sha256(task_json.encode("utf-8")).hexdigest()
     if key not in _PREPARED:
@@ -107,14 +107,14 @@ def _resumer(task_json: str, appended: list):
         _PREPARED.clear()
         _PREPARED[key] = prepared, RolloutEngine(prepared.engine_model(), 1)
     prepared, engine = _PREPARED[key]
-    return prepared.resumer(engine, appended)
+    return prepared.resumer(engine, appended, edited)
 
 
 def run_segment_task(task_json: str, job: dict) -> tuple[dict, str]:
     """One particle's keyframe segment, as a Ray task, in plain data: (its outcome, where it ran)."""
     from ..mpc.recovery.segments import SegmentJob, run_segment
     job = SegmentJob.from_plain(job)
-    outcome = run_segment(job, _resumer(task_json, job.appended))
+    outcome = run_segment(job, _resumer(task_json, job.appended, job.edited))
     return outcome.to_plain(), f"{socket.gethostname()}:{os.getpid()}"
 
 

@@ -13,7 +13,7 @@ run that got furthest. Every stream derives from the seed, so a solve stays dete
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -66,22 +66,29 @@ class ParticleLog:
     furthest: int = 0  # keyframes reached by the run that got furthest
     lineages: int = 0  # distinct first-segment ancestors among the final particles
     stopped_at: int | None = None  # the keyframe a run that stopped short failed for, its retries and back-ups spent
+    # keyframes edited while solving: which, whether taken (the seed had not started it) and when (s of motion)
+    edits: list = field(default_factory=list)
+    keyframes: list = field(default_factory=list)  # the solve's keyframes at its end, those appended and edited in
     iterations: int = 0  # planning iterations spent by every particle, failed attempts included
     # the cheapest run of each other lineage that reached the last keyframe, cheapest first: the
     # seed's alternative solutions (motions that differ from the first segment on)
     alternatives: list = field(default_factory=list)
 
     def summary(self) -> dict:
-        return {"attempts": self.attempts, "backups": self.backups, "furthest_keyframe": self.furthest,
-                "lineages": self.lineages, "iterations": self.iterations, "stopped_at": self.stopped_at}
+        out = {"attempts": self.attempts, "backups": self.backups, "furthest_keyframe": self.furthest,
+               "lineages": self.lineages, "iterations": self.iterations, "stopped_at": self.stopped_at}
+        if self.edits:
+            out["edits"] = self.edits
+        return out
 
 
 def run_particles(setup: AgentSetup, seed: int, engine: RolloutEngine, progress=None, poll_keyframes=None,
                   segments: Segments | None = None, retried: int | None = None) -> tuple[AgentRun, ParticleLog]:
     """One seed's solve with `settings.particles` particles; the best final particle's run (or the
     run that got furthest) and what the particles did. With one particle and no failure this is
-    the single run, byte for byte. `poll_keyframes` returns keyframes appended while solving; they
-    are taken between segments (where the single run would reach them too: after the current). The
+    the single run, byte for byte. `poll_keyframes` returns the keyframes appended or edited while solving
+    (`methods.contact.keyframe_changes`); they are taken between segments: an appended one after the
+    others, an edited one where the segment to run next is its own or an earlier one. The
     setup's job says whose keyframes they are (`jobs`). `segments` runs each batch of segments
     (default: here, one after another); the result does not depend on where. The segment of keyframe
     `retried` gets no retries (another run already retried it in vain)."""
@@ -112,9 +119,9 @@ class _ParticleSolve:
     def run(self, poll_keyframes) -> tuple[AgentRun, ParticleLog]:
         k, survivors, chosen, redo, log = 0, [], [], None, self.log
         while True:
-            new = poll_keyframes() if poll_keyframes is not None else None
-            if new:
-                self.keyframes, self.starts = _appended(self.starts, self.keyframes, new, self.setup, self.engine)
+            changes = poll_keyframes() if poll_keyframes is not None else None
+            if changes:
+                self.take(changes, k)
             if k >= len(self.keyframes):
                 break
             survivors = self.segment(k, redo)
@@ -130,10 +137,41 @@ class _ParticleSolve:
             k += 1
             for old in [j for j in self.starts if j < k - (self.settings.backups - log.backups)]:
                 del self.starts[old]  # no back-up left can return that far: its checkpoints go (memory)
+        log.keyframes = self.keyframes
         if k >= len(self.keyframes):
             return self.finish(k, survivors, chosen), log
         log.furthest, log.stopped_at = self.furthest.index, k
         return self.resume(self.furthest.checkpoint).result(), log
+
+    def take(self, changes: list, k: int) -> None:
+        """Keyframes appended or edited while solving, with segment `k` next: every checkpoint carries them on,
+        as a single run's tracker would; an edit of a keyframe before `k` is not taken (the seed has reached
+        it), and is logged either way."""
+        keyframes = list(self.keyframes)
+        taken = []
+        for index, keyframe in changes:
+            if index is None:
+                keyframes.append(keyframe)
+            else:
+                ok = k <= index < len(keyframes)
+                if ok:
+                    keyframes[index] = keyframe
+                taken.append((index, keyframe, ok))
+                self.log.edits.append({"keyframe": int(index), "name": keyframe.name, "taken": ok})
+        if keyframes == self.keyframes:
+            return
+
+        def carried(cp: Checkpoint) -> Checkpoint | None:
+            agent = self.setup.resume(cp, self.engine, self.keyframes)
+            if len(keyframes) > len(self.keyframes):
+                agent.extend_keyframes(keyframes[len(self.keyframes):])
+            ok = all(agent.replace_keyframe(i, kf) for i, kf, taken_ in taken if taken_)
+            return agent.checkpoint() if ok else None
+        self.starts = {level: [carried(cp) for cp in cps] for level, cps in self.starts.items()}
+        if self.furthest is not None:  # one that got past an edited keyframe is no longer a run of this solve
+            cp = carried(self.furthest.checkpoint)
+            self.furthest = None if cp is None else replace(self.furthest, checkpoint=cp)
+        self.keyframes = keyframes
 
     def segment(self, k: int, redo: int | None) -> list:
         """Every particle attempts segment `k` (retried with fresh noise and more effort while none
@@ -141,11 +179,13 @@ class _ParticleSolve:
         log, settings, seed, keyframes = self.log, self.settings, self.seed, self.keyframes
         nkf = len(keyframes)
         appended = [schema.to_dict(kf) for kf in keyframes[len(self.setup.keyframes):]]
+        edited = {str(i): schema.to_dict(kf) for i, (kf, was) in enumerate(zip(keyframes, self.setup.keyframes))
+                  if kf != was}
         survivors = []
         for attempt in range((0 if k == self.retried else settings.segment_retries) + 1):
             fresh = attempt or k == redo  # a retry, or a backed-up segment: not the noise that led here
             jobs = [SegmentJob(cp, k, fresh_stream(seed, k, attempt, log.backups, i + 1) if fresh else None,
-                               2 ** attempt, appended, retry_press(settings.retry_contact, attempt))
+                               2 ** attempt, appended, retry_press(settings.retry_contact, attempt), edited)
                     for i, cp in enumerate(self.starts[k])]
             retries = sum(a["attempt"] > 0 for a in log.attempts) + (attempt > 0)
 
@@ -217,20 +257,6 @@ def _segment_progress(progress, k: int, i: int, n: int, nkf: int, iterations_bef
                           motion_time=p.motion_time, motion=p.motion if i == 0 else None,  # one particle shown
                           attempt=attempt))
     return report
-
-
-def _appended(starts: dict, keyframes: list, new: list, setup: AgentSetup, engine) -> tuple[list, dict]:
-    """Keyframes appended while solving: every checkpoint carries them on, as a single run's tracker
-    would (a finished run resumes with them from its current time)."""
-    extended = keyframes + list(new)
-    out = {}
-    for level, cps in starts.items():
-        out[level] = []
-        for cp in cps:
-            agent = setup.resume(cp, engine, keyframes)
-            agent.extend_keyframes(new)
-            out[level].append(agent.checkpoint())
-    return extended, out
 
 
 def _with_stream(cp: Checkpoint, stream: dict) -> Checkpoint:

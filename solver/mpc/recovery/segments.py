@@ -33,16 +33,18 @@ class SegmentJob:
     # would not match the checkpoint
     appended: list = field(default_factory=list)
     press: float = 1.0  # the contact term's weight × (a retry presses on to the mark: `retry_contact`)
+    edited: dict = field(default_factory=dict)  # the task's keyframes edited while it ran: index (text) → JSON
 
     def to_plain(self) -> dict:
         """Plain data (dicts, numbers, arrays), what crosses to another machine."""
         return {"meta": self.checkpoint.meta, "arrays": self.checkpoint.arrays, "keyframe": self.keyframe,
-                "stream": self.stream, "escalation": self.escalation, "appended": self.appended, "press": self.press}
+                "stream": self.stream, "escalation": self.escalation, "appended": self.appended, "press": self.press,
+                "edited": self.edited}
 
     @classmethod
     def from_plain(cls, d: dict) -> SegmentJob:
         return cls(Checkpoint(d["meta"], d["arrays"]), d["keyframe"], d["stream"], d["escalation"], d["appended"],
-                   d["press"])
+                   d["press"], d["edited"])
 
 
 @dataclass
