@@ -198,8 +198,9 @@ class PHYSKEY_OT_add_pair(bpy.types.Operator):
 
 
 class PHYSKEY_OT_send_keyframe(bpy.types.Operator):
-    """Send the selected contact keyframe to the contact solve running in this scene: one the solve has (by its
-    name) is replaced for the seeds that have not started it yet, a new one is added after the others"""
+    """Send the selected contact keyframe to the contact solve running in this scene: one the solve has (wherever
+    the list has moved it) is replaced for the seeds that have not started it yet; a new one, or a copy made
+    since the solve started, is added after the others"""
     bl_idname = "physkey.send_keyframe"
     bl_label = "Send to Running Solve"
 
@@ -221,17 +222,13 @@ class PHYSKEY_OT_send_keyframe(bpy.types.Operator):
             self.report({"ERROR"}, "select a contact keyframe with at least one pair")
             return {"CANCELLED"}
         item = props.contact_keyframes[i]
-        try:
-            index = job.solve_index(i, item.name)
-        except ValueError as e:
-            self.report({"ERROR"}, str(e))
-            return {"CANCELLED"}
+        index = job.solve_index(item)
         if index is not None:
             job.edit_keyframe(index, contact_keyframe_dict(item))
             self.report({"INFO"}, rpt_("Sent the edited '{}' to the running solve: the seeds that have not started "
                                        "it take it").format(item.name))
         else:
-            job.send_keyframes([contact_keyframe_dict(item)])
+            job.send_new(props.contact_keyframes, item, contact_keyframe_dict(item))
             self.report({"INFO"}, rpt_("Sent '{}' to the running solve").format(item.name))
         return {"FINISHED"}
 

@@ -11,7 +11,6 @@ import sys
 import threading
 import time
 
-from .i18n import rpt_
 from .progress import SolveProgress
 
 # The job's own events, beside the solver's (`solver/formats/events.py`): a line of stdout that is not
@@ -26,6 +25,16 @@ def _site_packages() -> str:
     import bpy
     local = bpy.utils.user_resource("EXTENSIONS", path=".local")
     return os.path.join(local, "lib", f"python{sys.version_info.major}.{sys.version_info.minor}", "site-packages")
+
+
+def stamp(items) -> None:
+    """Give each contact keyframe of `items` a `uid` of its own where it has none or shares another's."""
+    import random
+    seen = set()
+    for item in items:
+        while item.uid == 0 or item.uid in seen:
+            item.uid = random.SystemRandom().randrange(1, 2 ** 31)
+        seen.add(item.uid)
 
 
 class SolveJob:
@@ -53,9 +62,10 @@ class SolveJob:
             cmd += ["--backend", "ray", "--address", cluster]
         elif workers is not None:
             cmd += ["--workers", str(workers)]
-        # the names of the solve's keyframes, in its order (those sent while it runs added): which one an edit is
-        self.keyframe_names = [k.get("name") for k in task.get("keyframes", []) if isinstance(k, dict)]
-        self.keyframe_offset = 0  # the scene's list from here on is the solve's (Solve from Here leaves out some)
+        # the solve's contact keyframes by `uid`, in its order (`steer`; those sent while it runs added), and
+        # those sent to be appended that the solver has not yet taken or refused
+        self.keyframe_uids: list[int] = []
+        self.pending_uids: list[list[int]] = []
         self.log_path = os.path.join(folder, "solver.log")
         self._log = open(self.log_path, "w", encoding="utf-8")
         self._log.write("$ " + " ".join(cmd) + "\n")  # what ran, for whoever reads the log after a problem
@@ -92,20 +102,34 @@ class SolveJob:
         if self.proc.poll() is None:
             self.proc.stdin.write(json.dumps({"append_keyframes": keyframes}) + "\n")
             self.proc.stdin.flush()
-            self.keyframe_names += [k.get("name") for k in keyframes]
 
-    def solve_index(self, list_index: int, name: str) -> int | None:
-        """The solve's index of the scene's contact keyframe `list_index` named `name`: where the list still
-        matches the solve there, else the solve's one keyframe of that name; None where it has none (a new
-        keyframe). ValueError where it has several by that name and the list has moved since."""
-        k = list_index - self.keyframe_offset
-        if 0 <= k < len(self.keyframe_names) and self.keyframe_names[k] == name:
-            return k
-        same = [k for k, n in enumerate(self.keyframe_names) if n == name]
-        if len(same) > 1:
-            raise ValueError(rpt_("the running solve has {} keyframes named '{}': rename this one to send it").format(
-                len(same), name))
-        return same[0] if same else None
+    def appended_answered(self, taken: bool) -> None:
+        """The solver took (or refused) the oldest keyframes sent to be appended: they are the solve's now (or
+        never)."""
+        if self.pending_uids:
+            uids = self.pending_uids.pop(0)
+            if taken:
+                self.keyframe_uids += uids
+
+    def steer(self, items, first: int = 0) -> None:
+        """The scene's contact keyframes `items` from `first` on are the solve's (Solve from Here leaves out
+        those reached): each gets a `uid` of its own where it has none, or shares one (a copy), so that one
+        sent while the solve runs is known wherever the list has moved it."""
+        stamp(items)
+        self.keyframe_uids = [item.uid for item in list(items)[first:]]
+
+    def solve_index(self, item) -> int | None:
+        """The solve's index of the scene's contact keyframe `item` (those sent to be appended included); None
+        for one the solve does not have (added or duplicated since it started: a new one to append)."""
+        uids = self.keyframe_uids + [u for sent in self.pending_uids for u in sent]
+        return uids.index(item.uid) if item.uid and item.uid in uids else None
+
+    def send_new(self, items, item, keyframe: dict) -> None:
+        """Append the scene's contact keyframe `item` (of `items`), as `keyframe`, to the running solve."""
+        stamp(items)
+        self.send_keyframes([keyframe])
+        if self.proc.poll() is None:
+            self.pending_uids.append([item.uid])
 
     def edit_keyframe(self, index: int, keyframe: dict) -> None:
         """A contact keyframe of the solve (`index` in its order) edited while it runs: the seeds that have not

@@ -9,6 +9,7 @@ from bpy.props import (
     EnumProperty,
     FloatProperty,
     FloatVectorProperty,
+    IntProperty,
     PointerProperty,
     StringProperty,
 )
@@ -153,6 +154,9 @@ class PHYSKEY_PG_contact_keyframe(bpy.types.PropertyGroup):
                           "weight on a seat, a Lying one lying")
     use_facing: BoolProperty(default=False)
     facing: FloatVectorProperty(size=2, description="Point on the floor the torso should face")
+    # Which keyframe of a running solve this one is (`job.SolveJob.solve_index`), whatever the list does
+    # since: set when a solve starts, never copied by Duplicate (0: none yet)
+    uid: IntProperty(default=0, options={"HIDDEN"})
 
 
 class PHYSKEY_PG_pose_key(bpy.types.PropertyGroup):

@@ -43,11 +43,15 @@ def handle_events(scene, job, events, warn=None) -> str | None:
             props.status = rpt_("seed {} failed: {}").format(e['seed'], e['message'])
             if getattr(job, "live", None) is not None:
                 job.live.done(int(e["seed"]))
+        elif kind == Event.KEYFRAMES_APPENDED:
+            job.appended_answered(True)
         elif kind == Event.SEED_RETRY:
             props.status = e["message"]
         elif kind == Event.ERROR:
             if e.get("fatal", True):
                 error = e["message"]
+            elif str(e.get("path", "")).startswith("append_keyframes"):  # the keyframes sent are not the solve's
+                job.appended_answered(False)
             props.status = e["message"]
         elif kind == Event.DONE:
             unstable = sum(1 for s in props.solutions if s.unstable and s.stage < 0)
@@ -136,8 +140,8 @@ class _Solve:
         job = SolveJob(task, job_folder(scene), seeds, solve_context,
                        workers=min(prefs.workers, seeds) if prefs is not None and seeds > 1 else None,
                        cluster=prefs.cluster_address.strip() if prefs is not None else "")
-        if cont is not None and props.method == "contact":
-            job.keyframe_offset = cont.reached  # the list's first keyframes were reached: the solve's k is k + that
+        if props.method == "contact":  # the list's first keyframes were reached by Solve from Here's frame
+            job.steer(props.contact_keyframes, cont.reached if cont is not None else 0)
         add_job(scene, job)
         return job
 

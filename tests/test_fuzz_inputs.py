@@ -465,3 +465,23 @@ def test_cli_run_valid_unicode_task(fuzz_dir):
     assert events[-1]["event"] == "done" and events[-1]["solutions"] == 1
     assert "queue 🦎" in (out_dir / "model.xml").read_text(encoding="utf-8")
     assert json.loads((out_dir / "task.json").read_text(encoding="utf-8"))["name"] == "🪑 drop ﺏﺍﺭ"
+
+
+@pytest.mark.parametrize("edits, path", [
+    ([], "edit_keyframes"),
+    ([{"index": 0}], "edit_keyframes[0]"),
+    ([{"index": True, "keyframe": {}}], "edit_keyframes[0].index"),
+    ([{"index": 6, "keyframe": {}}], "edit_keyframes[0].index"),
+    ([{"index": 1, "keyframe": dict(_FEED_BASE[0], pairs=[dict(_FEED_BASE[0]["pairs"][0], body1="hand_rigth")])}],
+     "edit_keyframes[0].keyframe.pairs[0].body1"),
+    ([{"index": 1, "keyframe": {"include": "armchair_stand_sit_stand"}}], "edit_keyframes[0].keyframe")])
+def test_an_edited_keyframes_line_names_the_field_or_is_taken(edits, path):
+    """`{"edit_keyframes": [{"index": k, "keyframe": {…}}]}` on stdin: k must be one of the solve's keyframes
+    and the keyframe one keyframe the scene can take; a good line is written as an edit item."""
+    check = lambda items, p: CONTACT.check_appended(items, _FEED_SCENE, p)  # noqa: E731
+    with pytest.raises(InvalidInput) as e:
+        validate_line(json.dumps({"edit_keyframes": edits}), check, known=len(_FEED_BASE))
+    assert e.value.path == path and len(str(e.value).splitlines()) == 1
+    good = {"index": 5, "keyframe": _FEED_BASE[0]}
+    assert validate_line(json.dumps({"edit_keyframes": [good]}), check, known=6) == ([{"edit": 5, "keyframe":
+                                                                                    _FEED_BASE[0]}], None)

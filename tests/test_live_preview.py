@@ -123,6 +123,7 @@ def _running(bpy, module, tmp_path):
     scene = bpy.context.scene
     task = taskio.task_from_scene(bpy.context, taskio.extract_scene(bpy.context))
     job = job_mod.SolveJob(task, str(tmp_path), 1, addon(module, "solve_context").make("contact", scene.frame_start))
+    job.steer(scene.physkey.contact_keyframes)  # as Solve does
     session.add_job(scene, job)
     return session, job
 
@@ -138,8 +139,9 @@ def _until(job, kinds: set, seen: list, limit_s: float = 600.0) -> None:
 
 @pytest.mark.every_blender
 def test_keyframes_sent_to_a_running_contact_solve_are_edits_of_its_own_or_new_ones(tmp_path):
-    """One the solve has is sent as an edit of its own index (found by its place in the list, even where
-    the preset reuses a name); a new one is appended."""
+    """One the solve has is sent as an edit of its own index — the preset's second 'sit_leanforward1' too, and
+    'stand' after a Duplicate has moved it down the list; the copy Duplicate made is new, appended; sent again
+    it is an edit of the solve's keyframe it became."""
     bpy, module = installed_extension()
     bpy.ops.wm.read_homefile(use_empty=True)
     assert bpy.ops.physkey.load_preset(preset="armchair_stand_sit_stand") == {"FINISHED"}
@@ -150,19 +152,30 @@ def test_keyframes_sent_to_a_running_contact_solve_are_edits_of_its_own_or_new_o
         for index in (5, 2):  # 'stand', and the second 'sit_leanforward1'
             props.active_contact_keyframe = index
             assert bpy.ops.physkey.send_keyframe() == {"FINISHED"}
-        new = props.contact_keyframes.add()
-        new.name = "again"
-        pair = new.pairs.add()
-        pair.body1, pair.body2, pair.pos2 = "pelvis", "world", (0.0, 0.0, 0.9)
-        props.active_contact_keyframe = len(props.contact_keyframes) - 1
-        assert bpy.ops.physkey.send_keyframe() == {"FINISHED"}
-        _until(job, {"keyframes_appended"}, seen)
+        props.active_contact_keyframe = 1
+        assert bpy.ops.physkey.contact_keyframe_edit(action="DUPLICATE") == {"FINISHED"}  # 'armchair0' again, at 2
+        assert props.active_contact_keyframe == 2 and props.contact_keyframes[2].name == "armchair0"
+        assert bpy.ops.physkey.send_keyframe() == {"FINISHED"}  # the copy: appended, the solve's 7th
+        props.active_contact_keyframe = 6
+        assert props.contact_keyframes[6].name == "stand"
+        props.contact_keyframes[6].tolerance = 0.4
+        assert bpy.ops.physkey.send_keyframe() == {"FINISHED"}  # 'stand', moved down: still an edit of 5
+        props.active_contact_keyframe = 2
+        props.contact_keyframes[2].tolerance = 0.35
+        assert bpy.ops.physkey.send_keyframe() == {"FINISHED"}  # the copy again: an edit of the solve's 7th
+        changes, deadline = [], time.time() + 600  # a hang guard, not a timing
+        while len(changes) < 5 and time.time() < deadline:
+            seen += job.poll()
+            changes = [e.get("keyframes", e.get("count")) for e in seen
+                       if e["event"] in ("keyframes_appended", "keyframes_edited")]
+            time.sleep(0.05)
+        assert addon(module, "solve_ops").handle_events(bpy.context.scene, job, seen) is None
     finally:
         session.pop_job(bpy.context.scene)
         job.close()
-    assert [e["keyframes"] for e in seen if e["event"] == "keyframes_edited"] == [[5], [2]]
-    assert [e["count"] for e in seen if e["event"] == "keyframes_appended"] == [1]
-    assert job.keyframe_names[-1] == "again"
+    assert changes == [[5], [2], 1, [5], [6]]
+    assert job.keyframe_uids[-1] == props.contact_keyframes[2].uid and not job.pending_uids
+    assert len({kf.uid for kf in props.contact_keyframes}) == len(props.contact_keyframes)
 
 
 def test_a_keyframe_edited_while_the_solve_runs_is_solved_as_edited(tmp_path):

@@ -260,6 +260,45 @@ def test_a_keyframe_edited_after_the_seed_reached_it_is_not_taken_and_said():
     assert run.qpos.tobytes() == plain.qpos.tobytes()
 
 
+@pytest.mark.parametrize("particles", [1, 2])
+def test_a_keyframe_passed_in_the_control_step_that_reached_the_one_before_it_is_not_edited(particles):
+    """Two keyframes met at once (no sustain, a loose tolerance) are both passed within the first control
+    step: the particles that start segment 1 have begun keyframe 1 already, so its edit is not taken (and the
+    seed goes on as if never sent) rather than half taken."""
+    doc = _prepared(particles=particles, segment_retries=0, backups=0)
+    loose = [dict(doc["keyframes"][0], name=f"at_once_{i}", tolerance=5.0, sustain=0.0) for i in range(2)]
+    doc["keyframes"] = loose + doc["keyframes"][1:]
+    prep, poll = _edit_after_segment_0(doc, 1, dict(loose[1], name="too_late"))
+    with RolloutEngine(prep.plan.model, 2) as engine:
+        run, log = run_particles(prep.agent_setup(), 0, engine, poll_keyframes=poll)
+        plain = run_particles(prep.agent_setup(), 0, engine)[0]
+    assert plain.reached[1] - plain.reached[0] < prep.settings.sampling.planning_timestep  # the same control step
+    assert log.summary()["edits"] == [{"keyframe": 1, "name": "too_late", "taken": False}]
+    assert run.qpos.tobytes() == plain.qpos.tobytes()
+
+
+def test_an_edit_is_carried_through_retries_and_a_back_up_here_and_elsewhere_alike(tmp_path):
+    """Keyframe 1 edited into another no particle can reach: its retries and the back-up to segment 0 (whose
+    checkpoints the edit was carried into) run on the edited keyframe, and segments run elsewhere (through
+    disk, as on Ray) give the same bytes."""
+    from test_segments import ElsewhereSegments
+    doc = _prepared(particles=2, segment_retries=1, backups=1)
+    doc["keyframes"][1]["time_limit"] = 0.15
+    edited = dict(doc["keyframes"][1], name="out_of_reach",
+                  pairs=[{"body1": "pelvis", "pos1": [0, 0, 0], "body2": "world", "pos2": [10, 0, 1]}])
+    runs = []
+    for segments in (None, ElsewhereSegments(doc, tmp_path)):
+        prep, poll = _edit_after_segment_0(doc, 1, edited)
+        with RolloutEngine(prep.plan.model, 2) as engine:
+            runs.append(run_particles(prep.agent_setup(), 1, engine, poll_keyframes=poll, segments=segments))
+        if segments is not None:
+            segments.engine.close()
+    (here, log), (there, log_there) = runs
+    assert log.summary() == log_there.summary() and here.qpos.tobytes() == there.qpos.tobytes()
+    assert log.edits == [{"keyframe": 1, "name": "out_of_reach", "taken": True}] and log.backups == 1
+    assert not here.success and log.stopped_at == 1 and log.keyframes[1].name == "out_of_reach"
+
+
 def _lineage_run(folder: Path) -> Path:
     """A seed whose particles reach the end from two lineages (3 particles, a second keyframe few reach)."""
     doc = _prepared(particles=3, segment_retries=1, backups=1)

@@ -178,3 +178,32 @@ def test_a_contact_keyframe_holds_its_seated_style_only_with_the_weight_on_the_s
     assert not ContactJob().holds_style(agent, 0)
     assert agent.tracker.style_short == "resting 0% of its weight on a seat"
     assert ContactJob().holds_style(agent, 1)
+
+
+def test_a_held_keyframe_keeps_its_hold_through_a_dip_in_its_style_shorter_than_the_grace():
+    """A seat's contact force dips under its share for a step now and then: a seated keyframe being held
+    keeps its hold through a loss shorter than STYLE_DIP_S, not through a longer one; one not yet held gets
+    no grace, and the style coming back starts the grace afresh."""
+    from types import SimpleNamespace
+
+    from solver.mpc.jobs import ContactJob
+    from solver.physics.posture import STYLE_DIP_S
+    built, seated, posture = _start("armchair_stand_sit_stand")
+    mujoco.mj_step(built.model, seated, nstep=60)
+    hovering = mujoco.MjData(built.model)
+    hovering.qpos[:] = seated.qpos
+    hovering.qpos[2] += 0.03
+    mujoco.mj_forward(built.model, hovering)
+    agent = SimpleNamespace(tracker=KeyframeTracker(parse_keyframes([{"pairs": [PAIR], "style": "seated"}])),
+                            posture=posture, data=seated)
+    job = ContactJob()
+
+    def at(t: float, data) -> bool:
+        agent.data, data.time = data, t
+        return job.holds_style(agent, 0)
+    assert not at(1.0, hovering)  # not yet held: no grace
+    agent.tracker.within_since = 1.0  # held from here
+    assert at(1.1, seated)
+    assert at(1.2, hovering) and at(1.2 + STYLE_DIP_S - 0.005, hovering)  # a dip shorter than the grace
+    assert not at(1.2 + STYLE_DIP_S, hovering) and agent.tracker.style_short == "resting 0% of its weight on a seat"
+    assert at(1.3, seated) and at(1.4, hovering)  # back on the seat: a new dip gets its own grace

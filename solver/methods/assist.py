@@ -160,8 +160,9 @@ def _solve(prep: AssistPrepared, seed: int, engine: RolloutEngine, progress) -> 
 
     def on_tracking(p):
         if progress:
-            progress(Progress(share + (1.0 - share) * p.fraction, p.cost, retries=(again + (p.retries or 0)) or None,
-                              motion=p.motion))  # the physical version as it is tracked: the live preview's
+            # `retries` counts searches started over only (a physical version's second tracking is no search
+            # started over); the physical version as it is tracked goes to the live preview
+            progress(Progress(share + (1.0 - share) * p.fraction, p.cost, retries=again or None, motion=p.motion))
 
     kept, plans = None, []
     for plan in range(prep.settings.replans + 1):

@@ -258,18 +258,25 @@ class Agent:
         self.horizon_total += longest_motion(new, self.settings)
         self.fingerprint = fingerprint(self.built, self.settings, self.tracker.keyframes)
 
-    def replace_keyframe(self, index: int, keyframe: ContactKeyframe) -> bool:
-        """Keyframe `index` edited while running: taken (True) where this run has not started planning for it;
-        one it has started or reached keeps the keyframe it had. Its checkpoints are then valid for the
-        keyframes with the edit."""
+    def may_replace(self, index: int) -> bool:
+        """Whether keyframe `index` may still be edited in this run: it has not planned for it yet."""
         tracker = self.tracker
-        if index < tracker.index or (index == tracker.index and self.planned_for >= index):
+        return tracker.index <= index < len(tracker.keyframes) and not (
+            index == tracker.index and self.planned_for >= index)
+
+    def replace_keyframe(self, index: int, keyframe: ContactKeyframe) -> bool:
+        """Keyframe `index` edited while running: taken (True) where this run may still take it (`may_replace`);
+        one it has started or reached keeps the keyframe it had. Its checkpoints are then valid for the
+        keyframes with the edit. Distances already recorded stay as they were measured."""
+        tracker = self.tracker
+        if not self.may_replace(index):
             return False
         old = tracker.keyframes[index]
         tracker.keyframes[index] = keyframe
         self.horizon_total += longest_motion([keyframe], self.settings) - longest_motion([old], self.settings)
         if index == tracker.index:  # the next to plan for: measured from here against the edited one
             tracker.within_since, tracker.progress_mark, tracker.progress_since = None, None, None
+            tracker.style_short, tracker.style_lost_at = None, None
             if self.rec["kf_idx"][-1] == index:
                 self.rec["dist"][-1] = self.distance(keyframe)
         self.fingerprint = fingerprint(self.built, self.settings, tracker.keyframes)

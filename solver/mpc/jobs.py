@@ -10,7 +10,7 @@ import mujoco
 import numpy as np
 
 from ..physics.model import BuiltModel
-from ..physics.posture import SETTLE_HOLD_S, SETTLE_LIMIT_S, SETTLED_SPEED
+from ..physics.posture import SETTLE_HOLD_S, SETTLE_LIMIT_S, SETTLED_SPEED, STYLE_DIP_S
 from ..physics.quality import RISEN_HEAD_HEIGHT
 from ..physics.reference import Reference
 from .keyframe_tracker import KeyframeTracker, pair_distance, placements, resting_on
@@ -62,12 +62,22 @@ class ContactJob:
         """Whether keyframe `index`, its pairs met, holds its style now: a "standing" keyframe only with
         the character standing, a "seated" one with its weight on a seat, a "lying" one lying
         (`posture.Posture.not_in_style`); the tracker keeps why not, so a keyframe that runs out of time so
-        fails for its style, said. Styles that ask nothing measurable hold."""
+        fails for its style, said. Styles that ask nothing measurable hold. A keyframe being held keeps its
+        hold through a loss of style shorter than STYLE_DIP_S (a seat's force dipping for a step)."""
         keyframes, tracker = agent.tracker.keyframes, agent.tracker
         if index >= len(keyframes):
             return True
-        tracker.style_short = agent.posture.not_in_style(keyframes[index].style, agent.data)
-        return tracker.style_short is None
+        short = agent.posture.not_in_style(keyframes[index].style, agent.data)
+        t = float(agent.data.time)
+        if short is None or tracker.within_since is None:
+            tracker.style_lost_at = None
+        else:
+            if tracker.style_lost_at is None:
+                tracker.style_lost_at = t
+            if t - tracker.style_lost_at < STYLE_DIP_S - 1e-9:
+                short = None
+        tracker.style_short = short
+        return short is None
 
     def steady(self, agent, index: int) -> bool:
         """Whether the last keyframe may count now that its sustain is over: never with the centre of mass

@@ -33,6 +33,7 @@ class KeyframeTracker:
     progress_since: float | None = None  # when that was (see `note_progress`)
     overtime: float = 0.0  # how far past its time limit a keyframe still closing in may run, × the limit
     style_short: str | None = None  # the current keyframe's pairs met, its style not: why ("head at 81% …")
+    style_lost_at: float | None = None  # when the style of a keyframe being held was last lost (see `jobs`)
     still_since: float | None = None  # first instant of the root's current stretch at rest (see `jobs.settled`)
 
     def __post_init__(self):
@@ -40,7 +41,7 @@ class KeyframeTracker:
 
     # What a checkpoint keeps of the tracker (the keyframes themselves are the run's, fingerprinted).
     STATE = ("index", "start", "within_since", "reached", "failed", "failure", "fallen_since", "head_was_up",
-             "progress_mark", "progress_since", "style_short", "still_since")
+             "progress_mark", "progress_since", "style_short", "still_since", "style_lost_at")
 
     def get_state(self) -> dict:
         """Everything the tracker carries between control steps, as JSON (for checkpoints)."""
@@ -83,7 +84,7 @@ class KeyframeTracker:
         self.start, self.within_since = t, None
         self.head_was_up, self.fallen_since = False, None
         self.progress_mark, self.progress_since = None, None
-        self.style_short, self.still_since = None, None
+        self.style_short, self.still_since, self.style_lost_at = None, None, None
 
     def note_progress(self, t: float, distance: float, held: bool = True) -> None:
         """Mark progress towards the current keyframe: its distance came `PROGRESS_STEP` × its tolerance

@@ -17,6 +17,9 @@ import numpy as np
 STANDING_HEAD_SHARE = 0.93  # a standing head is at least this share of its standing height above the feet
 STANDING_TILT_DEG = 15.0  # a standing torso is within this of upright
 SEATED_LOAD_SHARE = 0.3  # a seated character rests at least this share of its weight on its pelvis and thighs
+# A style lost for less than this (s) while a keyframe is held does not end the hold: a seat's contact force
+# dips under its share for a step now and then (as a foot's touch lost that briefly does not end a phase)
+STYLE_DIP_S = 0.05
 LYING_TILT_DEG = 60.0  # a lying torso is at least this far from upright
 SETTLED_SPEED = 0.1  # m/s: a root slower than this is at rest
 SETTLE_HOLD_S = 0.2  # and has stayed so for this long: not a sway passing through its turning point

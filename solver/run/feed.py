@@ -24,9 +24,9 @@ KEY = "append_keyframes"
 EDIT_KEY = "edit_keyframes"
 
 
-def validate_line(line: str, check: Callable[[list, str], int], known: int | None = None) -> tuple[list, int]:
-    """The items one stdin line adds to the run's file, and how many keyframes it appends; InvalidInput if
-    anything is wrong. `check(items, path)` checks keyframe items and says how many keyframes they make;
+def validate_line(line: str, check: Callable[[list, str], int], known: int | None = None) -> tuple[list, int | None]:
+    """The items one stdin line adds to the run's file, and how many keyframes it appends (None: an edit);
+    InvalidInput if anything is wrong. `check(items, path)` checks keyframe items and says how many they make;
     `known`: how many the solve has (an edit's index must be one of them; None: not checked)."""
     doc = schema.load_json_text(line, "stdin")  # also too deep, or numbers too long: one error line
     if not isinstance(doc, dict) or len(doc) != 1 or not set(doc) <= {KEY, EDIT_KEY}:
@@ -47,10 +47,13 @@ def validate_line(line: str, check: Callable[[list, str], int], known: int | Non
                 (known is not None and index >= known):
             raise InvalidInput(f"{path}.index", f"{index!r} is not a keyframe of this solve "
                                f"(it has {known if known is not None else 'fewer'})")
-        if check([edit["keyframe"]], f"{path}.keyframe") != 1:
-            raise InvalidInput(f"{path}.keyframe", "must be one keyframe (not an include)")
+        try:
+            if check([edit["keyframe"]], f"{path}.keyframe") != 1:
+                raise InvalidInput(f"{path}.keyframe", "must be one keyframe (not an include)")
+        except InvalidInput as e:  # the keyframe was checked as a list of one: its path is the edit's own
+            raise InvalidInput(e.path.replace(f"{path}.keyframe[0]", f"{path}.keyframe", 1), e.message) from None
         out.append({"edit": index, "keyframe": edit["keyframe"]})
-    return out, 0
+    return out, None
 
 
 class KeyframeFeed:
@@ -96,12 +99,12 @@ def start_stdin_reader(stream, out_dir: str, check: Callable[[list, str], int], 
                 f.write(json.dumps(items) + "\n")
                 f.flush()
                 os.fsync(f.fileno())
+            if appended is None:
+                emit({"event": Event.KEYFRAMES_EDITED, "keyframes": [item["edit"] for item in items]})
+                continue
             if count[0] is not None:
                 count[0] += appended
-            if appended or not items:
-                emit({"event": Event.KEYFRAMES_APPENDED, "count": appended})
-            else:
-                emit({"event": Event.KEYFRAMES_EDITED, "keyframes": [item["edit"] for item in items]})
+            emit({"event": Event.KEYFRAMES_APPENDED, "count": appended})
         if on_eof is not None:
             on_eof()
 

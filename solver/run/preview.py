@@ -9,6 +9,8 @@ then starts at the first frame that differs from what was sent (the ones after i
 the events in order (`formats.preview_frames.apply`) gives the motion the solve has at that moment, and,
 once the seed is done, its result's frames (the same resampling as `physics.result`) — with one particle;
 with more, the first particle's attempt is shown (`mpc.recovery.particles`), which the result need not be.
+An assisted solve with physical versions ends on the last physical version tracked (its last plan's last
+try), which the kept plan's need not be.
 """
 from __future__ import annotations
 

@@ -66,7 +66,7 @@ class ParticleLog:
     furthest: int = 0  # keyframes reached by the run that got furthest
     lineages: int = 0  # distinct first-segment ancestors among the final particles
     stopped_at: int | None = None  # the keyframe a run that stopped short failed for, its retries and back-ups spent
-    # keyframes edited while solving: which, whether taken (the seed had not started it) and when (s of motion)
+    # keyframes edited while solving: which, by what name, and whether taken (no particle had started it)
     edits: list = field(default_factory=list)
     keyframes: list = field(default_factory=list)  # the solve's keyframes at its end, those appended and edited in
     iterations: int = 0  # planning iterations spent by every particle, failed attempts included
@@ -147,30 +147,33 @@ class _ParticleSolve:
         """Keyframes appended or edited while solving, with segment `k` next: every checkpoint carries them on,
         as a single run's tracker would; an edit of a keyframe before `k` is not taken (the seed has reached
         it), and is logged either way."""
-        keyframes = list(self.keyframes)
-        taken = []
+        agents = {level: [self.setup.resume(cp, self.engine, self.keyframes) for cp in cps]
+                  for level, cps in self.starts.items()}
+        every = [a for level in agents.values() for a in level]
+        keyframes, done = list(self.keyframes), []
         for index, keyframe in changes:
             if index is None:
                 keyframes.append(keyframe)
-            else:
-                ok = k <= index < len(keyframes)
+                for agent in every:
+                    agent.extend_keyframes([keyframe])
+            else:  # taken only where no particle's start has begun it (one may have passed it with the one before)
+                ok = k <= index < len(keyframes) and all(agent.may_replace(index) for agent in every)
                 if ok:
                     keyframes[index] = keyframe
-                taken.append((index, keyframe, ok))
+                    for agent in every:
+                        agent.replace_keyframe(index, keyframe)
                 self.log.edits.append({"keyframe": int(index), "name": keyframe.name, "taken": ok})
-        if keyframes == self.keyframes:
+                if not ok:
+                    continue
+            done.append((index, keyframe))
+        if not done:
             return
-
-        def carried(cp: Checkpoint) -> Checkpoint | None:
-            agent = self.setup.resume(cp, self.engine, self.keyframes)
-            if len(keyframes) > len(self.keyframes):
-                agent.extend_keyframes(keyframes[len(self.keyframes):])
-            ok = all(agent.replace_keyframe(i, kf) for i, kf, taken_ in taken if taken_)
-            return agent.checkpoint() if ok else None
-        self.starts = {level: [carried(cp) for cp in cps] for level, cps in self.starts.items()}
         if self.furthest is not None:  # one that got past an edited keyframe is no longer a run of this solve
-            cp = carried(self.furthest.checkpoint)
-            self.furthest = None if cp is None else replace(self.furthest, checkpoint=cp)
+            agent = self.setup.resume(self.furthest.checkpoint, self.engine, self.keyframes)
+            ok = all(agent.extend_keyframes([kf]) is None if i is None else agent.replace_keyframe(i, kf)
+                     for i, kf in done)
+            self.furthest = replace(self.furthest, checkpoint=agent.checkpoint()) if ok else None
+        self.starts = {level: [agent.checkpoint() for agent in level_agents] for level, level_agents in agents.items()}
         self.keyframes = keyframes
 
     def segment(self, k: int, redo: int | None) -> list:
