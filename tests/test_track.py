@@ -98,7 +98,7 @@ def test_each_sketch_keyframe_gets_its_verdict(fall):
     assert list(verdicts) == ["halfway", "up high", "end"]
     assert verdicts["halfway"]["verdict"] == "reached" and verdicts["halfway"]["distance"] < 1.0
     assert verdicts["up high"]["verdict"] == "not reached"
-    assert "cannot reach keyframe 'up high': falls short by" in verdicts["up high"]["why"]
+    assert verdicts["up high"]["why"].startswith("cannot reach keyframe 'up high': ")  # short, or turned off
     assert verdicts["end"]["verdict"] == "not tried"
     assert verdicts["end"]["why"] == "the motion stops at keyframe 'up high'"
 

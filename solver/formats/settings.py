@@ -262,7 +262,8 @@ class AssistSettings:
 class TrackingTermSettings:
     """What the tracking objective weighs (`mpc.objectives.tracking`)."""
     w_joint: float = setting(3.0, "Weight of each hinge angle's error (smooth-abs, rad)", nonneg=True)
-    w_body: float = setting(2.0, "Weight of each body's position error (smooth-abs, m)", nonneg=True)
+    w_body: float = setting(12.0, "Weight of each body's position error (smooth-abs, m): a capture's swinging "
+                                  "feet and hands where it has them, not flung to keep balance", nonneg=True)
     w_root_pos: float = setting(40.0, "Weight of the root's position error (smooth-abs, m)", nonneg=True)
     w_root_rot: float = setting(4.0, "Weight of the root's orientation error (smooth-abs, rad)", nonneg=True)
     w_contact: float = setting(10.0, "Extra weight of a body's position error while it touches the scene in the "
