@@ -5,7 +5,6 @@ retried and backed-up seed too, whose events go back."""
 import json
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import mujoco
@@ -63,53 +62,46 @@ def test_preview_frames_arrive_while_the_solve_runs_and_are_its_results_frames(r
         assert log["backups"] == 0 and rewinds == 0
 
 
-def test_an_assisted_search_shows_its_best_motion_so_far_and_ends_on_the_solutions():
+def _assisted_sit(folder: Path, settings: dict) -> tuple[list, dict]:
+    """The armchair sit's assisted solve with `settings`, seed 0, in one process: its events, and its frames
+    (canonical qpos) by file name (`result`, `physical` where it has one)."""
+    doc = json.loads((ROOT / "scenes/tasks/assist_sit_armchair.json").read_text())
+    doc["settings"] = settings
+    path, out = folder / "task.json", folder / "out"
+    path.write_text(json.dumps(doc))
+    proc = subprocess.run([sys.executable, "-m", "solver", "run", str(path), "--out", str(out), "--jsonl",
+                           "--num-seeds", "1", "--workers", "0"], cwd=ROOT, capture_output=True, text=True,
+                          timeout=1800)  # a hang guard only
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    model = mujoco.MjModel.from_xml_path(str(out / "model.xml"))
+    frames = {}
+    for npz in (out / "seed_0").glob("*.npz"):
+        with np.load(npz) as z:
+            frames[npz.stem] = canonical(model, z["frame_qpos"])
+    return [json.loads(line) for line in proc.stdout.splitlines()], frames
+
+
+def test_an_assisted_search_shows_its_best_motion_so_far_and_ends_on_the_solutions(tmp_path):
     """The assisted search sends its best rollout each time one is found (the curriculum's stages included),
     from the start pose; the last is the solution's motion, frame for frame."""
-    doc = json.loads((ROOT / "scenes/tasks/assist_sit_armchair.json").read_text())
-    doc["settings"] = {"population": 8, "samples": 400, "search_restarts": 0, "replans": 0, "physical": False}
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "task.json"
-        path.write_text(json.dumps(doc))
-        out = Path(tmp) / "out"
-        proc = subprocess.run([sys.executable, "-m", "solver", "run", str(path), "--out", str(out), "--jsonl",
-                               "--num-seeds", "1", "--workers", "0"], cwd=ROOT, capture_output=True, text=True,
-                              timeout=1800)
-        assert proc.returncode == 0, proc.stderr[-2000:]
-        events = [json.loads(line) for line in proc.stdout.splitlines()]
-        previews = [e for e in events if e["event"] == "preview"]
-        solved = next(i for i, e in enumerate(events) if e["event"] == "solution")
-        assert len(previews) >= 2 and all(events.index(e) < solved for e in previews)
-        frames = None
-        for e in previews:
-            frames = apply(frames, e)
-        model = mujoco.MjModel.from_xml_path(str(out / "model.xml"))
-        with np.load(out / "seed_0" / "result.npz") as z:
-            final = canonical(model, z["frame_qpos"])
-    np.testing.assert_array_equal(frames, final)
+    events, solved_frames = _assisted_sit(tmp_path, {"population": 8, "samples": 400, "search_restarts": 0,
+                                                     "replans": 0, "physical": False})
+    previews = [e for e in events if e["event"] == "preview"]
+    solved = next(i for i, e in enumerate(events) if e["event"] == "solution")
+    assert len(previews) >= 2 and all(events.index(e) < solved for e in previews)
+    frames = None
+    for e in previews:
+        frames = apply(frames, e)
+    np.testing.assert_array_equal(frames, solved_frames["result"])
 
 
-def test_an_assisted_motions_physical_version_is_shown_as_it_is_tracked():
+def test_an_assisted_motions_physical_version_is_shown_as_it_is_tracked(tmp_path):
     """After the search, its physical version replaces the searched motion on screen as it is tracked (from
     the first frame where the two differ); the last frames shown are the physical version's own."""
-    doc = json.loads((ROOT / "scenes/tasks/assist_sit_armchair.json").read_text())
-    doc["settings"] = {"population": 8, "samples": 200, "search_restarts": 0, "replans": 0, "physical": True,
-                       "physical_retries": 0,
-                       "physical_settings": {"rollouts": 12, "max_iterations": 1, "segment_retries": 0}}
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "task.json"
-        path.write_text(json.dumps(doc))
-        out = Path(tmp) / "out"
-        proc = subprocess.run([sys.executable, "-m", "solver", "run", str(path), "--out", str(out), "--jsonl",
-                               "--num-seeds", "1", "--workers", "0"], cwd=ROOT, capture_output=True, text=True,
-                              timeout=1800)
-        assert proc.returncode == 0, proc.stderr[-2000:]
-        events = [json.loads(line) for line in proc.stdout.splitlines()]
-        model = mujoco.MjModel.from_xml_path(str(out / "model.xml"))
-        with np.load(out / "seed_0" / "result.npz") as z:
-            searched = canonical(model, z["frame_qpos"])
-        with np.load(out / "seed_0" / "physical.npz") as z:
-            physical = canonical(model, z["frame_qpos"])
+    events, solved = _assisted_sit(tmp_path, {
+        "population": 8, "samples": 200, "search_restarts": 0, "replans": 0, "physical": True, "physical_retries": 0,
+        "physical_settings": {"rollouts": 12, "max_iterations": 1, "segment_retries": 0}})
+    searched, physical = solved["result"], solved["physical"]
     frames, at_search_end = None, None
     for e in (e for e in events if e["event"] == "preview"):
         frames = apply(frames, e)
