@@ -17,7 +17,7 @@ BLENDER_TESTS := tests/test_extension.py tests/test_solve.py tests/test_own_rig.
   tests/test_bake.py tests/test_no_data_lost.py tests/test_panels.py tests/test_presets.py tests/test_contact_ui.py \
   tests/test_colliders.py tests/test_import_mjcf.py tests/test_rig.py tests/test_rig_custom.py \
   tests/test_joint_limits.py tests/test_ghosts.py tests/test_solve_from_here.py tests/test_end_to_end.py \
-  tests/test_hits.py
+  tests/test_hits.py tests/test_live_preview.py
 
 .PHONY: venv blenders demo test lint bench extension clean
 

@@ -11,7 +11,7 @@ import pytest
 from blender_env import addon, installed_extension
 from humanoid_rigs import select as _select
 from layout_recorder import outline_text
-from test_own_rig import _model, _physics
+from own_rigs import _model, _physics
 
 
 @pytest.fixture(scope="module")

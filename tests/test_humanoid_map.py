@@ -1,5 +1,5 @@
 """The humanoid mapping's naming rules on skeletons built here as plain bone records (the Blender
-rigs themselves are tests/test_own_rig.py's): the Unreal mannequin's names, side markers of every
+rigs themselves are tests/own_rigs.py's): the Unreal mannequin's names, side markers of every
 convention, and helper bones that must never be taken for a limb."""
 import pytest
 
