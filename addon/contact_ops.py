@@ -222,7 +222,7 @@ class PHYSKEY_OT_send_keyframe(bpy.types.Operator):
             self.report({"ERROR"}, "select a contact keyframe with at least one pair")
             return {"CANCELLED"}
         item = props.contact_keyframes[i]
-        index = job.solve_index(item)
+        index = job.solve_index(item, i)
         if index is not None:
             job.edit_keyframe(index, contact_keyframe_dict(item))
             self.report({"INFO"}, rpt_("Sent the edited '{}' to the running solve: the seeds that have not started "

@@ -155,7 +155,7 @@ class PHYSKEY_PG_contact_keyframe(bpy.types.PropertyGroup):
     use_facing: BoolProperty(default=False)
     facing: FloatVectorProperty(size=2, description="Point on the floor the torso should face")
     # Which keyframe of a running solve this one is (`job.SolveJob.solve_index`), whatever the list does
-    # since: set when a solve starts, never copied by Duplicate (0: none yet)
+    # since: set when a solve starts or the keyframe is sent to one, never copied by Duplicate (0: none yet)
     uid: IntProperty(default=0, options={"HIDDEN"})
 
 

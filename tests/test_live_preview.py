@@ -141,17 +141,33 @@ def _until(job, kinds: set, seen: list, limit_s: float = 600.0) -> None:
 def test_keyframes_sent_to_a_running_contact_solve_are_edits_of_its_own_or_new_ones(tmp_path):
     """One the solve has is sent as an edit of its own index — the preset's second 'sit_leanforward1' too, and
     'stand' after a Duplicate has moved it down the list; the copy Duplicate made is new, appended; sent again
-    it is an edit of the solve's keyframe it became."""
+    it is an edit of the solve's keyframe it became. One the solver refuses never becomes the solve's; one
+    whose id an undo took back is known by its place and name."""
     bpy, module = installed_extension()
     bpy.ops.wm.read_homefile(use_empty=True)
     assert bpy.ops.physkey.load_preset(preset="armchair_stand_sit_stand") == {"FINISHED"}
     props = bpy.context.scene.physkey
     session, job = _running(bpy, module, tmp_path)
+    solve_ops = addon(module, "solve_ops")
     seen = []
     try:
         for index in (5, 2):  # 'stand', and the second 'sit_leanforward1'
             props.active_contact_keyframe = index
             assert bpy.ops.physkey.send_keyframe() == {"FINISHED"}
+        typo = props.contact_keyframes.add()
+        typo.name = "typo"
+        pair = typo.pairs.add()
+        pair.body1, pair.body2 = "hand_rigth", "world"
+        props.active_contact_keyframe = 6
+        assert bpy.ops.physkey.send_keyframe() == {"FINISHED"}  # refused by the solver: never the solve's
+        deadline = time.time() + 600  # a hang guard, not a timing: Blender's timer hands the answer over
+        while not any(e["event"] == "error" for e in seen) and time.time() < deadline:
+            events = job.poll()
+            assert solve_ops.handle_events(bpy.context.scene, job, events) is None
+            seen += events
+            time.sleep(0.05)
+        assert not job.pending_uids and len(job.keyframe_uids) == 6
+        props.contact_keyframes.remove(6)
         props.active_contact_keyframe = 1
         assert bpy.ops.physkey.contact_keyframe_edit(action="DUPLICATE") == {"FINISHED"}  # 'armchair0' again, at 2
         assert props.active_contact_keyframe == 2 and props.contact_keyframes[2].name == "armchair0"
@@ -163,18 +179,24 @@ def test_keyframes_sent_to_a_running_contact_solve_are_edits_of_its_own_or_new_o
         props.active_contact_keyframe = 2
         props.contact_keyframes[2].tolerance = 0.35
         assert bpy.ops.physkey.send_keyframe() == {"FINISHED"}  # the copy again: an edit of the solve's 7th
+        props.contact_keyframes[0].uid = 0  # as Ctrl+Z to before the solve leaves it
+        props.active_contact_keyframe = 0
+        assert bpy.ops.physkey.send_keyframe() == {"FINISHED"}  # still at its place, by its name: an edit of 0
         changes, deadline = [], time.time() + 600  # a hang guard, not a timing
-        while len(changes) < 5 and time.time() < deadline:
-            seen += job.poll()
+        while len(changes) < 6 and time.time() < deadline:
+            events = job.poll()
+            assert solve_ops.handle_events(bpy.context.scene, job, events) is None
+            seen += events
             changes = [e.get("keyframes", e.get("count")) for e in seen
                        if e["event"] in ("keyframes_appended", "keyframes_edited")]
             time.sleep(0.05)
-        assert addon(module, "solve_ops").handle_events(bpy.context.scene, job, seen) is None
     finally:
         session.pop_job(bpy.context.scene)
         job.close()
-    assert changes == [[5], [2], 1, [5], [6]]
-    assert job.keyframe_uids[-1] == props.contact_keyframes[2].uid and not job.pending_uids
+    assert changes == [[5], [2], 1, [5], [6], [0]]
+    assert [e["path"] for e in seen if e["event"] == "error"] == ["append_keyframes[0].pairs[0].body1"]
+    assert job.keyframe_uids[-1] == props.contact_keyframes[2].uid and len(job.keyframe_uids) == 7
+    assert not job.pending_uids
     assert len({kf.uid for kf in props.contact_keyframes}) == len(props.contact_keyframes)
 
 

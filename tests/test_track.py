@@ -5,6 +5,7 @@ and missed there; each keyframe gets its verdict; a run
 resumed from a checkpoint is the uninterrupted run; bad references exit 2 naming the field; a capture with
 frames marked keeps its own keyframes between them. The objective's terms: test_tracking_objective.py."""
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -98,7 +99,7 @@ def test_each_sketch_keyframe_gets_its_verdict(fall):
     assert list(verdicts) == ["halfway", "up high", "end"]
     assert verdicts["halfway"]["verdict"] == "reached" and verdicts["halfway"]["distance"] < 1.0
     assert verdicts["up high"]["verdict"] == "not reached"
-    assert verdicts["up high"]["why"].startswith("cannot reach keyframe 'up high': ")  # short, or turned off
+    assert re.match(r"cannot reach keyframe 'up high': (falls short by|turned \d+° off)", verdicts["up high"]["why"])
     assert verdicts["end"]["verdict"] == "not tried"
     assert verdicts["end"]["why"] == "the motion stops at keyframe 'up high'"
 
