@@ -152,26 +152,23 @@ class _ParticleSolve:
         every = [a for level in agents.values() for a in level]
         keyframes, done = list(self.keyframes), []
         for index, keyframe in changes:
-            if index is None:
-                keyframes.append(keyframe)
-                for agent in every:
-                    agent.extend_keyframes([keyframe])
-            else:  # taken only where no particle's start has begun it (one may have passed it with the one before)
+            if index is not None:
+                # taken only where no particle's start has begun it (one may have passed it with the one before)
                 ok = k <= index < len(keyframes) and all(agent.may_replace(index) for agent in every)
-                if ok:
-                    keyframes[index] = keyframe
-                    for agent in every:
-                        agent.replace_keyframe(index, keyframe)
                 self.log.edits.append({"keyframe": int(index), "name": keyframe.name, "taken": ok})
                 if not ok:
                     continue
+                keyframes[index] = keyframe
+            else:
+                keyframes.append(keyframe)
+            for agent in every:
+                _carry(agent, index, keyframe)
             done.append((index, keyframe))
         if not done:
             return
         if self.furthest is not None:  # one that got past an edited keyframe is no longer a run of this solve
             agent = self.setup.resume(self.furthest.checkpoint, self.engine, self.keyframes)
-            ok = all(agent.extend_keyframes([kf]) is None if i is None else agent.replace_keyframe(i, kf)
-                     for i, kf in done)
+            ok = all(_carry(agent, i, kf) for i, kf in done)
             self.furthest = replace(self.furthest, checkpoint=agent.checkpoint()) if ok else None
         self.starts = {level: [agent.checkpoint() for agent in level_agents] for level, level_agents in agents.items()}
         self.keyframes = keyframes
@@ -260,6 +257,15 @@ def _segment_progress(progress, k: int, i: int, n: int, nkf: int, iterations_bef
                           motion_time=p.motion_time, motion=p.motion if i == 0 else None,  # one particle shown
                           attempt=attempt))
     return report
+
+
+def _carry(agent: Agent, index: int | None, keyframe) -> bool:
+    """One change to the solve's keyframes carried into `agent`'s run: appended (index None), or keyframe `index`
+    replaced where the run may still take it (`Agent.may_replace`); whether it was."""
+    if index is None:
+        agent.extend_keyframes([keyframe])
+        return True
+    return agent.replace_keyframe(index, keyframe)
 
 
 def _with_stream(cp: Checkpoint, stream: dict) -> Checkpoint:
