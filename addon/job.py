@@ -62,12 +62,10 @@ class SolveJob:
             cmd += ["--backend", "ray", "--address", cluster]
         elif workers is not None:
             cmd += ["--workers", str(workers)]
-        # the solve's contact keyframes by `uid`, in its order (`steer`; those sent while it runs added), and
-        # those sent to be appended that the solver has not yet taken or refused
-        self.keyframe_uids: list[int] = []
-        self.keyframe_names: list[str] = []
-        self.pending_uids: list[list[int]] = []
-        self.pending_names: list[list[str]] = []
+        # the solve's contact keyframes as (uid, name), in its order (`steer`; those sent while it runs added),
+        # and per line sent to be appended that the solver has not yet taken or refused, its keyframes
+        self.keyframes_sent: list[tuple[int, str]] = []
+        self.pending: list[list[tuple[int, str]]] = []
         self.first = 0
         self.log_path = os.path.join(folder, "solver.log")
         self._log = open(self.log_path, "w", encoding="utf-8")
@@ -109,11 +107,10 @@ class SolveJob:
     def appended_answered(self, taken: bool) -> None:
         """The solver took (or refused) the oldest keyframes sent to be appended: they are the solve's now (or
         never)."""
-        if self.pending_uids:
-            uids, names = self.pending_uids.pop(0), self.pending_names.pop(0)
+        if self.pending:
+            sent = self.pending.pop(0)
             if taken:
-                self.keyframe_uids += uids
-                self.keyframe_names += names
+                self.keyframes_sent += sent
 
     def steer(self, items, first: int = 0) -> None:
         """The scene's contact keyframes `items` from `first` on are the solve's (Solve from Here leaves out
@@ -121,28 +118,26 @@ class SolveJob:
         sent while the solve runs is known wherever the list has moved it."""
         stamp(items)
         self.first = first
-        self.keyframe_uids = [item.uid for item in list(items)[first:]]
-        self.keyframe_names = [item.name for item in list(items)[first:]]
+        self.keyframes_sent = [(item.uid, item.name) for item in list(items)[first:]]
 
     def solve_index(self, item, list_index: int) -> int | None:
         """The solve's index of the scene's contact keyframe `item`, at `list_index` in the scene's list (those
         sent to be appended included); None for one the solve does not have (added or duplicated since it
         started: a new one to append). One whose uid an undo took back to before the solve is known by its
         place and name, where the list still has it there."""
-        uids = self.keyframe_uids + [u for sent in self.pending_uids for u in sent]
+        known = self.keyframes_sent + [kf for sent in self.pending for kf in sent]
+        uids = [uid for uid, _ in known]
         if item.uid:
             return uids.index(item.uid) if item.uid in uids else None
-        names = self.keyframe_names + [n for sent in self.pending_names for n in sent]
         k = list_index - self.first
-        return k if 0 <= k < len(names) and names[k] == item.name else None
+        return k if 0 <= k < len(known) and known[k][1] == item.name else None
 
     def send_new(self, items, item, keyframe: dict) -> None:
         """Append the scene's contact keyframe `item` (of `items`), as `keyframe`, to the running solve."""
         stamp(items)
         self.send_keyframes([keyframe])
         if self.proc.poll() is None:
-            self.pending_uids.append([item.uid])
-            self.pending_names.append([item.name])
+            self.pending.append([(item.uid, item.name)])
 
     def edit_keyframe(self, index: int, keyframe: dict) -> None:
         """A contact keyframe of the solve (`index` in its order) edited while it runs: the seeds that have not

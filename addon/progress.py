@@ -56,11 +56,15 @@ class SolveProgress:
             retrying = (seed, int(event.get("reached", 0)) + 1, int(event["attempt"]) + 1)
             if retrying not in self._told and self.keyframes:
                 self._told.add(retrying)
-                self.news.append(iface_("seed {} retrying keyframe {}/{} (try {})").format(
-                    retrying[0], retrying[1], self.keyframes, retrying[2]))
+                self.news.append(self._retrying_words(retrying))
             self.retrying = retrying
         elif "attempt" in event and self.retrying is not None and self.retrying[0] == seed:
             self.retrying = None
+
+    def _retrying_words(self, retrying: tuple[int, int, int]) -> str:
+        """"seed 1 retrying keyframe 3/5 (try 2)" for (seed, keyframe, try)."""
+        seed, key, attempt = retrying
+        return iface_("seed {} retrying keyframe {}/{} (try {})").format(seed, key, self.keyframes, attempt)
 
     @property
     def overall(self) -> float:
@@ -81,8 +85,7 @@ class SolveProgress:
             furthest = max(self.reached.values(), default=0)
             parts.append(iface_("furthest keyframe {}/{}").format(furthest, self.keyframes))
         if self.retrying is not None and self.keyframes:
-            seed, key, attempt = self.retrying
-            parts.append(iface_("seed {} retrying keyframe {}/{} (try {})").format(seed, key, self.keyframes, attempt))
+            parts.append(self._retrying_words(self.retrying))
         if self.motion_time:  # where in the clip the furthest seed is (a back-up goes back)
             parts.append(iface_("at {:.1f} s of motion").format(max(self.motion_time.values())))
         if self.iterations:

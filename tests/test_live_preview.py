@@ -166,7 +166,7 @@ def test_keyframes_sent_to_a_running_contact_solve_are_edits_of_its_own_or_new_o
             assert solve_ops.handle_events(bpy.context.scene, job, events) is None
             seen += events
             time.sleep(0.05)
-        assert not job.pending_uids and len(job.keyframe_uids) == 6
+        assert not job.pending and len(job.keyframes_sent) == 6
         props.contact_keyframes.remove(6)
         props.active_contact_keyframe = 1
         assert bpy.ops.physkey.contact_keyframe_edit(action="DUPLICATE") == {"FINISHED"}  # 'armchair0' again, at 2
@@ -195,8 +195,8 @@ def test_keyframes_sent_to_a_running_contact_solve_are_edits_of_its_own_or_new_o
         job.close()
     assert changes == [[5], [2], 1, [5], [6], [0]]
     assert [e["path"] for e in seen if e["event"] == "error"] == ["append_keyframes[0].pairs[0].body1"]
-    assert job.keyframe_uids[-1] == props.contact_keyframes[2].uid and len(job.keyframe_uids) == 7
-    assert not job.pending_uids
+    assert job.keyframes_sent[-1][0] == props.contact_keyframes[2].uid and len(job.keyframes_sent) == 7
+    assert not job.pending
     assert len({kf.uid for kf in props.contact_keyframes}) == len(props.contact_keyframes)
 
 
