@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-from ..solver.physics.pose_fit import END_WEIGHT, PoseFit, PoseTargets, fit_poses
+from ..solver.physics.pose_fit import END_WEIGHT, PoseFit, PoseTargets, fit_poses, grounded_targets
 from .humanoid_map import SLOTS, hand_at_forearm_end
 from .i18n import rpt_
 
@@ -66,9 +66,17 @@ def read_targets(context, rig, physics, model, frames: list[int] | None = None) 
     return PoseTargets(body_ids=ids, points=points, positions=m[:, :, :3, 3], rotations=rotations, weights=weights)
 
 
-def fitted_poses(context, rig, physics, model, frames: list[int] | None = None) -> PoseFit:
-    """The physics character's configurations for the rig's pose at `frames` (the current frame)."""
-    return fit_poses(model, read_targets(context, rig, physics, model, frames))
+def fitted_poses(context, rig, physics, model, frames: list[int] | None = None,
+                 clip_dt: float | None = None) -> PoseFit:
+    """The physics character's configurations for the rig's pose at `frames` (the current frame).
+    `clip_dt`: the frames are a clip on this grid, put on the floor where it stands (`grounding`)."""
+    targets = read_targets(context, rig, physics, model, frames)
+    if clip_dt is None:
+        return fit_poses(model, targets)
+    ends = np.array([slot.startswith(("hand_", "foot_")) for slot in SLOTS])
+    soles = np.array([slot.startswith("foot_") for slot in SLOTS])
+    grounded, lowered = grounded_targets(model, targets, clip_dt, ends, soles)
+    return fit_poses(model, grounded, lowered=lowered)
 
 
 def misfit(fit: PoseFit, f: int, mapping: dict[str, str]) -> str:

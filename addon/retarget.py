@@ -269,6 +269,8 @@ def alignment(rig, physics, mapping) -> dict[str, tuple[np.ndarray, np.ndarray]]
             carried = rest
         else:  # carried rigidly by the mapped bone above (the bones between at rest)
             carried = aligned[above] @ rigid_inverse(_slot_rest(rig, mapping, above)) @ rest
+            if limb == "foot":  # but turned as at rest: a foot flat on the rig's floor is flat on the sole
+                carried[:3, :3] = rest[:3, :3]
         nxt = LIMB_NEXT.get(limb)
         if nxt is not None:  # swung onto the physics limb, so the next joint is where the physics one is
             head_rest = rest[:3, 3]

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 
 import bpy
+import numpy as np
 
 from ..solver.formats.objective_terms import TERM_NAMES
 from .colliders import collider_bodies
@@ -39,7 +40,7 @@ def extract_scene(context, warn=None):
 
     from ..solver.builders.mjcf import compile_spec, scene_to_spec
     model = compile_spec(scene_to_spec(scene))
-    q, problems = poses_at(context, obj, model, [context.scene.frame_current])
+    q, problems, _ = poses_at(context, obj, model, [context.scene.frame_current])
     q = q[0]
     if problems[0] and warn is not None and obj.physkey.animator_rig is not None:  # fitted: what it could not take
         warn(rpt_("the start pose: {}").format(problems[0]))
@@ -51,20 +52,22 @@ def extract_scene(context, warn=None):
     return scene
 
 
-def poses_at(context, obj, model, frames: list[int]) -> tuple[list, list[str]]:
-    """The character's configurations (F, nq) at `frames` and, per frame, what of the pose it cannot take
-    ('' for none). On the animator's own rig: one whole-body fit of the evaluated rig (`pose_reading`),
-    the physics character then posed as the fit of the last frame; on a physics character: its bones'
-    hinges, a joint beyond its range named."""
+def poses_at(context, obj, model, frames: list[int], clip: bool = False) -> tuple[list, list[str], np.ndarray]:
+    """The character's configurations (F, nq) at `frames`, per frame what of the pose it cannot take ('' for
+    none), and per frame and mapped slot how far it was lowered onto the floor (m). On the animator's own
+    rig: one whole-body fit of the evaluated rig (`pose_reading`), the physics character then posed as the
+    fit of the last frame — `clip`: the frames are a clip, put on the floor where the rig stands above or
+    in it (`grounding`). On a physics character: its bones' hinges, a joint beyond its range named,
+    nothing lowered."""
     rig = obj.physkey.animator_rig
     if rig is not None:
         from .pose_reading import fitted_poses, misfit
         from .retarget import mapping_of
-        fit = fitted_poses(context, rig, obj, model, frames)
+        fit = fitted_poses(context, rig, obj, model, frames, clip_dt=1.0 / scene_fps(context.scene) if clip else None)
         mapping = mapping_of(rig)
         pose_from_qpos(obj, model, fit.qpos[-1])
         context.view_layer.update()
-        return fit.qpos, [misfit(fit, f, mapping) for f in range(len(frames))]
+        return fit.qpos, [misfit(fit, f, mapping) for f in range(len(frames))], fit.lowered
     scene = context.scene
     current = scene.frame_current
     rows, problems = [], []
@@ -78,7 +81,7 @@ def poses_at(context, obj, model, frames: list[int]) -> tuple[list, list[str]]:
     finally:
         if scene.frame_current != current:
             scene.frame_set(current)
-    return rows, problems
+    return rows, problems, np.zeros((len(frames), 0))
 
 
 def store_contact_keyframes(scene, keyframes) -> None:
@@ -220,9 +223,9 @@ def task_from_scene(context, scene_desc, keyframes: list | None = None, start_fr
             if first >= last:
                 raise ValueError(rpt_("frame {} is at the end of the frame range: nothing is left to follow").format(
                     first))
-        task["reference"] = reference_from_action(context, scene_desc, first, last)
+        task["reference"], poses = reference_from_action(context, scene_desc, first, last, warn)
         task["keyframes"] = pose_keyframes_from_action(context, scene_desc, keyed_times=True, warn=warn,
-                                                       start=first, end=last)
+                                                       start=first, end=last, poses=poses)
     if props.method == "contact":  # pushes and balls, timed from where the motion starts
         from .hits import perturbations_from_hits
         hits = perturbations_from_hits(scene, {b.name for b in scene_desc.character.bodies},
@@ -244,25 +247,49 @@ def track_range(scene) -> tuple[int, int]:
     return first, last
 
 
-def reference_from_action(context, scene_desc, first: int, last: int) -> dict:
+def reference_from_action(context, scene_desc, first: int, last: int, warn=None) -> tuple[dict, dict[int, tuple]]:
     """The character's evaluated animation from frame `first` to `last`, one pose per frame, as the track
     method's reference (times from `first`): a capture, a kept solve, keys with their interpolation —
-    whatever drives the bones."""
+    whatever drives the bones, put on the floor (said to `warn`); and per frame its (configuration, what of
+    the pose it cannot take)."""
     from ..solver.builders.mjcf import compile_spec, scene_to_spec
     model = compile_spec(scene_to_spec(scene_desc))
     fps = scene_fps(context.scene)
     frames = list(range(first, last + 1))
-    rows, _ = poses_at(context, active_character(context), model, frames)
-    return {"times": [(f - first) / fps for f in frames], "qpos": [[float(v) for v in q] for q in rows]}
+    rows, problems, lowered = poses_at(context, active_character(context), model, frames, clip=True)
+    if warn is not None and np.abs(lowered).max(initial=0.0) > 0.0 and grounding_words(lowered):
+        warn(grounding_words(lowered))
+    return ({"times": [(f - first) / fps for f in frames], "qpos": [[float(v) for v in q] for q in rows]},
+            dict(zip(frames, zip(rows, problems))))
+
+
+def grounding_words(lowered: np.ndarray) -> str:
+    """What putting a clip on the floor did (`lowered`: per frame and mapped slot, m), for the animator:
+    the whole pose by how much, typically and at most, then the bodies set down by themselves."""
+    from .humanoid_map import SLOTS
+    whole = lowered.min(axis=1)
+    typical, most = float(np.median(whole)), float(whole[np.abs(whole).argmax()])
+    parts = []
+    if abs(most) >= 0.005:
+        words = (rpt_("the animation stands {:.1f} cm above the floor (up to {:.1f}): followed lowered onto it")
+                 if typical >= 0 else
+                 rpt_("the animation stands {:.1f} cm into the floor (up to {:.1f}): followed raised onto it"))
+        parts.append(words.format(abs(100 * typical), abs(100 * most)))
+    own = (lowered - whole[:, None]).max(axis=0)
+    set_down = [f"{SLOTS[b]} {100 * own[b]:.1f} cm" for b in np.argsort(-own) if own[b] >= 0.005]
+    if set_down:
+        parts.append(rpt_("set down on the floor where still above it: {}").format(", ".join(set_down)))
+    return "; ".join(parts)
 
 
 def pose_keyframes_from_action(context, scene_desc, keyed_times: bool = False, warn=None, start: int | None = None,
-                               end: int | None = None) -> list[dict]:
+                               end: int | None = None, poses: dict[int, tuple] | None = None) -> list[dict]:
     """The keyed poses as pose keyframes, timed from the first key: a free key's arrival range as
     the animator set it, or (`keyed_times`: the animation is followed as keyed) where it is keyed.
     With `start` and `end` (Make Physical's frame range): the pose at `start` first, then the keys after
     it up to `end`, timed from `start` (keys outside the range are said to `warn`); none but the start
-    is no keyframes at all (the reference's own poses stand in).
+    is no keyframes at all (the reference's own poses stand in); `poses`: per frame, the reference's
+    (configuration, problem) — the keys are the reference's poses at their frames.
     A pose the character cannot take is said on its key and to `warn`: on the animator's own rig the fit
     takes the nearest pose it can; on the physics character a joint up to 10° beyond its range is clamped
     into it, and further beyond is an error."""
@@ -285,7 +312,10 @@ def pose_keyframes_from_action(context, scene_desc, keyed_times: bool = False, w
         keys = [_StartKey(start)] + keys
     root = int(model.jnt_qposadr[model.joint("root").id])
     hinges = [model.joint(j).name for j in range(model.njnt) if model.jnt_type[j] == mujoco.mjtJoint.mjJNT_HINGE]
-    rows, found = poses_at(context, obj, model, [k.frame for k in keys]) if keys else ([], [])
+    if poses is not None:
+        rows, found = [poses[k.frame][0] for k in keys], [poses[k.frame][1] for k in keys]
+    else:
+        rows, found, _ = poses_at(context, obj, model, [k.frame for k in keys]) if keys else ([], [], [])
     out, problems = [], []
     for i, (key, q, problem) in enumerate(zip(keys, rows, found)):
         key.problem = problem

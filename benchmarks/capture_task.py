@@ -48,7 +48,7 @@ def main(argv=None) -> int:
     scene.physkey.method = "track"
     taskio = addon(module, "taskio")
     started = time.perf_counter()
-    task = taskio.task_from_scene(bpy.context, taskio.extract_scene(bpy.context))
+    task = taskio.task_from_scene(bpy.context, taskio.extract_scene(bpy.context), warn=lambda m: print("warning:", m))
     read_s = time.perf_counter() - started
     with open(args.out, "w") as f:
         json.dump(task, f)

@@ -238,7 +238,7 @@ WALK_FEET = {"foot_left": {"planted": [*range(14, 24), *range(44, 57)], "swing":
 
 def test_the_walks_feet_are_planted_where_the_capture_plants_them(blender):
     """Contact inference against the hand-labelled walk: the reference Make Physical tracks (the capture
-    fitted frame by frame, `physics.reference.build_reference`) plants each foot in at least 90% of the
+    fitted frame by frame and put on the floor, `physics.reference.build_reference`) plants each foot in at least 90% of the
     frames labelled planted and in none of those labelled swinging."""
     from solver.physics.reference import build_reference
     bpy, module = blender
@@ -249,7 +249,7 @@ def test_the_walks_feet_are_planted_where_the_capture_plants_them(blender):
     physics, _ = _physics(bpy, module, rig)
     model = _model(bpy, module, physics)
     frames = list(range(1, 70))
-    fit = addon(module, "pose_reading").fitted_poses(bpy.context, rig, physics, model, frames)
+    fit = addon(module, "pose_reading").fitted_poses(bpy.context, rig, physics, model, frames, clip_dt=1 / 30.0)
     bodies = [b.name for b in physics.pose.bones]
     ref = build_reference(model, bodies, (np.array(frames) - 1) / 30.0, fit.qpos, 1 / 30.0, 0.0)
     for foot, labels in WALK_FEET.items():
@@ -257,3 +257,82 @@ def test_the_walks_feet_are_planted_where_the_capture_plants_them(blender):
         swing = ref.planted[foot][np.array(labels["swing"]) - 1]
         print(foot, f"planted {planted.mean():.2f}, swinging {swing.mean():.2f}")
         assert planted.mean() >= 0.9 and not swing.any(), (foot, planted.astype(int), swing.astype(int))
+
+
+def _soles(model, qpos) -> np.ndarray:
+    """Per frame (F, 2, 2), each foot's (lowest point's height, tilt of its sole from flat in degrees):
+    MuJoCo's forward kinematics, the sole's normal the foot's up at the model's rest."""
+    data = mujoco.MjData(model)
+    feet = [model.body(f"foot_{s}").id for s in ("left", "right")]
+    data.qpos[:] = model.qpos0
+    mujoco.mj_kinematics(model, data)
+    up = data.xmat[feet].reshape(-1, 3, 3)[:, 2, :]
+    out = np.empty((len(qpos), 2, 2))
+    for f, q in enumerate(qpos):
+        data.qpos[:] = q
+        mujoco.mj_kinematics(model, data)
+        for k, body in enumerate(feet):
+            low = min(data.geom_xpos[g][2] - abs(data.geom_xmat[g][8]) * model.geom_size[g][1] - model.geom_size[g][0]
+                      for g in np.flatnonzero(model.geom_bodyid == body))
+            normal = data.xmat[body].reshape(3, 3) @ up[k]
+            out[f, k] = low, np.degrees(np.arccos(np.clip(normal[2], -1.0, 1.0)))
+    return out
+
+
+def test_a_capture_standing_above_the_floor_is_followed_standing_flat_on_it(blender):
+    """The stand–kneel–stand capture floats 2–3 cm over the floor (its toe ends 2.2–3.2 cm up) with its left
+    foot tipped 4° from its rest: the reference Make Physical sends (`task_from_scene`) stands both feet flat
+    on the floor (within 3 mm, under 2°) where the capture stands, keeps the kneeling leg's foot on its toes,
+    and the animator is told by how much it was lowered."""
+    bpy, module = blender
+    bpy.ops.wm.read_homefile(use_empty=True)
+    assert bpy.ops.import_anim.bvh(filepath=str(BVH / "test_mocapbank.bvh"), global_scale=0.01,
+                                   update_scene_fps=True) == {"FINISHED"}
+    rig = bpy.context.active_object
+    _select(bpy, rig)
+    assert bpy.ops.physkey.map_humanoid() == {"FINISHED"}
+    assert bpy.ops.physkey.character_from_rig() == {"FINISHED"}
+    physics, _ = _physics(bpy, module, rig)
+    model = _model(bpy, module, physics)
+    scene = bpy.context.scene
+    scene.frame_start, scene.frame_end = (int(v) for v in rig.animation_data.action.frame_range)
+    scene.physkey.method = "track"
+    taskio = addon(module, "taskio")
+    said = []
+    task = taskio.task_from_scene(bpy.context, taskio.extract_scene(bpy.context), warn=said.append)
+    assert any(s.startswith("the animation stands ") and "cm above the floor" in s for s in said), said
+    soles = _soles(model, np.array(task["reference"]["qpos"]))
+    t = np.array(task["reference"]["times"])
+    standing = (t < 2.5) | (t > 13.5)
+    low, tilt = soles[standing, :, 0], soles[standing, :, 1]
+    print("standing: lowest", low.min().round(4), low.max().round(4), "tilt max", tilt.max().round(2))
+    assert low.min() > -0.003 and low.max() < 0.003 and tilt.max() < 2.0
+    assert soles[(t > 6) & (t < 10), 1, 1].min() > 30.0  # the kneeling right foot stays on its toes
+
+
+def test_a_foot_at_the_rigs_rest_is_flat_on_the_physics_foots_sole(blender):
+    """The BVH skeleton's shins are swung 5–6° onto the physics shins; its feet are not: read at the rig's
+    rest, each physics foot's target turn is the physics foot's own at rest (under 0.5°), so a foot flat on
+    the rig's floor is flat on the physics sole."""
+    bpy, module = blender
+    bpy.ops.wm.read_homefile(use_empty=True)
+    rig = _import_bvh(bpy, "test_mocapbank.bvh", 0.01)
+    _select(bpy, rig)
+    assert bpy.ops.physkey.map_humanoid() == {"FINISHED"}
+    assert bpy.ops.physkey.character_from_rig() == {"FINISHED"}
+    physics, _ = _physics(bpy, module, rig)
+    model = _model(bpy, module, physics)
+    rig.animation_data.action = None
+    for bone in rig.pose.bones:
+        bone.matrix_basis.identity()
+    bpy.context.view_layer.update()
+    targets = addon(module, "pose_reading").read_targets(bpy.context, rig, physics, model)
+    data = mujoco.MjData(model)
+    mujoco.mj_kinematics(model, data)
+    slots = list(addon(module, "humanoid_map").SLOTS)
+    for side in ("left", "right"):
+        k = slots.index(f"foot_{side}")
+        rest = data.xmat[model.body(f"foot_{side}").id].reshape(3, 3)
+        turn = targets.rotations[0, k] @ rest.T
+        angle = np.degrees(np.arccos(np.clip((np.trace(turn) - 1) / 2, -1.0, 1.0)))
+        assert angle < 0.5, (side, angle)

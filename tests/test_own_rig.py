@@ -278,7 +278,7 @@ def test_a_rigify_rig_keyed_on_its_ik_feet_torso_hips_and_chest(rigs):
     _select(bpy, physics)
     taskio = addon(module, "taskio")
     model = _model(bpy, module, physics)
-    qpos, problems = taskio.poses_at(bpy.context, physics, model, [12])
+    qpos, problems, _ = taskio.poses_at(bpy.context, physics, model, [12])
     data = mujoco.MjData(model)
     data.qpos[:] = qpos[0]
     mujoco.mj_kinematics(model, data)

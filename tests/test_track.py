@@ -220,3 +220,17 @@ def test_frames_marked_must_hit_keep_the_references_own_keyframes_between_them_b
     task = task_from_dict({"schema_version": 1, "name": "sketch", "method": "track", "reference": {"sketch": "linear"},
                            "keyframes": keys + [_pose_key(times, qpos, 1.5, "last")], "settings": {"key_every": 0.25}})
     assert names(prepare_task(task)[1]) == [("marked", 0.6), ("last", 1.5)]
+
+
+def test_a_body_set_down_a_moment_before_the_reference_does_is_expected_there():
+    """`expected_touch`: the reference kneels from 1.0 s (its shin on the floor); the motion's shin on the
+    floor at 0.8 s is expected (TOUCH_WINDOW_S 0.3 s), at 0.5 s it is not, and a body the reference
+    never puts down never is."""
+    from solver.methods.track import TOUCH_WINDOW_S, expected_touch
+    from solver.physics.reference import Reference
+    dt, n = 0.01, 300
+    kneel = np.arange(n) * dt >= 1.0
+    ref = Reference(dt=dt, duration=n * dt, qpos=np.zeros((n, 1)), qvel=np.zeros((n, 1)), xpos={}, xquat={},
+                    touching={"shin_right": kneel, "hand_left": np.zeros(n, bool)})
+    got = expected_touch(ref, np.array([0.5, 0.8, 1.0 - TOUCH_WINDOW_S - 0.02, 2.0]))
+    assert got["shin_right"].tolist() == [False, True, False, True] and not got["hand_left"].any()

@@ -43,6 +43,9 @@ from ..physics.verdict import quality_words
 from .base import Capabilities, Method
 from .contact import PlannedPrepared, planning_models
 
+# A body the reference puts on the scene within this long (s) of the motion's doing so is expected there:
+# a knee set down a moment before the capture kneels is no stumble.
+TOUCH_WINDOW_S = 0.3
 
 @dataclass
 class TrackPrepared(PlannedPrepared):
@@ -110,12 +113,10 @@ class Track(Method):
                    "tracking": errors, "keyframes": verdicts,
                    "departs": next((v["why"] for v in verdicts if v["verdict"] != "reached"), None),
                    "teleports": [{"time": round(t, 6), "what": what} for t, what in jumps]}
-        touching = prep.reference.touching or {}  # what the reference itself puts down is no stumble
-        rows = prep.reference.index(run.times)
         summary["quality"] = motion_quality(prep.built.model, prep.built.character_bodies, run.times, run.qpos,
                                             lying_in_reference(prep.reference, run.times, prep.built.roles),
                                             segment=run.keyframe_index, roles=prep.built.roles,
-                                            expected_touch={b: t[rows] for b, t in touching.items()})
+                                            expected_touch=expected_touch(prep.reference, run.times))
         summary["words"] = quality_words(summary["quality"])
         summary["fidelity"] = fidelity(prep.built.model, prep.built.character_bodies, prep.built.roles,
                                        prep.reference, run.times, run.qpos, prep.problems, judge=judge_clip)
@@ -133,6 +134,15 @@ class Track(Method):
 
 
 TRACK = Track()
+
+
+def expected_touch(reference: Reference, times: np.ndarray) -> dict[str, np.ndarray]:
+    """Per character body, at `times`: whether the reference puts it on the scene then or within
+    TOUCH_WINDOW_S of then — what the motion may touch without stumbling."""
+    window = int(round(TOUCH_WINDOW_S / reference.dt))
+    rows = reference.index(times)
+    return {b: (np.convolve(t, np.ones(2 * window + 1), mode="same") > 0)[rows]
+            for b, t in (reference.touching or {}).items()}
 
 
 def lying_in_reference(reference: Reference, times: np.ndarray, roles: dict[str, str]) -> np.ndarray | None:

@@ -27,6 +27,7 @@ import numpy as np
 
 ROTATION_WEIGHT = 0.1  # metres of position error worth one radian of turn error
 END_WEIGHT = 5.0  # hands and feet, where a pose meets the world, count this many times the other bodies
+SOLE_TURN_WEIGHT = 0.5  # m per radian: a clip's feet keep their turn (flat where they stand) before the rest
 MAX_ITERATIONS = 60
 FLOOR_PASSES = 2  # fits again with the targets of bodies left below the floor raised
 FLOOR_SLACK = 0.002  # m: this deep in the floor is resting on it (MuJoCo's soft contacts rest so under weight)
@@ -66,6 +67,7 @@ class PoseFit:
     angle_error: np.ndarray
     at_limit: list[list[str]]
     below_floor: np.ndarray
+    lowered: np.ndarray | None = None  # (F, B) m each body's target was moved down onto the floor (`grounding`)
 
 
 class _Fitter:
@@ -141,13 +143,13 @@ class _Fitter:
         low[:, 2] -= self.radius[pick]
         return low
 
-    def lifted_targets(self, targets: PoseTargets) -> PoseTargets:
-        """`targets` with each body raised out of the floor where its own geoms, placed as its target
-        says, would be below it: the fit then lifts that body (a foot bends its knee) rather than the
-        floor pulling the whole pose."""
+    def target_lows(self, targets: PoseTargets) -> np.ndarray:
+        """Per frame and target body (F, B): the height of the lowest point of the body's own geoms placed
+        as its target says (NaN for a body without collidable geoms, or none at all without a floor)."""
+        frames = len(targets.positions)
+        lows = np.full((frames, len(targets.body_ids)), np.nan)
         if self.floor is None or not len(self.geoms):
-            return targets
-        positions = targets.positions.copy()
+            return lows
         body_of_geom = self.model.geom_bodyid[self.geoms]
         for k, b in enumerate(targets.body_ids):
             own = np.flatnonzero(body_of_geom == b)
@@ -161,10 +163,19 @@ class _Fitter:
             origin = targets.positions[:, k] - np.einsum("fij,j->fi", rot, targets.points[k])
             centre = origin[:, None, :] + np.einsum("fij,gj->fgi", rot, self.model.geom_pos[g])
             turned = np.einsum("fij,gjk->fgik", rot, local_rot)
-            frames = len(rot)
             low = self._lowest(centre.reshape(-1, 3), turned.reshape(-1, 3, 3), np.tile(own, frames))
-            depth = self.floor - FLOOR_SLACK - low[:, 2].reshape(frames, len(g)).min(axis=1)
-            positions[:, k, 2] += np.maximum(depth, 0.0)
+            lows[:, k] = low[:, 2].reshape(frames, len(g)).min(axis=1)
+        return lows
+
+    def lifted_targets(self, targets: PoseTargets) -> PoseTargets:
+        """`targets` with each body raised out of the floor where its own geoms, placed as its target
+        says, would be below it: the fit then lifts that body (a foot bends its knee) rather than the
+        floor pulling the whole pose."""
+        if self.floor is None or not len(self.geoms):
+            return targets
+        positions = targets.positions.copy()
+        depth = np.nan_to_num(self.floor - FLOOR_SLACK - self.target_lows(targets), nan=0.0)
+        positions[:, :, 2] += np.maximum(depth, 0.0)
         return PoseTargets(targets.body_ids, targets.points, positions, targets.rotations, targets.weights,
                            targets.turn_weights, targets.rest_weight)
 
@@ -323,9 +334,34 @@ def root_start(model, targets: PoseTargets, f: int, start, root_joint: str = "ro
     return q
 
 
-def fit_poses(model, targets: PoseTargets, floor: float | None = 0.0, start=None) -> PoseFit:
+def grounded_targets(model, targets: PoseTargets, dt: float, ends: np.ndarray, soles: np.ndarray,
+                     floor: float = 0.0) -> tuple[PoseTargets, np.ndarray]:
+    """A clip's `targets` (a grid of `dt` s) put on the floor (`grounding`): the soles (a mask of the
+    target bodies, their sole's normal the one that is up at the model's rest) turned flat where they
+    stand, the pose moved down onto the floor and the hands and feet (`ends`) still above it set down;
+    and per frame and body how far its target was lowered (m)."""
+    from . import grounding
+    fitter = _Fitter(model, floor)
+    fitter._kinematics(model.qpos0)
+    up = fitter.data.xmat[targets.body_ids].reshape(-1, 3, 3)[:, 2, :]  # the world's up in each body's frame
+    weights = grounding.flat_weights(fitter.target_lows(targets) - floor, targets.positions,
+                                     grounding.tilts(targets.rotations, up), dt, soles)
+    turn_weights = np.where(soles, np.maximum(targets.turn_weights, SOLE_TURN_WEIGHT), targets.turn_weights)
+    flat = PoseTargets(targets.body_ids, targets.points, targets.positions,
+                       grounding.turned_flat(targets.rotations, up, weights), targets.weights,
+                       turn_weights, targets.rest_weight)
+    lowered = grounding.ground_offsets(fitter.target_lows(flat) - floor, flat.positions, dt, ends)
+    positions = flat.positions.copy()
+    positions[:, :, 2] -= lowered
+    return PoseTargets(flat.body_ids, flat.points, positions, flat.rotations, flat.weights, flat.turn_weights,
+                       flat.rest_weight), lowered
+
+
+def fit_poses(model, targets: PoseTargets, floor: float | None = 0.0, start=None,
+              lowered: np.ndarray | None = None) -> PoseFit:
     """The configurations of `model` that best put its bodies on `targets`, frame after frame (each
-    starting from the one before, the first from `start` or the model's default)."""
+    starting from the one before, the first from `start` or the model's default); `lowered`: how far the
+    targets were lowered onto the floor (`grounded_targets`), for the record."""
     fitter = _Fitter(model, floor)
     wanted = targets
     targets = fitter.lifted_targets(targets)  # a copy: the fit raises its targets further where needed
@@ -343,4 +379,5 @@ def fit_poses(model, targets: PoseTargets, floor: float | None = 0.0, start=None
         position_error[f], angle_error[f] = fitter.errors(wanted, f)
         at_limit.append(fitter.at_limit(qpos[f]))
         previous = qpos[f]
-    return PoseFit(qpos, position_error, angle_error, at_limit, below_floor)
+    return PoseFit(qpos, position_error, angle_error, at_limit, below_floor,
+                   np.zeros(position_error.shape) if lowered is None else lowered)
