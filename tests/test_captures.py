@@ -238,8 +238,8 @@ WALK_FEET = {"foot_left": {"planted": [*range(14, 24), *range(44, 57)], "swing":
 
 def test_the_walks_feet_are_planted_where_the_capture_plants_them(blender):
     """Contact inference against the hand-labelled walk: the reference Make Physical tracks (the capture
-    fitted frame by frame and put on the floor, `physics.reference.build_reference`) plants each foot in at least 90% of the
-    frames labelled planted and in none of those labelled swinging."""
+    fitted frame by frame and put on the floor, `physics.reference.build_reference`) plants each foot in at
+    least 90% of the frames labelled planted and in none of those labelled swinging."""
     from solver.physics.reference import build_reference
     bpy, module = blender
     rig = _import_bvh(bpy, "test_freebvh.bvh", 0.01)

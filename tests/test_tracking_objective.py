@@ -182,7 +182,7 @@ def test_the_slip_term_matches_a_hand_computation(fall):
     still 5 cm above where it plants it (on its way down)."""
     times, qpos = fall
     zero = dict(w_joint=0.0, w_body=0.0, w_root_pos=0.0, w_root_rot=0.0, w_joint_vel=0.0, w_root_vel=0.0,
-                w_control=0.0, w_contact=0.0, w_com=0.0, w_com_vel=0.0, key_boost=0.0)
+                w_control=0.0, w_contact=0.0, w_com=0.0, w_com_vel=0.0, key_boost=0.0, w_anchor=0.0)
     prep = track(times, qpos, w_slip=5.0, **zero)
     plan, ref = prep.plan, prep.reference
     obj = objective(plan, ref, prep)
@@ -302,3 +302,40 @@ def test_the_balance_point_moves_with_the_planted_bodies(fall):
     total, err = cost(hip=0.4)
     assert err > 0.01  # the thigh swung forward: the centre of mass with it, the foot further
     assert total == pytest.approx(7.0 * smooth_abs(err, COM_P), rel=1e-9)
+
+
+def test_the_anchor_term_matches_a_hand_computation(fall):
+    """Two steps of the reference's standing pose, the second moved 6 mm along x: each body the reference
+    plants at both rows and has down at the plan's start counts w_anchor × smooth-abs of how far it got
+    from where it was at the start (seen from above) — 0 at the start itself; a plan starting with the
+    bodies 5 cm above where the reference plants them counts nothing (they are not down yet)."""
+    times, qpos = fall
+    zero = dict(w_joint=0.0, w_body=0.0, w_root_pos=0.0, w_root_rot=0.0, w_joint_vel=0.0, w_root_vel=0.0,
+                w_control=0.0, w_contact=0.0, w_com=0.0, w_com_vel=0.0, key_boost=0.0, w_slip=0.0)
+    prep = track(times, qpos, w_anchor=7.0, **zero)
+    plan, ref = prep.plan, prep.reference
+    obj = objective(plan, ref, prep)
+    m = plan.model
+    data = mujoco.MjData(m)
+    row = 20
+
+    def scored(lift):
+        states, sensors = [], []
+        for k, dx in enumerate((0.0, 0.006)):
+            data.qpos[:] = ref.qpos[row + k]
+            data.qpos[0] += dx
+            data.qpos[2] += lift
+            data.time = (row + k) * ref.dt
+            mujoco.mj_forward(m, data)
+            states.append(get_state(m, data))
+            sensors.append(data.sensordata.copy())
+        feat = Features(plan, Trajectories(np.array(states)[None], np.array(sensors)[None]), aligned=True)
+        return feat, obj.evaluate(feat.as_dict(obj.bodies_for(None)), feat.qvel, np.zeros((1, 2, m.nu)), None)
+    assert np.all(scored(0.05)[1].per_step == 0.0)
+    feat, costs = scored(0.0)
+    pos = feat.as_dict(obj.bodies_for(None))["pos"]
+    planted = [b for b in ref.planted if ref.planted[b][row] and ref.planted[b][row + 1]]
+    assert {"foot_left", "foot_right"} <= set(planted) and "head" not in planted
+    hand = 7.0 * sum(smooth_abs(float(np.linalg.norm(pos[b][0, 1, :2] - pos[b][0, 0, :2]))) for b in planted)
+    assert hand > 0.0 and costs.per_step[0, 0] == 0.0
+    assert costs.per_step[0, 1] == pytest.approx(hand, rel=1e-9)

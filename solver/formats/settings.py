@@ -273,6 +273,9 @@ class TrackingTermSettings:
                                   "once it is down there (within 2 cm of the reference's height; ½ square, m/s): a "
                                   "planted foot set down a little off stays where it is set down rather than "
                                   "sliding onto the reference's spot", nonneg=True)
+    w_anchor: float = setting(100.0, "Weight of how far a body the reference keeps planted gets, over the plan, from "
+                                      "where it is down at the plan's start (smooth-abs, m, seen from above): a "
+                                      "planted foot's slow creep costs as much as a quick slide", nonneg=True)
     w_com: float = setting(20.0, "Weight of the horizontal error of the centre of mass (smooth-abs, m): the weight "
                                  "where the reference puts it", nonneg=True)
     w_com_vel: float = setting(0.5, "Weight of the horizontal centre-of-mass velocity error (½ square, m/s)",

@@ -132,6 +132,11 @@ class TrackingObjective(Objective):
             speed = np.diff(body_pos[..., :2], axis=1) / ref.dt
             down = body_pos[:, 1:, :, 2] - self.ref_body_pos[rows[:, 1:]][..., 2] < SLIP_HEIGHT
             slip[:, 1:] = 0.5 * np.sum(speed ** 2, axis=-1) * self.ref_planted[rows[:, 1:]] * down
+        anchor = None  # and a body down where the reference keeps it planted from the plan's start on: how
+        if s.w_anchor:  # far it gets from where it is now (a slow creep costs as much as a quick slide)
+            held = np.cumprod(self.ref_planted[rows], axis=1)
+            down0 = body_pos[:, :1, :, 2] - self.ref_body_pos[rows[:, :1]][..., 2] < SLIP_HEIGHT
+            anchor = smooth_abs(np.linalg.norm(body_pos[..., :2] - body_pos[:, :1, :, :2], axis=-1)) * held * down0
         # Sinking in counts where the reference keeps the body off the scene: a foot slammed down, not
         # one pushing off the floor or a seat taking the weight (1-1.6 cm, MuJoCo's soft contacts).
         sunk = self._penetration(feat) * self.ref_clear[rows] if s.w_penetration else None
@@ -144,6 +149,8 @@ class TrackingObjective(Objective):
             add(s.w_body, body_err[..., self.body_group_index == g].sum(axis=-1), (name,))
             add(s.w_contact, contact_err[..., self.body_group_index == g].sum(axis=-1), (name,))
             add(s.w_slip, slip[..., self.body_group_index == g].sum(axis=-1), (name,))
+            if anchor is not None:
+                add(s.w_anchor, anchor[..., self.body_group_index == g].sum(axis=-1), (name,))
             add(s.w_joint_vel, vel_err[..., self.dof_group == g].sum(axis=-1), (name,))
             if sunk is not None:
                 add(s.w_penetration, sunk[..., self.body_group_index == g].sum(axis=-1), (name,))
