@@ -256,17 +256,23 @@ def reference_from_action(context, scene_desc, first: int, last: int, warn=None)
     model = compile_spec(scene_to_spec(scene_desc))
     fps = scene_fps(context.scene)
     frames = list(range(first, last + 1))
-    rows, problems, lowered = poses_at(context, active_character(context), model, frames, clip=True)
-    if warn is not None and np.abs(lowered).max(initial=0.0) > 0.0 and grounding_words(lowered):
-        warn(grounding_words(lowered))
+    obj = active_character(context)
+    rows, problems, lowered = poses_at(context, obj, model, frames, clip=True)
+    if warn is not None and np.abs(lowered).max(initial=0.0) > 0.0:
+        from .humanoid_map import SLOTS
+        from .retarget import mapping_of
+        mapping = mapping_of(obj.physkey.animator_rig)
+        said = grounding_words(lowered, [mapping.get(slot) or slot for slot in SLOTS])
+        if said:
+            warn(said)
     return ({"times": [(f - first) / fps for f in frames], "qpos": [[float(v) for v in q] for q in rows]},
             dict(zip(frames, zip(rows, problems))))
 
 
-def grounding_words(lowered: np.ndarray) -> str:
+def grounding_words(lowered: np.ndarray, bones: list[str]) -> str:
     """What putting a clip on the floor did (`lowered`: per frame and mapped slot, m), for the animator:
-    the whole pose by how much, typically and at most, then the bodies set down by themselves."""
-    from .humanoid_map import SLOTS
+    the whole pose by how much, typically and at most, then the bones (`bones`, per slot) set down by
+    themselves."""
     whole = lowered.min(axis=1)
     typical, most = float(np.median(whole)), float(whole[np.abs(whole).argmax()])
     parts = []
@@ -276,7 +282,7 @@ def grounding_words(lowered: np.ndarray) -> str:
                  rpt_("the animation stands {:.1f} cm into the floor (up to {:.1f}): followed raised onto it"))
         parts.append(words.format(abs(100 * typical), abs(100 * most)))
     own = (lowered - whole[:, None]).max(axis=0)
-    set_down = [f"{SLOTS[b]} {100 * own[b]:.1f} cm" for b in np.argsort(-own) if own[b] >= 0.005]
+    set_down = [f"{bones[b]} {100 * own[b]:.1f} cm" for b in np.argsort(-own) if own[b] >= 0.005]
     if set_down:
         parts.append(rpt_("set down on the floor where still above it: {}").format(", ".join(set_down)))
     return "; ".join(parts)

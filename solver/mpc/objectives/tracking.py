@@ -27,7 +27,7 @@ import mujoco
 import numpy as np
 
 from ...builders.mjcf import ROOT_JOINT
-from ...core.rotations import angle_between
+from ...core.rotations import angle_between, rotate
 from ...formats.scene import GROUPS
 from ...formats.settings import TrackingTermSettings
 from ...formats.track_keyframes import TrackKeyframe
@@ -48,6 +48,24 @@ PENETRATION_UNIT = 0.01  # m: the penetration term counts the sinking past the a
 # m: a body the reference plants counts as set down (its slipping counts) within this height above where
 # the reference has it; higher, it is still on its way there (a step-up's foot not yet on the step).
 SLIP_HEIGHT = 0.02
+
+
+def shape_points(model, body: int) -> np.ndarray:
+    """Points of `body`'s collidable shapes in its own frame (k, 3): each geom's centre and, for capsules and
+    cylinders, the ends of its axis — where a planted body's creep and tilt show (a foot's heel and toes);
+    its origin alone for a body without shapes."""
+    points = []
+    for g in np.flatnonzero(model.geom_bodyid == body):
+        if model.geom_contype[g] == 0 and model.geom_conaffinity[g] == 0:
+            continue
+        centre = model.geom_pos[g]
+        points.append(centre)
+        if model.geom_type[g] in (mujoco.mjtGeom.mjGEOM_CAPSULE, mujoco.mjtGeom.mjGEOM_CYLINDER):
+            axis = np.empty(9)
+            mujoco.mju_quat2Mat(axis, model.geom_quat[g])
+            half = model.geom_size[g][1] * axis.reshape(3, 3)[:, 2]
+            points += [centre + half, centre - half]
+    return np.array(points) if points else np.zeros((1, 3))
 
 
 def pose_columns(built: BuiltModel) -> np.ndarray:
@@ -71,6 +89,7 @@ class TrackingObjective(Objective):
         self.root_qpos = int(m.jnt_qposadr[m.joint(ROOT_JOINT).id])
         self.root_dof = int(m.jnt_dofadr[m.joint(ROOT_JOINT).id])
         self.tracked_bodies = list(built.character_bodies)
+        self.shape_points = [shape_points(m, m.body(b).id) for b in self.tracked_bodies]
         self.body_group_index = np.array([self.group_index[self.body_group[b]] for b in self.tracked_bodies])
         self.ref_body_pos = np.stack([reference.xpos[b] for b in self.tracked_bodies], axis=1)  # (n, nbody, 3)
         def per_body(flags: dict | None) -> np.ndarray:  # (n, nbody) 0/1 of a per-body flag, 0 where unknown
@@ -98,6 +117,17 @@ class TrackingObjective(Objective):
 
     def bodies_for(self, kf) -> list[str]:
         return self.tracked_bodies
+
+    def _shapes_moved(self, feat: dict) -> np.ndarray:
+        """(nroll, nstep, nbody): how far each body's shape points (`shape_points`) are from where they
+        were at the rollout's first step, on average (m)."""
+        out = []
+        for b, local in zip(self.tracked_bodies, self.shape_points):
+            quat = feat["quat"][b][..., None, :]
+            world = feat["pos"][b][..., None, :] + rotate(np.broadcast_to(quat, quat.shape[:-2] + (len(local), 4)),
+                                                           local)
+            out.append(np.linalg.norm(world - world[:, :1], axis=-1).mean(axis=-1))
+        return np.stack(out, axis=-1)
 
     def evaluate(self, feat: dict, qvel: np.ndarray, ctrl: np.ndarray, kf) -> Costs:
         """feat as `Features.as_dict` gives it, with "time" and "qpos"; qvel (nroll, nstep, nv);
@@ -133,10 +163,10 @@ class TrackingObjective(Objective):
             down = body_pos[:, 1:, :, 2] - self.ref_body_pos[rows[:, 1:]][..., 2] < SLIP_HEIGHT
             slip[:, 1:] = 0.5 * np.sum(speed ** 2, axis=-1) * self.ref_planted[rows[:, 1:]] * down
         anchor = None  # and a body down where the reference keeps it planted from the plan's start on: how
-        if s.w_anchor:  # far it gets from where it is now (a slow creep costs as much as a quick slide)
+        if s.w_anchor:  # far its shapes get from where they are now (a slow creep, a heel or toes lifting)
             held = np.cumprod(self.ref_planted[rows], axis=1)
             down0 = body_pos[:, :1, :, 2] - self.ref_body_pos[rows[:, :1]][..., 2] < SLIP_HEIGHT
-            anchor = smooth_abs(np.linalg.norm(body_pos[..., :2] - body_pos[:, :1, :, :2], axis=-1)) * held * down0
+            anchor = smooth_abs(self._shapes_moved(feat)) * held * down0
         # Sinking in counts where the reference keeps the body off the scene: a foot slammed down, not
         # one pushing off the floor or a seat taking the weight (1-1.6 cm, MuJoCo's soft contacts).
         sunk = self._penetration(feat) * self.ref_clear[rows] if s.w_penetration else None
