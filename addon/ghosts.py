@@ -24,11 +24,13 @@ def segments(model, frame_qpos) -> np.ndarray:
     import mujoco
 
     from .continuation import character_bodies
+    axial = (int(mujoco.mjtGeom.mjGEOM_CAPSULE), int(mujoco.mjtGeom.mjGEOM_CYLINDER))  # ints: a numpy geom
+    # type is never `in` a tuple of MuJoCo's enum values
     bodies = character_bodies(model)
     inside = set(bodies)
     sticks = [(int(model.body_parentid[b]), b) for b in bodies if int(model.body_parentid[b]) in inside]
     rods = [g for g in range(model.ngeom) if int(model.geom_bodyid[g]) in inside
-            and model.geom_type[g] in (mujoco.mjtGeom.mjGEOM_CAPSULE, mujoco.mjtGeom.mjGEOM_CYLINDER)]
+            and int(model.geom_type[g]) in axial]
     data = mujoco.MjData(model)
     out = np.empty((len(frame_qpos), len(sticks) + len(rods), 2, 3), dtype=np.float32)
     parent = np.array([p for p, _ in sticks], dtype=int)

@@ -217,13 +217,15 @@ def task_from_scene(context, scene_desc, keyframes: list | None = None, start_fr
     elif props.method == "track":  # Make Physical: the animation over the frame range is the reference
         if not sync_pose_keys(scene, active_character(context)):  # keyed poses: they alone are the keyframes
             task["settings"].setdefault("stand_ins", False)  # (their in-betweens are interpolation)
-        first, last = track_range(scene)
+        whole_first, last = track_range(scene)
+        first = whole_first
         if start_frame is not None:  # Solve from Here: the rest of the range
             first = start_frame
             if first >= last:
                 raise ValueError(rpt_("frame {} is at the end of the frame range: nothing is left to follow").format(
                     first))
-        task["reference"], poses = reference_from_action(context, scene_desc, first, last, warn)
+        task["reference"], poses = reference_from_action(context, scene_desc, first, last, warn,
+                                                         read_from=min(whole_first, first))
         task["keyframes"] = pose_keyframes_from_action(context, scene_desc, keyed_times=True, warn=warn,
                                                        start=first, end=last, poses=poses)
     if props.method == "contact":  # pushes and balls, timed from where the motion starts
@@ -247,17 +249,19 @@ def track_range(scene) -> tuple[int, int]:
     return first, last
 
 
-def reference_from_action(context, scene_desc, first: int, last: int, warn=None) -> tuple[dict, dict[int, tuple]]:
+def reference_from_action(context, scene_desc, first: int, last: int, warn=None,
+                          read_from: int | None = None) -> tuple[dict, dict[int, tuple]]:
     """The character's evaluated animation from frame `first` to `last`, one pose per frame, as the track
     method's reference (times from `first`): a capture, a kept solve, keys with their interpolation —
-    whatever drives the bones, put on the floor (said to `warn`); and per frame its (configuration, what of
-    the pose it cannot take)."""
+    whatever drives the bones, put on the floor (said to `warn`) as the clip from `read_from` (Solve from
+    Here: the whole range, so the rest is grounded as the whole was); and per frame its (configuration,
+    what of the pose it cannot take)."""
     from ..solver.builders.mjcf import compile_spec, scene_to_spec
     model = compile_spec(scene_to_spec(scene_desc))
     fps = scene_fps(context.scene)
-    frames = list(range(first, last + 1))
+    read = list(range(first if read_from is None else read_from, last + 1))
     obj = active_character(context)
-    rows, problems, lowered = poses_at(context, obj, model, frames, clip=True)
+    rows, problems, lowered = poses_at(context, obj, model, read, clip=True)
     if warn is not None and np.abs(lowered).max(initial=0.0) > 0.0:
         from .humanoid_map import SLOTS
         from .retarget import mapping_of
@@ -265,22 +269,25 @@ def reference_from_action(context, scene_desc, first: int, last: int, warn=None)
         said = grounding_words(lowered, [mapping.get(slot) or slot for slot in SLOTS])
         if said:
             warn(said)
-    return ({"times": [(f - first) / fps for f in frames], "qpos": [[float(v) for v in q] for q in rows]},
-            dict(zip(frames, zip(rows, problems))))
+    kept = [k for k, f in enumerate(read) if f >= first]
+    return ({"times": [(read[k] - first) / fps for k in kept], "qpos": [[float(v) for v in rows[k]] for k in kept]},
+            {read[k]: (rows[k], problems[k]) for k in kept})
 
 
 def grounding_words(lowered: np.ndarray, bones: list[str]) -> str:
     """What putting a clip on the floor did (`lowered`: per frame and mapped slot, m), for the animator:
-    the whole pose by how much, typically and at most, then the bones (`bones`, per slot) set down by
+    the whole pose lowered and raised by how much at most, then the bones (`bones`, per slot) set down by
     themselves."""
     whole = lowered.min(axis=1)
-    typical, most = float(np.median(whole)), float(whole[np.abs(whole).argmax()])
+    above, into = 100 * whole.max(), -100 * whole.min()
     parts = []
-    if abs(most) >= 0.005:
-        words = (rpt_("the animation stands {:.1f} cm above the floor (up to {:.1f}): followed lowered onto it")
-                 if typical >= 0 else
-                 rpt_("the animation stands {:.1f} cm into the floor (up to {:.1f}): followed raised onto it"))
-        parts.append(words.format(abs(100 * typical), abs(100 * most)))
+    if above >= 0.5 and into >= 0.5:
+        parts.append(rpt_("the animation stands up to {:.1f} cm above the floor and up to {:.1f} cm into it: followed "
+                          "on it").format(above, into))
+    elif above >= 0.5:
+        parts.append(rpt_("the animation stands up to {:.1f} cm above the floor: followed on it").format(above))
+    elif into >= 0.5:
+        parts.append(rpt_("the animation stands up to {:.1f} cm into the floor: followed on it").format(into))
     own = (lowered - whole[:, None]).max(axis=0)
     set_down = [f"{bones[b]} {100 * own[b]:.1f} cm" for b in np.argsort(-own) if own[b] >= 0.005]
     if set_down:

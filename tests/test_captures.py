@@ -203,6 +203,10 @@ def test_a_capture_is_made_physical_over_the_frame_range_and_a_kept_motion_is_a_
     assert marked["name"] == f"frame_{start + 30}" and marked["time"] == pytest.approx(30 / fps)
     # the capture's own pose every second stands in between (the one at 1 s gives way to the marked frame)
     assert [k["name"] for k in entry["keyframes"]] == [f"frame_{start + 30}", "t=2s", "end"]
+    # the marked key is the reference's own pose at its frame (grounded alike), not a fit of its own
+    sent = json.loads((result.parent / "task.json").read_text())
+    key = next(k for k in sent["keyframes"] if k["name"] == f"frame_{start + 30}")
+    assert key["root_pos"] == pytest.approx(sent["reference"]["qpos"][30][:3], abs=1e-9)
     fid = json.loads(item.fidelity_json)
     assert fid["duration_s"] == pytest.approx((end - start) / fps, abs=1e-3)
     assert fid["covers_s"] == pytest.approx(fid["duration_s"], abs=0.02) or fid["why"].startswith(
@@ -294,7 +298,7 @@ def test_a_capture_standing_above_the_floor_is_followed_standing_flat_on_it(blen
     taskio = addon(module, "taskio")
     said = []
     task = taskio.task_from_scene(bpy.context, taskio.extract_scene(bpy.context), warn=said.append)
-    assert any(s.startswith("the animation stands ") and "cm above the floor" in s and "LeftAnkle " in s
+    assert any(s.startswith("the animation stands up to 3.3 cm above the floor") and "LeftAnkle " in s
                for s in said), said  # the foot set down by itself, in the rig's bone names
     soles = _soles(model, np.array(task["reference"]["qpos"]))
     t = np.array(task["reference"]["times"])

@@ -45,6 +45,8 @@ def test_a_ghost_is_the_skeleton_where_its_solution_puts_it(solved):
         scene.frame_set(frame)
         coords, colors = ghosts.ghost_lines(scene)
         assert len(coords) and np.allclose(colors, sols[1].ghost_color)
+        sticks = sum(pb.parent is not None for pb in arm.pose.bones)
+        assert len(coords) // 2 > sticks  # the capsules' axes are drawn beside the body-to-child lines
         ends = coords[1::2]
         for pb in arm.pose.bones:
             if pb.parent is None:

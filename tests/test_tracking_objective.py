@@ -175,23 +175,37 @@ def test_the_balance_and_contact_terms_match_a_hand_computation(fall):
     assert costs.total[0] == pytest.approx(hand, rel=1e-9)
 
 
-def _two_steps_moved(prep, obj, row: int, lift: float):
+def _only(fall, **weights):
+    """The fall tracked with only `weights`' terms weighing anything."""
+    times, qpos = fall
+    zero = dict(w_joint=0.0, w_body=0.0, w_root_pos=0.0, w_root_rot=0.0, w_joint_vel=0.0, w_root_vel=0.0,
+                w_control=0.0, w_contact=0.0, w_com=0.0, w_com_vel=0.0, key_boost=0.0, w_slip=0.0, w_anchor=0.0)
+    return track(times, qpos, **{**zero, **weights})
+
+
+def _two_steps_moved(prep, obj, row: int, lift: float, yaw: float = 0.0):
     """One rollout of two steps of the reference's pose at `row` and `row + 1`, the second moved 6 mm along
-    x, both raised by `lift`: its features and `obj`'s costs."""
+    x and turned by `yaw` about the vertical, both raised by `lift`: its features, `obj`'s costs and the
+    two configurations."""
     plan, ref = prep.plan, prep.reference
     m = plan.model
     data = mujoco.MjData(m)
-    states, sensors = [], []
+    states, sensors, configurations = [], [], []
     for k, dx in enumerate((0.0, 0.006)):
         data.qpos[:] = ref.qpos[row + k]
         data.qpos[0] += dx
         data.qpos[2] += lift
+        if k:
+            turn = np.array([np.cos(yaw / 2), 0.0, 0.0, np.sin(yaw / 2)])
+            mujoco.mju_mulQuat(data.qpos[3:7], turn, data.qpos[3:7].copy())
         data.time = (row + k) * ref.dt
         mujoco.mj_forward(m, data)
         states.append(get_state(m, data))
         sensors.append(data.sensordata.copy())
+        configurations.append(data.qpos.copy())
     feat = Features(plan, Trajectories(np.array(states)[None], np.array(sensors)[None]), aligned=True)
-    return feat, obj.evaluate(feat.as_dict(obj.bodies_for(None)), feat.qvel, np.zeros((1, 2, m.nu)), None)
+    costs = obj.evaluate(feat.as_dict(obj.bodies_for(None)), feat.qvel, np.zeros((1, 2, m.nu)), None)
+    return feat, costs, configurations
 
 
 def test_the_slip_term_matches_a_hand_computation(fall):
@@ -199,16 +213,13 @@ def test_the_slip_term_matches_a_hand_computation(fall):
     each body the reference plants there slips at 6 mm / dt, w_slip × ½ (0.006 / dt)² each (the first
     step has no step before it); a body in the air counts nothing, nor one the reference plants that is
     still 5 cm above where it plants it (on its way down)."""
-    times, qpos = fall
-    zero = dict(w_joint=0.0, w_body=0.0, w_root_pos=0.0, w_root_rot=0.0, w_joint_vel=0.0, w_root_vel=0.0,
-                w_control=0.0, w_contact=0.0, w_com=0.0, w_com_vel=0.0, key_boost=0.0, w_anchor=0.0)
-    prep = track(times, qpos, w_slip=5.0, **zero)
+    prep = _only(fall, w_slip=5.0)
     plan, ref = prep.plan, prep.reference
     obj = objective(plan, ref, prep)
     row = 20
 
     def scored(lift):
-        return _two_steps_moved(prep, obj, row, lift)
+        return _two_steps_moved(prep, obj, row, lift)[:2]
     assert np.all(scored(0.05)[1].per_step == 0.0)
     feat, costs = scored(0.0)
     pos = feat.as_dict(obj.bodies_for(None))["pos"]
@@ -312,42 +323,34 @@ def test_the_balance_point_moves_with_the_planted_bodies(fall):
 
 
 def test_the_anchor_term_matches_a_hand_computation(fall):
-    """Two steps of the reference's standing pose, the second moved 6 mm along x: each body the reference
-    plants at both rows and has down at the plan's start counts w_anchor × smooth-abs of how far its shapes
-    got from where they were at the start — the mean over its collidable geoms' centres and capsule ends
-    (MuJoCo's own geom frames here) — 0 at the start itself; a plan starting with the bodies 5 cm above where
-    the reference plants them counts nothing (they are not down yet)."""
-    times, qpos = fall
-    zero = dict(w_joint=0.0, w_body=0.0, w_root_pos=0.0, w_root_rot=0.0, w_joint_vel=0.0, w_root_vel=0.0,
-                w_control=0.0, w_contact=0.0, w_com=0.0, w_com_vel=0.0, key_boost=0.0, w_slip=0.0)
-    prep = track(times, qpos, w_anchor=7.0, **zero)
+    """Two steps of the reference's standing pose, the second moved 6 mm along x and turned 0.1 rad about the
+    vertical (a foot's two capsule centres then move by different amounts): each body the reference plants at
+    both rows and has down at the plan's start counts w_anchor × smooth-abs of how far its shapes got from
+    where they were at the start — the mean over its collidable geoms' centres (MuJoCo's own geom frames
+    here) — 0 at the start itself; a plan starting with the bodies 5 cm above where the
+    reference plants them counts nothing (they are not down yet)."""
+    prep = _only(fall, w_anchor=7.0)
     plan, ref = prep.plan, prep.reference
     obj = objective(plan, ref, prep)
     m = plan.model
     row = 20
-    assert np.all(_two_steps_moved(prep, obj, row, 0.05)[1].per_step == 0.0)
-    _, costs = _two_steps_moved(prep, obj, row, 0.0)
+    assert np.all(_two_steps_moved(prep, obj, row, 0.05, yaw=0.1)[1].per_step == 0.0)
+    _, costs, configurations = _two_steps_moved(prep, obj, row, 0.0, yaw=0.1)
     data = mujoco.MjData(m)
 
-    def shape_points(k):  # the collidable geoms' centres and capsule ends in the world, per body, at step k
-        data.qpos[:] = ref.qpos[row + k]
-        data.qpos[0] += (0.0, 0.006)[k]
+    def shape_points(q):  # the collidable geoms' centres in the world, per body
+        data.qpos[:] = q
         mujoco.mj_kinematics(m, data)
         points = {}
         for g in range(m.ngeom):
-            if m.geom_contype[g] == 0 and m.geom_conaffinity[g] == 0:
-                continue
-            body = m.body(m.geom_bodyid[g]).name
-            centre = data.geom_xpos[g].copy()
-            ends = [centre]
-            if m.geom_type[g] == mujoco.mjtGeom.mjGEOM_CAPSULE:
-                axis = data.geom_xmat[g].reshape(3, 3)[:, 2] * m.geom_size[g][1]
-                ends += [centre + axis, centre - axis]
-            points.setdefault(body, []).extend(ends)
+            if m.geom_contype[g] != 0 or m.geom_conaffinity[g] != 0:
+                points.setdefault(m.body(m.geom_bodyid[g]).name, []).append(data.geom_xpos[g].copy())
         return {b: np.array(p) for b, p in points.items()}
-    before, after = shape_points(0), shape_points(1)
+    before, after = (shape_points(q) for q in configurations)
     planted = [b for b in ref.planted if ref.planted[b][row] and ref.planted[b][row + 1]]
     assert {"foot_left", "foot_right"} <= set(planted) and "head" not in planted
-    hand = 7.0 * sum(smooth_abs(float(np.linalg.norm(after[b] - before[b], axis=1).mean())) for b in planted)
-    assert hand > 0.0 and costs.per_step[0, 0] == 0.0
+    moved = {b: np.linalg.norm(after[b] - before[b], axis=1) for b in planted}
+    assert np.ptp(moved["foot_left"]) > 0.001  # the turn moves the two centres unlike
+    hand = 7.0 * sum(smooth_abs(float(d.mean())) for d in moved.values())
+    assert costs.per_step[0, 0] == 0.0
     assert costs.per_step[0, 1] == pytest.approx(hand, rel=1e-6)  # the objective turns the bodies' sensed quaternions

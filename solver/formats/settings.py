@@ -274,8 +274,9 @@ class TrackingTermSettings:
                                   "planted foot set down a little off stays where it is set down rather than "
                                   "sliding onto the reference's spot", nonneg=True)
     w_anchor: float = setting(100.0, "Weight of how far a body the reference keeps planted gets, over the plan, from "
-                                      "where it is down at the plan's start (smooth-abs, m, seen from above): a "
-                                      "planted foot's slow creep costs as much as a quick slide", nonneg=True)
+                                      "where it is down at the plan's start: its geoms' centres moved, on average "
+                                      "(smooth-abs, m): a planted foot's slow creep, or its toes or heel lifting, "
+                                      "costs as a quick slide does", nonneg=True)
     w_com: float = setting(20.0, "Weight of the horizontal error of the centre of mass (smooth-abs, m): the weight "
                                  "where the reference puts it", nonneg=True)
     w_com_vel: float = setting(0.5, "Weight of the horizontal centre-of-mass velocity error (½ square, m/s)",

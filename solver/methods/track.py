@@ -43,8 +43,8 @@ from ..physics.verdict import quality_words
 from .base import Capabilities, Method
 from .contact import PlannedPrepared, planning_models
 
-# A body the reference puts on the scene within this long (s) of the motion's doing so is expected there:
-# a knee set down a moment before the capture kneels is no stumble.
+# A body the reference has on the scene within this long (s) of the motion's having it there is expected
+# there: a knee set down a moment before the capture kneels, or lifted a moment after it rises, is no stumble.
 TOUCH_WINDOW_S = 0.3
 
 @dataclass

@@ -73,8 +73,9 @@ def ground_offsets(heights: np.ndarray, positions: np.ndarray, dt: float, ends: 
     """Per frame and target body (F, B): how far its target is to be lowered (negative: raised) for the
     capture to stand on the floor, from each body's lowest point's height above it (F, B; NaN for a body
     without shapes) and the target positions (F, B, 3) on a grid of `dt` s: the whole pose's offset, and on
-    a hand or foot (`ends`, a B mask) that stands still above the floor after it the rest of its height;
-    zeros where the capture is on the floor already or never supported."""
+    a hand or foot (`ends`, a B mask) that stands still within GROUND_GAP above the floor after it the rest of
+    its height (the whole pose's offset is 0 where the capture is never supported); zeros where all of it is
+    within GROUND_MIN."""
     frames = len(heights)
     none = np.zeros(heights.shape)
     if frames < 2 or np.isnan(heights).all():

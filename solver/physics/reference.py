@@ -30,7 +30,7 @@ TELEPORT_JOINT_SPEED = 60.0
 CONTACT_GAP = 0.02
 PLANTED_SPEED = 0.1
 # The reference is balanced where its centre of mass lies over the convex hull of the bodies it has on
-# the scene (their geoms' centres and capsule ends, seen from above) widened by this margin (m).
+# the scene (their geoms' centres, seen from above) widened by this margin (m).
 SUPPORT_MARGIN = 0.05
 
 
@@ -131,17 +131,11 @@ def build_reference(model: mujoco.MjModel, bodies: list[str], times: np.ndarray,
 
 
 def support_points(model: mujoco.MjModel, data: mujoco.MjData, bodies: list[str]) -> np.ndarray:
-    """(k, 2) where `bodies` bear weight, seen from above: their geoms' centres and, for capsules and
-    cylinders, both ends of the axis (in `data`'s pose)."""
-    points = []
-    for b in bodies:
-        body = model.body(b).id
-        for g in np.flatnonzero(model.geom_bodyid == body):
-            centre = data.geom_xpos[g]
-            points.append(centre[:2])
-            if model.geom_type[g] in (mujoco.mjtGeom.mjGEOM_CAPSULE, mujoco.mjtGeom.mjGEOM_CYLINDER):
-                axis = data.geom_xmat[g].reshape(3, 3)[:, 2] * model.geom_size[g, 1]
-                points += [(centre + axis)[:2], (centre - axis)[:2]]
+    """(k, 2) where `bodies` bear weight, seen from above: their geoms' centres (in `data`'s pose) — the middle
+    of the feet, a support narrower than the soles. With the capsules' ends too (what this said until a numpy
+    geom type compared with MuJoCo's enum never matched), the capture's walk tracked 16.7 cm off on average
+    against 9.4: more of its frames counted as balanced and held to their centre of mass (RESULTS)."""
+    points = [data.geom_xpos[g][:2] for b in bodies for g in np.flatnonzero(model.geom_bodyid == model.body(b).id)]
     return np.array(points).reshape(-1, 2)
 
 
