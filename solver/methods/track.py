@@ -47,6 +47,7 @@ from .contact import PlannedPrepared, planning_models
 # there: a knee set down a moment before the capture kneels, or lifted a moment after it rises, is no stumble.
 TOUCH_WINDOW_S = 0.3
 
+
 @dataclass
 class TrackPrepared(PlannedPrepared):
     keyframes: list[TrackKeyframe]

@@ -7,10 +7,9 @@ by bent knees. Where the capture is supported — its lowest body near the floor
 is moved by how far that body's shapes are from the floor; between supports (a step, a jump) the offset is
 eased from one to the next and it is never changed faster than over about `EASE_S`. Moving the whole pose
 keeps the motion as captured. A foot standing still on or near the floor, tilted a little (not on its toes),
-is turned flat on its sole; a
-foot or hand that then still stands above the floor — as a foot beside a kneeling knee, or the other foot
-of a capture whose feet are not level — is set down on it by itself (the fit bends its limb). A clip
-within `GROUND_MIN` of the floor wherever it is supported is left as it is.
+is turned flat on its sole; a foot or hand that then still stands above the floor — as a foot beside a
+kneeling knee, or the other foot of a capture whose feet are not level — is set down on it by itself (the fit
+bends its limb). A clip within `GROUND_MIN` of the floor wherever it is supported is left as it is.
 """
 from __future__ import annotations
 
@@ -24,11 +23,15 @@ GROUND_MIN = 0.005  # m: a capture this close to the floor wherever it is suppor
 FLAT_TILT = np.radians(20.0)  # a foot standing still tilted less than this is flat on its sole
 
 
-def standing(heights: np.ndarray, positions: np.ndarray, dt: float) -> np.ndarray:
+def speeds(positions: np.ndarray, dt: float) -> np.ndarray:
+    """Per frame and body (F, B): how fast each target point (`positions`, F × B × 3, on a grid of `dt` s)
+    moves."""
+    return np.linalg.norm(np.gradient(positions, dt, axis=0), axis=2)
+
+
+def standing(heights: np.ndarray, speed: np.ndarray) -> np.ndarray:
     """Per frame and body (F, B): whether the body stands on the floor — its lowest point within
-    `GROUND_GAP` of it (`heights`, above it, F × B) and its target point (`positions`, F × B × 3, on a
-    grid of `dt` s) still."""
-    speed = np.linalg.norm(np.gradient(positions, dt, axis=0), axis=2)
+    `GROUND_GAP` of it (`heights`, above it) and its target point still (`speed`, `speeds`)."""
     return (np.abs(np.nan_to_num(heights, nan=np.inf)) < GROUND_GAP) & (speed < SUPPORT_SPEED)
 
 
@@ -40,23 +43,27 @@ def flat_weights(heights: np.ndarray, positions: np.ndarray, tilts: np.ndarray, 
     weights = np.zeros(heights.shape)
     if len(heights) < 2:
         return weights
-    still = standing(heights, positions, dt) & (tilts < FLAT_TILT)
+    still = standing(heights, speeds(positions, dt)) & (tilts < FLAT_TILT)
     for b in np.flatnonzero(soles):
         weights[:, b] = _eased(still[:, b].astype(float), EASE_S / 2.0 / dt)
     return weights
 
 
+def normals(rotations: np.ndarray, up: np.ndarray) -> np.ndarray:
+    """Per frame and body (F, B, 3): each body's `up` (B, 3, its sole's normal in its own frame) in the world,
+    turned by `rotations` (F, B, 3, 3; world from body)."""
+    return np.einsum("fbij,bj->fbi", rotations, up)
+
+
 def tilts(rotations: np.ndarray, up: np.ndarray) -> np.ndarray:
-    """Per frame and body (F, B): how far each body's `up` (B, 3, its sole's normal in its own frame) is
-    turned from the world's up by `rotations` (F, B, 3, 3; world from body), rad."""
-    normal = np.einsum("fbij,bj->fbi", rotations, up)
-    return np.arccos(np.clip(normal[..., 2], -1.0, 1.0))
+    """Per frame and body (F, B): how far each body's sole normal (`normals`) is from the world's up, rad."""
+    return np.arccos(np.clip(normals(rotations, up)[..., 2], -1.0, 1.0))
 
 
 def turned_flat(rotations: np.ndarray, up: np.ndarray, weights: np.ndarray) -> np.ndarray:
     """`rotations` (F, B, 3, 3; world from body) turned by `weights` (F, B) of the least turn that puts
     each body's `up` (B, 3, its sole's normal in its own frame) on the world's up."""
-    normal = np.einsum("fbij,bj->fbi", rotations, up)
+    normal = normals(rotations, up)
     axis = np.cross(normal, [0.0, 0.0, 1.0])
     sin = np.linalg.norm(axis, axis=2)
     angle = weights * np.arctan2(sin, normal[..., 2])
@@ -83,12 +90,13 @@ def ground_offsets(heights: np.ndarray, positions: np.ndarray, dt: float, ends: 
     filled = np.where(np.isnan(heights), np.inf, heights)
     rows = np.arange(frames)
     lowest = filled.argmin(axis=1)
-    supported = np.flatnonzero(standing(heights, positions, dt)[rows, lowest])
+    speed = speeds(positions, dt)
+    supported = np.flatnonzero(standing(heights, speed)[rows, lowest])
     whole = np.zeros(frames)
     if len(supported):
         whole = _eased(np.interp(rows, supported, filled[supported, lowest[supported]]), EASE_S / 2.0 / dt)
     above = filled - whole[:, None]  # each body's height once the pose is moved
-    still = standing(above, positions, dt) & (above > 0.0)
+    still = standing(above, speed) & (above > 0.0)
     own = np.zeros(heights.shape)
     for b in np.flatnonzero(ends):
         own[:, b] = _eased(np.where(still[:, b], above[:, b], 0.0), EASE_S / 2.0 / dt)

@@ -20,7 +20,7 @@ same: `tests/test_pose_fit.py` checks this fit against mink's on captured poses.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import mujoco
 import numpy as np
@@ -67,7 +67,7 @@ class PoseFit:
     angle_error: np.ndarray
     at_limit: list[list[str]]
     below_floor: np.ndarray
-    lowered: np.ndarray | None = None  # (F, B) m each body's target was moved down onto the floor (`grounding`)
+    lowered: np.ndarray  # (F, B) m each body's target was moved down onto the floor (`grounding`)
 
 
 class _Fitter:
@@ -346,15 +346,11 @@ def grounded_targets(model, targets: PoseTargets, dt: float, ends: np.ndarray, s
     up = fitter.data.xmat[targets.body_ids].reshape(-1, 3, 3)[:, 2, :]  # the world's up in each body's frame
     weights = grounding.flat_weights(fitter.target_lows(targets) - floor, targets.positions,
                                      grounding.tilts(targets.rotations, up), dt, soles)
-    turn_weights = np.where(soles, np.maximum(targets.turn_weights, SOLE_TURN_WEIGHT), targets.turn_weights)
-    flat = PoseTargets(targets.body_ids, targets.points, targets.positions,
-                       grounding.turned_flat(targets.rotations, up, weights), targets.weights,
-                       turn_weights, targets.rest_weight)
+    flat = replace(targets, rotations=grounding.turned_flat(targets.rotations, up, weights),
+                   turn_weights=np.where(soles, np.maximum(targets.turn_weights, SOLE_TURN_WEIGHT),
+                                         targets.turn_weights))
     lowered = grounding.ground_offsets(fitter.target_lows(flat) - floor, flat.positions, dt, ends)
-    positions = flat.positions.copy()
-    positions[:, :, 2] -= lowered
-    return PoseTargets(flat.body_ids, flat.points, positions, flat.rotations, flat.weights, flat.turn_weights,
-                       flat.rest_weight), lowered
+    return replace(flat, positions=flat.positions - lowered[..., None] * [0.0, 0.0, 1.0]), lowered
 
 
 def fit_poses(model, targets: PoseTargets, floor: float | None = 0.0, start=None,
