@@ -8,7 +8,10 @@ from the rig where its joints are: the hips, the two spine joints, the shoulders
 the rig's points; every limb segment (thigh, shin, foot, upper arm, forearm, hand) along the default's
 direction with the rig's length. Capsules follow the segments; thickness, mass (from height unless
 given), strength, damping and rotor inertia scale with the character's size, so a large character is
-as stable and as able as the default one.
+as stable and as able as the default one — except its ankles, which are a person's
+(`ANKLE_STRENGTH_PER_KG`): the default humanoid's, a third as strong, cannot put its weight ahead of
+the ankle where a captured person stands, steps and turns (benchmarks/RESULTS.md, "Motion capture
+made physical").
 """
 from __future__ import annotations
 
@@ -23,6 +26,9 @@ from .characters import character_mass, humanoid
 
 LIMB_CHILD = {"thigh": "shin", "shin": "foot", "upper_arm": "lower_arm", "lower_arm": "hand"}
 SIDES = ("left", "right")
+# N·m of ankle strength per kg of the character (a person's plantar flexors hold about 1.5–2; the default
+# humanoid's ankles 0.5), both ankle hinges alike, their servos as stiff for it (the same saturation angle).
+ANKLE_STRENGTH_PER_KG = 1.6
 HEIGHT_RANGE = (0.3, 3.0)  # m: the humanoids PhysKey simulates (its contact and balance terms are in metres)
 REQUIRED = ("pelvis", "waist_lower", "torso", "head") + tuple(
     f"{limb}_{side}" for side in SIDES for limb in ("thigh", "shin", "foot", "upper_arm", "lower_arm", "hand"))
@@ -147,7 +153,19 @@ def proportioned_humanoid(points: dict, mass: float | None = None, name: str = "
                 else:
                     g.mass *= factor
         _scale_dynamics(new, factor, factor, factor)
+    _person_ankles(new)
     return new
+
+
+def _person_ankles(character: Character) -> None:
+    """Each foot's hinges as strong as a person's ankle for the character's mass (never weaker than
+    scaling made them), the servo's stiffness and damping raised in step."""
+    strength = ANKLE_STRENGTH_PER_KG * character_mass(character)
+    ankles = {j.name for b in character.bodies if b.name in (f"foot_{side}" for side in SIDES) for j in b.joints}
+    for a in character.actuators:
+        if a.joint in ankles and a.gear < strength:
+            factor = strength / a.gear
+            a.gear, a.kp, a.kv = strength, a.kp * factor, a.kv * factor
 
 
 SOLE_RANGE = (0.5, 2.0)  # the rig's ankle height may move a sole this much against the default's depth
