@@ -75,8 +75,10 @@ class PHYSKEY_OT_character_from_rig(bpy.types.Operator):
             o.select_set(False)
         physics.select_set(True)
         context.view_layer.objects.active = physics
-        self.report({"INFO"}, rpt_("Made '{}' from {} bones of '{}'; solve with it, Keep bakes onto "
-                                   "both").format(physics.name, len(mapping), rig.name))
+        ankle = max((j.strength for b in physics.data.bones for j in b.physkey.joints if j.name.startswith("ankle")),
+                    default=0.0)
+        self.report({"INFO"}, rpt_("Made '{}' from {} bones of '{}', its ankles a person's ({:.0f} N·m); solve with "
+                                   "it, Keep bakes onto both").format(physics.name, len(mapping), rig.name, ankle))
         return {"FINISHED"}
 
 

@@ -62,6 +62,8 @@ def test_a_capture_in_centimetres_is_converted_and_one_of_no_size_is_refused(ble
     ids = [model.body(b.name).id for b in physics.pose.bones]
     mass, span = float(model.body_mass[ids].sum()), float(np.ptp(data.xpos[ids, 2]))  # head to feet origins
     assert 1.2 < span < 2.0 and 40.0 < mass < 120.0, (span, mass)
+    ankles = [i for i in range(model.nu) if model.actuator(i).name.startswith("ankle")]
+    assert len(ankles) == 4 and np.allclose(model.actuator_gear[ankles, 0], 1.6 * mass, rtol=1e-4)  # a person's
     odd = _import_bvh(bpy, "test_freebvh.bvh", 0.1)
     _select(bpy, odd)
     assert bpy.ops.physkey.map_humanoid() == {"FINISHED"}
