@@ -7,7 +7,7 @@ import copy
 import mujoco
 import numpy as np
 
-from solver.builders.characters import humanoid
+from solver.builders.characters import character_mass, humanoid
 from solver.builders.environments import standing_pose
 from solver.builders.mjcf import compile_spec, initial_qpos, scene_to_spec
 from solver.builders.proportions import ANKLE_STRENGTH_PER_KG, proportioned_humanoid, rest_frames
@@ -89,9 +89,10 @@ def test_a_persons_ankles_hold_the_standing_character_up_the_defaults_do_not():
     height of its centre of mass, per radian)."""
     made = proportioned_humanoid(_default_points(), mass=60.0, name="from a rig")
     weak = copy.deepcopy(made)
+    per_kg = {a.joint: a.gear for a in humanoid().actuators}["ankle_y_right"] / character_mass(humanoid())
     for a in weak.actuators:
         if a.joint in ANKLES:
-            factor = 20.0 / 40.84402122164589 * 60.0 / a.gear  # the default humanoid's 20 N·m for its 40.8 kg
+            factor = per_kg * 60.0 / a.gear  # the default humanoid's strength per kg (20 N·m for its 40.8 kg)
             a.gear, a.kp, a.kv = a.gear * factor, a.kp * factor, a.kv * factor
     head_up, slid = _held(made)
     head_weak, _ = _held(weak)
