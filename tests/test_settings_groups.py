@@ -49,7 +49,7 @@ ADDED = {"AssistSettings": {"physical_settings": {}, "w_apex": 10.0},
          "TrackSettings": {"w_slip": 20.0, "stand_ins": True, "w_anchor": 100.0}}
 # Defaults changed since the record (measured: benchmarks/RESULTS.md), with their new values where the task
 # or preset does not set them.
-CHANGED = {"TrackSettings": {"w_body": 12.0}}
+CHANGED = {"TrackSettings": {"w_body": 12.0, "planning_timestep": 0.01}}
 
 
 def _renamed(cls, flat: dict) -> dict:
@@ -88,9 +88,11 @@ def test_names_are_unique_across_the_groups_of_each_method_and_every_group_has_o
 
 def test_tracking_keeps_its_own_defaults_for_the_shared_groups():
     assert setting_field(TrackSettings, "horizon")[1] == 0.6 and setting_field(ContactSettings, "horizon")[1] == 0.35
+    assert setting_field(TrackSettings, "planning_timestep")[1] == 0.01
+    assert setting_field(ContactSettings, "planning_timestep")[1] == 0.015
     track = method_settings(TrackSettings, {"rollouts": 20})
     assert (track.sampling.horizon, track.sampling.rollouts, track.recovery.segment_retries, track.recovery.backups,
-            track.effort.improvement) == (0.6, 20, 1, 1, 0.05)
+            track.effort.improvement, track.sampling.planning_timestep) == (0.6, 20, 1, 1, 0.05, 0.01)
 
 
 def test_an_earlier_name_is_read_as_its_new_one():

@@ -331,9 +331,10 @@ class TrackSettings:
     A tracked motion is told where to go, so it gets fewer retries and back-ups (where physics cannot
     go, more tries rarely help), plans on only while an iteration gains 5% (more buys no success, only
     wall time) and sees 0.6 s ahead: a standing body tips over in about √(0.85 m / g) ≈ 0.3 s, and a
-    horizon of 0.35 s barely sees a tip it could still stop (benchmarks/RESULTS.md, "The tracking
-    defaults and why")."""
-    sampling: SamplingSettings = field(default_factory=lambda: SamplingSettings(horizon=0.6))
+    horizon of 0.35 s barely sees a tip it could still stop. It plans on a 10 ms step, not 15: a capture's
+    swinging foot moves several centimetres a step, and the coarser planning model puts a landing foot
+    twice as far from where the simulation puts it (benchmarks/RESULTS.md, "The tracking defaults and why")."""
+    sampling: SamplingSettings = field(default_factory=lambda: SamplingSettings(horizon=0.6, planning_timestep=0.01))
     effort: EffortSettings = field(default_factory=lambda: EffortSettings(improvement=0.05))
     recovery: RecoverySettings = field(default_factory=lambda: RecoverySettings(segment_retries=1, backups=1))
     terms: TrackingTermSettings = field(default_factory=TrackingTermSettings)
@@ -427,7 +428,7 @@ def track_settings(**flat) -> TrackSettings:
 # versions (benchmarks/RESULTS.md, "Draft and Final"). A task's own settings are overridden where Draft sets them.
 DRAFT: dict[str, dict[str, Any]] = {
     "contact": {"rollouts": 20, "max_iterations": 3, "segment_retries": 0, "backups": 0},
-    "track": {"rollouts": 20, "max_iterations": 3, "segment_retries": 0, "backups": 0},
+    "track": {"rollouts": 20, "max_iterations": 3, "segment_retries": 0, "backups": 0, "planning_timestep": 0.015},
     "assist": {"samples": 2000, "search_restarts": 0, "replans": 0, "physical": False},
     "simulate": {},
 }

@@ -32,9 +32,10 @@ from .track import TRACK
 # floor. Only there: where the reference rests a body on the scene (a seat taking the weight), counting
 # it would pull the motion off its sketch. Its keyframes are the sketch's alone (`stand_ins` off): the
 # assisted motion's in-betweens are the assist's doing too. Its bodies' positions weigh what they did when
-# its retries, back-ups and penetration were measured (`w_body` 2; a capture's 12 is newer).
+# its retries, back-ups and penetration were measured (`w_body` 2; a capture's 12 is newer), and it plans on
+# the 15 ms step they were measured with (a capture's 10 ms step is newer, measured on captures and sketches).
 ASSISTED_REFERENCE = {"w_com": 0.0, "w_com_vel": 0.0, "w_contact": 0.0, "w_slip": 0.0, "w_anchor": 0.0, "backups": 0,
-                      "w_penetration": 30.0, "stand_ins": False, "w_body": 2.0}
+                      "w_penetration": 30.0, "stand_ins": False, "w_body": 2.0, "planning_timestep": 0.015}
 # A physical version that stops short or lands further than CLOSE_RATIO from the sketch is tracked
 # again from the start with fresh noise, its keyframes pulled three times as hard (RETRY): where an
 # assisted motion only passes near the sketch's poses, the second try aims at them. Pulled that hard
