@@ -6,6 +6,7 @@ import pytest
 from track_cases import hinge_names, objective, track
 
 from solver.mpc.objectives.contact import CONTROL_P, smooth_abs
+from solver.mpc.objectives.tracking import ANCHOR_P
 from solver.physics.features import Features
 from solver.physics.rollout import Trajectories, get_state
 
@@ -351,6 +352,6 @@ def test_the_anchor_term_matches_a_hand_computation(fall):
     assert {"foot_left", "foot_right"} <= set(planted) and "head" not in planted
     moved = {b: np.linalg.norm(after[b] - before[b], axis=1) for b in planted}
     assert np.ptp(moved["foot_left"]) > 0.001  # the turn moves the two centres unlike
-    hand = 7.0 * sum(smooth_abs(float(d.mean())) for d in moved.values())
+    hand = 7.0 * sum(smooth_abs(float(d.mean()), ANCHOR_P) for d in moved.values())
     assert costs.per_step[0, 0] == 0.0
     assert costs.per_step[0, 1] == pytest.approx(hand, rel=1e-6)  # the objective turns the bodies' sensed quaternions

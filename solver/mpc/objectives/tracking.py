@@ -51,6 +51,10 @@ PENETRATION_UNIT = 0.01  # m: the penetration term counts the sinking past the a
 # m: a body the reference plants counts as set down (its slipping counts) within this height above where
 # the reference has it; higher, it is still on its way there (a step-up's foot not yet on the step).
 SLIP_HEIGHT = 0.02
+# m: smooth-abs parameter of the anchor term — below it a creep costs about its square, so a planted foot creeping
+# 2 cm over a plan costs four times what it did with the posture terms' 10 cm (the stand–kneel–stand capture's feet
+# slid 40% less over 8 seeds: benchmarks/RESULTS.md).
+ANCHOR_P = 0.02
 
 
 def shape_points(model, body: int) -> np.ndarray:
@@ -160,7 +164,7 @@ class TrackingObjective(Objective):
         if s.w_anchor:  # far its shapes get from where they are now (a slow creep, a heel or toes lifting)
             held = np.cumprod(self.ref_planted[rows], axis=1)
             down0 = body_pos[:, :1, :, 2] - self.ref_body_pos[rows[:, :1]][..., 2] < SLIP_HEIGHT
-            anchor = smooth_abs(self._shapes_moved(feat)) * held * down0
+            anchor = smooth_abs(self._shapes_moved(feat), ANCHOR_P) * held * down0
         # Sinking in counts where the reference keeps the body off the scene: a foot slammed down, not
         # one pushing off the floor or a seat taking the weight (1-1.6 cm, MuJoCo's soft contacts).
         sunk = self._penetration(feat) * self.ref_clear[rows] if s.w_penetration else None
