@@ -21,22 +21,21 @@ import numpy as np
 BODIES = ("foot_left", "foot_right", "pelvis", "hand_right")
 
 
-def replay(model: mujoco.MjModel, times: np.ndarray, qpos: np.ndarray, ctrl: np.ndarray, step: float,
-           start: float, horizon: float, bodies: list[int]) -> np.ndarray:
+def replay(model: mujoco.MjModel, times: np.ndarray, qpos: np.ndarray, ctrl: np.ndarray, start: float,
+           horizon: float, bodies: list[int]) -> np.ndarray:
     """The bodies' positions after replaying the recorded controls for `horizon` s from the recorded state
-    at `start`, `model` (changed: its timestep set) stepped at `step`, each control held over one step."""
+    at `start`, `model` stepped at its own timestep, each control held over one step."""
     dt = float(times[1] - times[0])
-    m = model
-    m.opt.timestep = step
-    d = mujoco.MjData(m)
+    step = model.opt.timestep
+    d = mujoco.MjData(model)
     i0 = int(round(start / dt))
     d.qpos[:] = qpos[i0]
-    mujoco.mj_differentiatePos(m, d.qvel, 2 * dt, qpos[i0 - 1], qpos[i0 + 1])
+    mujoco.mj_differentiatePos(model, d.qvel, 2 * dt, qpos[i0 - 1], qpos[i0 + 1])
     d.time = times[i0]
     for k in range(int(round(horizon / step))):
         d.ctrl[:ctrl.shape[1]] = ctrl[min(int(round((start + k * step) / dt)), len(ctrl) - 1)]
-        mujoco.mj_step(m, d)
-    mujoco.mj_kinematics(m, d)
+        mujoco.mj_step(model, d)
+    mujoco.mj_kinematics(model, d)
     return d.xpos[bodies].copy()
 
 
@@ -51,22 +50,24 @@ def main(argv=None) -> int:
     xml = os.path.join(args.dir, "model.xml")
     with np.load(os.path.join(args.dir, f"seed_{args.seed}", "result.npz")) as r:
         times, qpos, ctrl = r["times"], r["qpos"], r["ctrl"]
-    sim_step = mujoco.MjModel.from_xml_path(xml).opt.timestep
+    sim = mujoco.MjModel.from_xml_path(xml)
+    planning = {s: mujoco.MjModel.from_xml_path(xml) for s in args.steps}
+    for s, model in planning.items():
+        model.opt.timestep = s
+    bodies = [sim.body(b).id for b in BODIES]
+    data = mujoco.MjData(sim)
     for horizon in args.horizon:
         starts = np.arange(0.1, times[-1] - horizon - 0.05, args.every)
         errors = {s: [] for s in args.steps}
         floor = []  # the replay at the simulation's own step against the motion recorded
         for start in starts:
-            model = mujoco.MjModel.from_xml_path(xml)
-            bodies = [model.body(b).id for b in BODIES]
-            truth = replay(model, times, qpos, ctrl, sim_step, start, horizon, bodies)
-            data = mujoco.MjData(model)
-            data.qpos[:] = qpos[min(int(round((start + horizon) / sim_step)), len(qpos) - 1)]
-            mujoco.mj_kinematics(model, data)
+            truth = replay(sim, times, qpos, ctrl, start, horizon, bodies)
+            data.qpos[:] = qpos[min(int(round((start + horizon) / sim.opt.timestep)), len(qpos) - 1)]
+            mujoco.mj_kinematics(sim, data)
             floor.append(np.linalg.norm(data.xpos[bodies] - truth, axis=1))
             for s in args.steps:
-                errors[s].append(np.linalg.norm(replay(mujoco.MjModel.from_xml_path(xml), times, qpos, ctrl, s,
-                                                       start, horizon, bodies) - truth, axis=1))
+                errors[s].append(np.linalg.norm(replay(planning[s], times, qpos, ctrl, start, horizon, bodies) - truth,
+                                                axis=1))
         print(f"horizon {horizon:g} s: the simulation's own replay is {100 * np.mean(floor):.2f} cm from the motion "
               "recorded (the velocity estimated from its poses)")
         for s in args.steps:
