@@ -4,7 +4,8 @@ The planner's rollouts run the scene's model at `planning_timestep`; the solutio
 simulation's own timestep. From states along a solved motion (`solver run … --out DIR`), the controls it
 executed are replayed for `--horizon` seconds both ways — at the simulation's step (its own motion again,
 up to the velocity estimated from its poses) and at each planning step given, every control held over a
-planning step as the agent holds it — and the bodies' positions compared at the end. A planner whose model
+planning step as the planner's rollouts hold it — and the bodies' positions compared at the end. The bodies are
+named as the default humanoid and the characters made from rigs name them. A planner whose model
 puts a landing foot 5 cm from where the simulation puts it plans that foot's landing 5 cm wrong.
 
     .venv/bin/python benchmarks/planning_mismatch.py DIR --seed 0 --steps 0.01 0.015
