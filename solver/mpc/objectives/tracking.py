@@ -116,11 +116,12 @@ class TrackingObjective(Objective):
     def bodies_for(self, kf) -> list[str]:
         return self.tracked_bodies
 
-    def _shapes_moved(self, feat: dict) -> np.ndarray:
-        """(nroll, nstep, nbody): how far each body's shape points (`shape_points`) are from where they
-        were at the rollout's first step, on average (m)."""
+    def _shapes_moved(self, feat: dict, bodies: np.ndarray) -> np.ndarray:
+        """(nroll, nstep, len(bodies)): how far the shape points (`shape_points`) of each of `bodies` (indices
+        into the tracked bodies) are from where they were at the rollout's first step, on average (m)."""
         out = []
-        for b, local in zip(self.tracked_bodies, self.shape_points):
+        for j in bodies:
+            b, local = self.tracked_bodies[j], self.shape_points[j]
             quat = feat["quat"][b][..., None, :]
             world = feat["pos"][b][..., None, :] + rotate(np.broadcast_to(quat, quat.shape[:-2] + (len(local), 4)),
                                                            local)
@@ -132,7 +133,9 @@ class TrackingObjective(Objective):
         ctrl (nroll, nstep, nu). `kf` (the current keyframe) is not needed: the reference says it all."""
         s, ref = self.s, self.reference
         nroll, nstep = qvel.shape[:2]
-        rows = ref.index(feat["time"])  # (nroll, nstep)
+        rows = ref.index(feat["time"])  # (nroll, nstep); one row of them where every rollout keeps the same times
+        if (rows == rows[:1]).all():  # (the reference read once for the batch, not once per rollout)
+            rows = rows[:1]
         qpos, q_ref, v_ref = feat["qpos"], ref.qpos[rows], ref.qvel[rows]
         boost = self.boost[rows]
         values: list[np.ndarray] = []
@@ -162,9 +165,12 @@ class TrackingObjective(Objective):
             slip[:, 1:] = 0.5 * np.sum(speed ** 2, axis=-1) * self.ref_planted[rows[:, 1:]] * down
         anchor = None  # and a body down where the reference keeps it planted from the plan's start on: how
         if s.w_anchor:  # far its shapes get from where they are now (a slow creep, a heel or toes lifting)
-            held = np.cumprod(self.ref_planted[rows], axis=1)
-            down0 = body_pos[:, :1, :, 2] - self.ref_body_pos[rows[:, :1]][..., 2] < SLIP_HEIGHT
-            anchor = smooth_abs(self._shapes_moved(feat), ANCHOR_P) * held * down0
+            counted = np.cumprod(self.ref_planted[rows], axis=1) \
+                * (body_pos[:, :1, :, 2] - self.ref_body_pos[rows[:, :1]][..., 2] < SLIP_HEIGHT)
+            anchor = np.zeros(counted.shape)  # (the shapes turned only for the bodies it counts: the feet)
+            some = np.flatnonzero(counted.any(axis=(0, 1)))
+            if len(some):
+                anchor[..., some] = smooth_abs(self._shapes_moved(feat, some), ANCHOR_P) * counted[..., some]
         # Sinking in counts where the reference keeps the body off the scene: a foot slammed down, not
         # one pushing off the floor or a seat taking the weight (1-1.6 cm, MuJoCo's soft contacts).
         sunk = self._penetration(feat) * self.ref_clear[rows] if s.w_penetration else None
@@ -195,7 +201,8 @@ class TrackingObjective(Objective):
             held = ref.balanced[rows] if ref.balanced is not None else 1.0
             target = self.ref_com_target[rows][..., :2]
             if self.support_weights is not None:  # the rollout's own support, weighted as the reference's
-                target = target + np.einsum("rsb,rsbk->rsk", self.support_weights[rows], body_pos[..., :2])
+                weights = np.broadcast_to(self.support_weights[rows], body_pos.shape[:3])
+                target = target + np.einsum("rsb,rsbk->rsk", weights, body_pos[..., :2])
             com_err = smooth_abs(np.linalg.norm(feat["com"][..., :2] - target, axis=-1), COM_P)
             com_vel = 0.5 * np.sum((feat["comvel"][..., :2] - ref.comvel[rows][..., :2]) ** 2, axis=-1)
             add(s.w_com, held * boost * com_err, GROUPS)
