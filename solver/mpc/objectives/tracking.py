@@ -149,20 +149,27 @@ class TrackingObjective(Objective):
         # Near a keyframe the boost pulls towards the reference moved onto the keyframe (`key_targets`:
         # the sketch's pose where the reference only passes beside it, as an assisted motion may).
         extra = boost - 1.0
+        keyed = bool(extra.any())  # (far from every keyframe the boost's terms are all 0: not computed)
         q_key = self.key_qpos[rows]
-        joint_err = smooth_abs(qpos[..., self.joint_qpos] - q_ref[..., self.joint_qpos]) \
-            + extra[..., None] * smooth_abs(qpos[..., self.joint_qpos] - q_key[..., self.joint_qpos])
+        joint_err = smooth_abs(qpos[..., self.joint_qpos] - q_ref[..., self.joint_qpos])
+        if keyed:
+            joint_err = joint_err + extra[..., None] * smooth_abs(qpos[..., self.joint_qpos] - q_key[..., self.joint_qpos])
         vel_err = 0.5 * (qvel[..., self.dof_idx] - v_ref[..., self.dof_idx]) ** 2
         body_pos = np.stack([feat["pos"][b] for b in self.tracked_bodies], axis=-2)  # (nroll, nstep, nbody, 3)
         ref_body_err = smooth_abs(np.linalg.norm(body_pos - self.ref_body_pos[rows], axis=-1))
-        body_err = ref_body_err + extra[..., None] * smooth_abs(np.linalg.norm(body_pos - self.key_body_pos[rows],
+        body_err = ref_body_err
+        if keyed:
+            body_err = body_err + extra[..., None] * smooth_abs(np.linalg.norm(body_pos - self.key_body_pos[rows],
                                                                                 axis=-1))
-        contact_err = boost[..., None] * self.ref_planted[rows] * ref_body_err  # bodies the reference plants
+        planted = self.ref_planted[rows]
+        contact_err = boost[..., None] * planted * ref_body_err  # bodies the reference plants
+        some = np.flatnonzero(planted.any(axis=(0, 1)))  # (their own terms computed for them alone)
         slip = np.zeros(body_pos.shape[:3])  # and their sliding: the horizontal speed between steps, where
-        if s.w_slip and nstep > 1:  # the body is down as low as the reference plants it (not still on its way)
-            speed = np.diff(body_pos[..., :2], axis=1) / ref.dt
-            down = body_pos[:, 1:, :, 2] - self.ref_body_pos[rows[:, 1:]][..., 2] < SLIP_HEIGHT
-            slip[:, 1:] = 0.5 * np.sum(speed ** 2, axis=-1) * self.ref_planted[rows[:, 1:]] * down
+        if s.w_slip and nstep > 1 and len(some):  # the body is down as low as the reference plants it (not on its way)
+            feet = body_pos[..., some, :]
+            speed = np.diff(feet[..., :2], axis=1) / ref.dt
+            down = feet[:, 1:, :, 2] - self.ref_body_pos[rows[:, 1:]][..., some, 2] < SLIP_HEIGHT
+            slip[:, 1:, some] = 0.5 * np.sum(speed ** 2, axis=-1) * planted[:, 1:, some] * down
         anchor = None  # and a body down where the reference keeps it planted from the plan's start on: how
         if s.w_anchor:  # far its shapes get from where they are now (a slow creep, a heel or toes lifting)
             counted = np.cumprod(self.ref_planted[rows], axis=1) \
@@ -190,8 +197,10 @@ class TrackingObjective(Objective):
                 add(s.w_penetration, sunk[..., self.body_group_index == g].sum(axis=-1), (name,))
             add(s.w_control, control[..., self.act_group == g].sum(axis=-1), (name,))
         r = self.root_qpos
-        root_pos = root_position_error(qpos, q_ref, r) + extra * root_position_error(qpos, q_key, r)
-        root_rot = root_rotation_error(qpos, q_ref, r) + extra * root_rotation_error(qpos, q_key, r)
+        root_pos, root_rot = root_position_error(qpos, q_ref, r), root_rotation_error(qpos, q_ref, r)
+        if keyed:
+            root_pos = root_pos + extra * root_position_error(qpos, q_key, r)
+            root_rot = root_rot + extra * root_rotation_error(qpos, q_key, r)
         d = self.root_dof
         root_vel = 0.5 * np.sum((qvel[..., d:d + 3] - v_ref[..., d:d + 3]) ** 2, axis=-1)
         add(s.w_root_pos, root_pos, GROUPS)  # balance and whereabouts: every group's concern
