@@ -229,8 +229,8 @@ def test_which_physical_try_is_kept_and_when_another_is_needed():
 
 def test_a_physical_version_counts_its_bodies_sinking_in(runs):
     """An assisted motion's physical version is tracked with each body's sinking past 1 cm counted
-    (`w_penetration` in ASSISTED_REFERENCE): its planning model carries a contact sensor per body,
-    and the track method's own default leaves both out."""
+    (`w_penetration` in ASSISTED_REFERENCE, the track method's default too): its planning model carries a
+    contact sensor per body."""
     from solver.formats.settings import TrackSettings
     from solver.formats.task import task_from_dict
     from solver.methods import physical as physical_module
@@ -241,7 +241,7 @@ def test_a_physical_version_counts_its_bodies_sinking_in(runs):
         assisted = Solution(times=z["times"], qpos=z["qpos"], success=True, cost=0.0)
     track_prep = Track().prepare(physical_module.tracking_task(prep, assisted, entry["keyframe_times"]))
     assert track_prep.settings.terms.w_penetration == physical_module.ASSISTED_REFERENCE["w_penetration"] > 0
-    assert TrackSettings().terms.w_penetration == 0.0
+    assert TrackSettings().terms.w_penetration == physical_module.ASSISTED_REFERENCE["w_penetration"]
     sensors = [name for name in track_prep.plan.sensor_slices if name.endswith("_contact")]
     assert sensors == [f"{b}_contact" for b in track_prep.plan.character_bodies]
     assert all(t["max_penetration_m"] >= 0 for t in entry["physical"]["tries"])

@@ -27,8 +27,11 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_tracking_a_simulated_motion_reproduces_it(fall):
+    """The limp fall lands head first, 1.3 cm into the floor a moment before the reference's head touches it: the
+    term that keeps a body from being slammed into the scene (`w_penetration`, on by default) holds it up there,
+    10.8 cm off at the root; here the motion is to be reproduced as physics made it, slam included."""
     times, qpos = fall
-    sol = solve(track(times, qpos))
+    sol = solve(track(times, qpos, w_penetration=0.0))
     err = sol.summary["tracking"]
     assert sol.success and all(v["verdict"] == "reached" for v in sol.summary["keyframes"])
     assert abs(sol.times[-1] - times[-1]) < 0.02  # as long as the reference

@@ -286,9 +286,10 @@ class TrackingTermSettings:
                                          "it), not at its place in the world")
     w_joint_vel: float = setting(0.01, "Weight of the joint velocity error (½ square, rad/s)", nonneg=True)
     w_root_vel: float = setting(0.1, "Weight of the root velocity error (½ square, m/s)", nonneg=True)
-    w_penetration: float = setting(0.0, "Weight of each body's sinking into anything past 1 cm (square, cm) while "
-                                        "the reference keeps it off the scene: a foot set down, not slammed (an "
-                                        "assisted motion's physical version sets it; 0: off)", nonneg=True)
+    w_penetration: float = setting(30.0, "Weight of each body's sinking into anything past 1 cm (square, cm) while "
+                                         "the reference keeps it off the scene: a foot set down, not slammed, a foot "
+                                         "kept out of the other (0: off, and the planning model carries no contact "
+                                         "sensors)", nonneg=True)
     w_control: float = setting(1.0, "Weight of the planner's correction — of the PD targets' offsets from the "
                                     "reference (½ square, rad), or of the torques (MuJoCo MPC's cosh norm)",
                                nonneg=True)
