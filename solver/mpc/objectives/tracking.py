@@ -153,7 +153,8 @@ class TrackingObjective(Objective):
         q_key = self.key_qpos[rows]
         joint_err = smooth_abs(qpos[..., self.joint_qpos] - q_ref[..., self.joint_qpos])
         if keyed:
-            joint_err = joint_err + extra[..., None] * smooth_abs(qpos[..., self.joint_qpos] - q_key[..., self.joint_qpos])
+            joint_key = qpos[..., self.joint_qpos] - q_key[..., self.joint_qpos]
+            joint_err = joint_err + extra[..., None] * smooth_abs(joint_key)
         vel_err = 0.5 * (qvel[..., self.dof_idx] - v_ref[..., self.dof_idx]) ** 2
         body_pos = np.stack([feat["pos"][b] for b in self.tracked_bodies], axis=-2)  # (nroll, nstep, nbody, 3)
         ref_body_err = smooth_abs(np.linalg.norm(body_pos - self.ref_body_pos[rows], axis=-1))
