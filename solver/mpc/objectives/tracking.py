@@ -173,12 +173,13 @@ class TrackingObjective(Objective):
             slip[:, 1:, some] = 0.5 * np.sum(speed ** 2, axis=-1) * planted[:, 1:, some] * down
         anchor = None  # and a body down where the reference keeps it planted from the plan's start on: how
         if s.w_anchor:  # far its shapes get from where they are now (a slow creep, a heel or toes lifting)
-            counted = np.cumprod(self.ref_planted[rows], axis=1) \
+            counted = np.cumprod(planted, axis=1) \
                 * (body_pos[:, :1, :, 2] - self.ref_body_pos[rows[:, :1]][..., 2] < SLIP_HEIGHT)
             anchor = np.zeros(counted.shape)  # (the shapes turned only for the bodies it counts: the feet)
-            some = np.flatnonzero(counted.any(axis=(0, 1)))
-            if len(some):
-                anchor[..., some] = smooth_abs(self._shapes_moved(feat, some), ANCHOR_P) * counted[..., some]
+            anchored = np.flatnonzero(counted.any(axis=(0, 1)))
+            if len(anchored):
+                moved = self._shapes_moved(feat, anchored)
+                anchor[..., anchored] = smooth_abs(moved, ANCHOR_P) * counted[..., anchored]
         # Sinking in counts where the reference keeps the body off the scene: a foot slammed down, not
         # one pushing off the floor or a seat taking the weight (1-1.6 cm, MuJoCo's soft contacts).
         sunk = self._penetration(feat) * self.ref_clear[rows] if s.w_penetration else None
