@@ -150,14 +150,15 @@ class TrackingObjective(Objective):
         # the sketch's pose where the reference only passes beside it, as an assisted motion may).
         extra = boost - 1.0
         keyed = bool(extra.any())  # (far from every keyframe the boost's terms are all 0: not computed)
-        q_key = self.key_qpos[rows]
+        q_key = self.key_qpos[rows] if keyed else None
         joint_err = smooth_abs(qpos[..., self.joint_qpos] - q_ref[..., self.joint_qpos])
         if keyed:
             joint_key = qpos[..., self.joint_qpos] - q_key[..., self.joint_qpos]
             joint_err = joint_err + extra[..., None] * smooth_abs(joint_key)
         vel_err = 0.5 * (qvel[..., self.dof_idx] - v_ref[..., self.dof_idx]) ** 2
         body_pos = np.stack([feat["pos"][b] for b in self.tracked_bodies], axis=-2)  # (nroll, nstep, nbody, 3)
-        ref_body_err = smooth_abs(np.linalg.norm(body_pos - self.ref_body_pos[rows], axis=-1))
+        ref_pos = self.ref_body_pos[rows]  # (1 or nroll, nstep, nbody, 3)
+        ref_body_err = smooth_abs(np.linalg.norm(body_pos - ref_pos, axis=-1))
         body_err = ref_body_err
         if keyed:
             body_err = body_err + extra[..., None] * smooth_abs(np.linalg.norm(body_pos - self.key_body_pos[rows],
@@ -169,12 +170,12 @@ class TrackingObjective(Objective):
         if s.w_slip and nstep > 1 and len(some):  # the body is down as low as the reference plants it (not on its way)
             feet = body_pos[..., some, :]
             speed = np.diff(feet[..., :2], axis=1) / ref.dt
-            down = feet[:, 1:, :, 2] - self.ref_body_pos[rows[:, 1:]][..., some, 2] < SLIP_HEIGHT
+            down = feet[:, 1:, :, 2] - ref_pos[:, 1:, some, 2] < SLIP_HEIGHT
             slip[:, 1:, some] = 0.5 * np.sum(speed ** 2, axis=-1) * planted[:, 1:, some] * down
         anchor = None  # and a body down where the reference keeps it planted from the plan's start on: how
         if s.w_anchor:  # far its shapes get from where they are now (a slow creep, a heel or toes lifting)
             counted = np.cumprod(planted, axis=1) \
-                * (body_pos[:, :1, :, 2] - self.ref_body_pos[rows[:, :1]][..., 2] < SLIP_HEIGHT)
+                * (body_pos[:, :1, :, 2] - ref_pos[:, :1, :, 2] < SLIP_HEIGHT)
             anchor = np.zeros(counted.shape)  # (the shapes turned only for the bodies it counts: the feet)
             anchored = np.flatnonzero(counted.any(axis=(0, 1)))
             if len(anchored):
