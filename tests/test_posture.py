@@ -110,6 +110,9 @@ def test_the_figures_an_animator_would_not_accept_are_said_in_words():
         "ends crouched (head at 81% of standing)", "ends leaning 29°", "ends moving at 0.27 m/s", "falls for 0.4 s",
         "feet slide 86 cm", "sinks 2.3 cm into chair"]
     assert quality_words(bad)[0] == "ends moving at 0.27 m/s"  # a clip not meant to end standing: no posture words
+    where = {"m": 0.2, "body": "foot_right", "from_s": 0.0, "farthest_s": 7.93, "to_s": 8.75}  # where to look first
+    said = quality_words(dict(bad, foot_sliding_most=where))
+    assert "feet slide 86 cm (foot_right 20 cm from 0.0 s to 7.9 s)" in said
 
 
 def _start(name: str):

@@ -68,6 +68,22 @@ def test_feet_slide_only_while_planted():
     assert got["foot_sliding_m"] == pytest.approx(0.3, abs=1e-9)
 
 
+def test_the_phase_that_slid_farthest_is_named_with_its_foot_and_times():
+    """Dragged 4 cm, lifted for 0.2 s (two phases, not one), set down and dragged 12 cm and back 3: 16 cm in all,
+    and the second phase (set down at 0.25 s, farthest at 0.31 s, lifted at 0.34 s) is the one to look at."""
+    model, bodies = _model()
+    z = R - 0.001
+    xs = list(np.linspace(0.0, 0.04, 5)) + [0.04] * 20 + list(np.linspace(0.04, 0.16, 7)) + [0.15, 0.14, 0.13]
+    zs = [z] * 5 + [0.5] * 20 + [z] * 10
+    got = motion_quality(model, bodies, np.arange(len(xs)) * 0.01, np.stack([_pose([x, 0, h]) for x, h in zip(xs, zs)]))
+    assert got["foot_sliding_m"] == pytest.approx(0.16, abs=1e-9)
+    most = got["foot_sliding_most"]
+    assert most["body"] == "foot_left" and most["m"] == pytest.approx(0.12, abs=1e-6)
+    assert (most["from_s"], most["farthest_s"], most["to_s"]) == pytest.approx((0.25, 0.31, 0.34))
+    still = motion_quality(model, bodies, np.arange(3) * 0.01, np.stack([_pose([0, 0, z])] * 3))
+    assert still["foot_sliding_m"] == 0.0 and still["foot_sliding_most"] is None
+
+
 def test_a_foot_rolling_over_the_floor_does_not_slide():
     """The sphere foot rolled 3 rad along the floor (its centre moving as far as its touching point's arc):
     the point it touches never slips, though the foot goes 0.3 m; MuJoCo puts a sphere's contact halfway

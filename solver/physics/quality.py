@@ -62,7 +62,9 @@ def motion_quality(model: mujoco.MjModel, character_bodies: list[str], times: np
     - `foot_sliding_m`: how far the feet slide while they touch something outside the character: how far
       the soles' touching points travel over what they touch (`sole_tracks`; a foot rolling over its toes
       does not slide), per planted phase (touch lost for under PLANTED_GAP_S does not end one) from where
-      each foot was set down (`planted_sliding`), summed over phases and feet;
+      each foot was set down (`planted_sliding`), summed over phases and feet, and `foot_sliding_most`: the phase
+      that slid farthest (`{"m", "body", "from_s", "farthest_s", "to_s"}`: set down, farthest from there, lifted;
+      None without any), where the animator looks first;
     - `jerk_rms`: the RMS of the hinge angles' third time derivative (rad/s³, finite differences)
       at `fps` frames per second — the rate the animator renders, where jitter shows;
     - `max_body_speed`: the fastest any character body moved between consecutive poses
@@ -94,7 +96,8 @@ def motion_quality(model: mujoco.MjModel, character_bodies: list[str], times: np
                  model.body(head).id if head is not None else None, objects, qpos)
     n = len(qpos)
     dt = float(np.median(np.diff(times))) if n > 1 else 0.0
-    sliding = planted_sliding(sole_tracks(scan), bridged(scan.foot_down, int(round(PLANTED_GAP_S / dt)) if dt else 0))
+    slides = planted_slides(sole_tracks(scan), bridged(scan.foot_down, int(round(PLANTED_GAP_S / dt)) if dt else 0))
+    feet = [roles[r] for r in FOOT_ROLES if r in roles]
     fall = None
     if head is not None and may_lie is not None:
         fallen = (scan.head_z < FALLEN_HEAD_HEIGHT) & ~np.asarray(may_lie, dtype=bool)
@@ -109,7 +112,8 @@ def motion_quality(model: mujoco.MjModel, character_bodies: list[str], times: np
                                  segment, expected_touch)
     out = {"max_penetration_m": round(float(scan.depth.max(initial=0.0)), 6),
            "max_penetration_at": _deepest(model, char_geom, times, scan.depth, scan.deepest_pair),
-           "foot_sliding_m": round(sliding, 6),
+           "foot_sliding_m": round(sum((phase[-1] for phase in slides), 0.0), 6),
+           "foot_sliding_most": _most_slid(feet, times, slides),
            "jerk_rms": round(_jerk_rms(model, character_bodies, times, qpos, fps), 3),
            "max_body_speed": _fastest(character_bodies, times, scan.body_xyz),
            "fall_s": None if fall is None else round(fall, 6),
@@ -184,11 +188,31 @@ def planted_sliding(xy: np.ndarray, planted: np.ndarray) -> float:
     per planted phase of a foot (a run of planted poses), how far from where it was set down it gets, summed
     over the phases and feet. A foot set down and left there slides 0 however its contact chatters; one dragged 10 cm
     slides 10 cm. The same function measures a motion and its reference."""
-    total = 0.0
+    return sum((phase[-1] for phase in planted_slides(xy, planted)), 0.0)
+
+
+def planted_slides(xy: np.ndarray, planted: np.ndarray) -> list[tuple[int, int, int, int, float]]:
+    """Each planted phase of `planted_sliding` as (foot, pose it was set down at, pose it got farthest at, its
+    last pose, metres it got from where it was set down)."""
+    phases = []
     for k in range(xy.shape[1]):
         for a, b in runs(planted[:, k]):
-            total += float(np.linalg.norm(xy[a:b, k] - xy[a, k], axis=-1).max())
-    return total
+            away = np.linalg.norm(xy[a:b, k] - xy[a, k], axis=-1)
+            far = int(np.argmax(away))
+            phases.append((k, int(a), int(a) + far, int(b) - 1, float(away[far])))
+    return phases
+
+
+def _most_slid(feet: list[str], times: np.ndarray, slides: list[tuple[int, int, int, int, float]]) -> dict | None:
+    """The planted phase that slid farthest, for the animator to go to: `{"m", "body", "from_s", "farthest_s",
+    "to_s"}` (set down, farthest from there, lifted or the clip's end); None where no foot slid."""
+    if not slides:
+        return None
+    k, a, far, b, slid = max(slides, key=lambda phase: phase[-1])
+    if slid <= 0.0:
+        return None
+    return {"m": round(slid, 6), "body": feet[k], "from_s": round(float(times[a]), 6),
+            "farthest_s": round(float(times[far]), 6), "to_s": round(float(times[b]), 6)}
 
 
 def sole_tracks(scan: _PoseScan) -> np.ndarray:

@@ -26,7 +26,10 @@ def quality_words(quality: dict, ends_standing: bool = False) -> list[str]:
     if quality.get("stumble"):
         words.append(f"stumbles at {quality['stumble']['time_s']:.1f} s ({quality['stumble']['body']} on the floor)")
     if quality.get("foot_sliding_m", 0.0) > SLIDING_WORDS_M:
-        words.append(f"feet slide {100 * quality['foot_sliding_m']:.0f} cm")
+        most = quality.get("foot_sliding_most")  # absent from results written before it was measured
+        where = (f" ({most['body']} {100 * most['m']:.0f} cm from {most['from_s']:.1f} s to {most['farthest_s']:.1f} s)"
+                 if most else "")
+        words.append(f"feet slide {100 * quality['foot_sliding_m']:.0f} cm{where}")
     if quality.get("max_penetration_m", 0.0) > SINKING_WORDS_M:
         at = quality.get("max_penetration_at") or {}
         into = f" into {at['bodies'][1]}" if at.get("bodies") else ""
