@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 from track_cases import hinge_names, objective, track
 
-from solver.mpc.objectives.contact import CONTROL_P, smooth_abs
+from solver.mpc.objectives.contact import smooth_abs
+from solver.mpc.objectives.control import CONTROL_P
 from solver.mpc.objectives.tracking import ANCHOR_P
 from solver.physics.features import Features
 from solver.physics.rollout import Trajectories, get_state

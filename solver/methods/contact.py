@@ -22,6 +22,7 @@ from ..formats.solution import Solution
 from ..formats.task import Task, build_scene
 from ..mpc.agent import Agent, AgentSetup, longest_motion
 from ..mpc.jobs import ContactJob, TrackingJob
+from ..mpc.objectives.control import softened_words
 from ..mpc.planners.base import COMPOSED, ORIGINS, planner_options
 from ..mpc.recovery.checkpoint import Checkpoint
 from ..mpc.recovery.particles import run_particles
@@ -43,6 +44,10 @@ class PlannedPrepared(Prepared):
 
     def engine_model(self):
         return self.plan.model
+
+    def notes(self) -> list[str]:
+        """The base's, and the motors whose effort the objective charges more softly (`objectives.control`)."""
+        return super().notes() + softened_words(self.built)
 
     def agent_setup(self) -> AgentSetup:
         """What this task's agents are made from."""

@@ -5,7 +5,8 @@ active keyframe and averaged over the horizon. Each term also lands in the body-
 paper's Table 1, which is what partwise planning needs: posture terms in their body's group, balance
 and COM terms in every group, joint velocity and control split so each group sees its own joints,
 and contact terms in the groups of the bodies in the pair. Residuals and norms follow MuJoCo MPC's
-humanoid interact task (smooth-abs with p = 0.1, quadratic for velocities, cosh p = 0.05 for control).
+humanoid interact task (smooth-abs with p = 0.1, quadratic for velocities, cosh p = 0.05 for control, softened
+for a motor carrying more than the default humanoid's do: `control.py`).
 """
 from __future__ import annotations
 
@@ -21,10 +22,10 @@ from ...formats.scene import GROUPS
 from ...formats.settings import ContactTermSettings, default_of
 from ...physics.model import BuiltModel
 from ...physics.posture import standing_above_feet
+from .control import control_cost, control_softness
 
 ALPHA = 0.1  # contact smoothing, eq. (5)
 SMOOTH_P = 0.1  # smooth-abs parameter of the posture and balance terms
-CONTROL_P = 0.05  # cosh parameter of the control term
 HEAD_HEIGHT, TORSO_HEIGHT = 1.4, 1.3  # MuJoCo MPC's targets (m), for its humanoid (PhysKey's default)
 # The default humanoid's head and torso above its feet at rest (m): another character's height targets are
 # MuJoCo MPC's scaled by its own (a 1.2 m child is not asked to hold its head at 1.4 m, nor a 2 m giant to
@@ -106,6 +107,7 @@ class Objective:
         self.act_group = np.array([self.group_index[joint_group[m.joint(int(m.actuator_trnid[a, 0])).name]]
                                    for a in range(nu)], dtype=int)
         self.nu = nu
+        self.control_softness = control_softness(built)  # the control term's cosh parameter
         # Rest orientation of each body: "up" and "forward" as seen from the body (characters stand
         # upright facing +x at rest).
         data = mujoco.MjData(m)
@@ -226,7 +228,7 @@ class Objective:
             add("Facing Dir", smooth_abs(np.linalg.norm(to_target - fwd, axis=-1)), TERM_GROUPS["Facing Dir"])
         add("CoM Vel.", 0.5 * np.sum(feat["comvel"][..., :2] ** 2, axis=-1), TERM_GROUPS["CoM Vel."])
         joint_vel = 0.5 * qvel[..., self.dof_idx] ** 2
-        control = CONTROL_P ** 2 * (np.cosh(ctrl[..., :self.nu] / CONTROL_P) - 1.0)
+        control = control_cost(ctrl[..., :self.nu], self.control_softness)
         for g, name in enumerate(GROUPS):  # split terms: each group sees its own joints
             add("Joint Vel.", joint_vel[..., self.dof_group == g].sum(axis=-1), (name,))
             add("Control", control[..., self.act_group == g].sum(axis=-1), (name,))

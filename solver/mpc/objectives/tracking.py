@@ -37,7 +37,8 @@ from ...formats.track_keyframes import TrackKeyframe
 from ...physics.model import BuiltModel
 from ...physics.reference import Reference
 from ..keyframe_tracker import KeyframeTracker
-from .contact import CONTROL_P, Costs, Objective, smooth_abs
+from .contact import Costs, Objective, smooth_abs
+from .control import control_cost
 
 COM_P = 0.02  # smooth-abs parameter of the centre-of-mass term: balance is a matter of centimetres
 # A reference within this much of a keyframe's tolerances (`TrackKeyframe.distance`) at its time
@@ -185,7 +186,7 @@ class TrackingObjective(Objective):
         # one pushing off the floor or a seat taking the weight (1-1.6 cm, MuJoCo's soft contacts).
         sunk = self._penetration(feat) * self.ref_clear[rows] if s.w_penetration else None
         if ref.feedforward is None:  # torques: MuJoCo MPC's cosh norm
-            control = CONTROL_P ** 2 * (np.cosh(ctrl[..., :self.nu] / CONTROL_P) - 1.0)
+            control = control_cost(ctrl[..., :self.nu], self.control_softness)
         else:  # PD targets: how far the plan moves them off the reference's angles
             control = 0.5 * (ctrl[..., :self.nu] - ref.feedforward[rows]) ** 2
         for g, name in enumerate(GROUPS):  # each group sees its own joints and bodies
