@@ -37,14 +37,10 @@ def _renamed(names: dict[str, str]):
 
 
 def test_the_default_and_rig_proportioned_humanoids_play_every_role_with_their_own_names():
-    from solver.builders.proportions import proportioned_humanoid, rest_frames
-    frames = rest_frames(humanoid())
-    points = {}
-    for b in humanoid().bodies:  # the default's own joints as a rig's bone heads and tails
-        kids = [c for c in humanoid().bodies if c.parent == b.name]
-        tail = frames[kids[0].name][0] if kids else frames[b.name][0] + frames[b.name][1][:, 2] * -0.1
-        points[b.name] = (frames[b.name][0], tail)
-    for ch in (humanoid(), proportioned_humanoid(points, name="from a rig")):
+    from test_proportions import _default_points  # the default's own joints as a rig's bone heads and tails
+
+    from solver.builders.proportions import proportioned_humanoid
+    for ch in (humanoid(), proportioned_humanoid(_default_points(), name="from a rig")):
         roles = roles_of(ch)
         assert roles == {r: r for r in ROLES}
         assert missing_terms(roles) == []
