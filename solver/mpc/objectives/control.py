@@ -60,20 +60,23 @@ def motor_loads(built: BuiltModel) -> np.ndarray:
 
 def control_softness(built: BuiltModel) -> float:
     """The character's cosh parameter p (see the module's docstring)."""
-    loads = motor_loads(built)
+    return _softness(motor_loads(built))
+
+
+def _softness(loads: np.ndarray) -> float:
+    """p for a character whose motors carry `loads` (`motor_loads`)."""
     most = float(loads.max()) if len(loads) else 0.0
     return round(CONTROL_P * max(most / DEFAULT_MOST_LOADED, 1.0), 3)
 
 
 def softened_words(built: BuiltModel) -> list[str]:
-    """The run's note on the motors whose control is charged more softly than MuJoCo MPC's (none for a character
-    no motor of which carries more than the default humanoid's most-loaded one)."""
+    """The run's note where the control term is softened for the character (none where no motor of it carries more
+    than the default humanoid's most-loaded one)."""
     if built.actuation != "motor":
         return []
-    softness = control_softness(built)
-    if softness <= CONTROL_P:
-        return []
     loads = motor_loads(built)
+    if _softness(loads) <= CONTROL_P:
+        return []
     most = built.model.joint(int(built.model.actuator_trnid[int(np.argmax(loads)), 0])).name
     share = loads.max() / DEFAULT_MOST_LOADED
     return [f"Control: its most-loaded motor ({most}) carries {share:.1f}× what the default humanoid's does for its "
