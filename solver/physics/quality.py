@@ -112,7 +112,7 @@ def motion_quality(model: mujoco.MjModel, character_bodies: list[str], times: np
                                  segment, expected_touch)
     out = {"max_penetration_m": round(float(scan.depth.max(initial=0.0)), 6),
            "max_penetration_at": _deepest(model, char_geom, times, scan.depth, scan.deepest_pair),
-           "foot_sliding_m": round(sum((phase[-1] for phase in slides), 0.0), 6),
+           "foot_sliding_m": round(_slid_in_all(slides), 6),
            "foot_sliding_most": _most_slid(feet, times, slides),
            "jerk_rms": round(_jerk_rms(model, character_bodies, times, qpos, fps), 3),
            "max_body_speed": _fastest(character_bodies, times, scan.body_xyz),
@@ -188,7 +188,12 @@ def planted_sliding(xy: np.ndarray, planted: np.ndarray) -> float:
     per planted phase of a foot (a run of planted poses), how far from where it was set down it gets, summed
     over the phases and feet. A foot set down and left there slides 0 however its contact chatters; one dragged 10 cm
     slides 10 cm. The same function measures a motion and its reference."""
-    return sum((phase[-1] for phase in planted_slides(xy, planted)), 0.0)
+    return _slid_in_all(planted_slides(xy, planted))
+
+
+def _slid_in_all(slides: list[tuple[int, int, int, int, float]]) -> float:
+    """The metres of every phase of `planted_slides`, summed in their order."""
+    return sum((phase[-1] for phase in slides), 0.0)
 
 
 def planted_slides(xy: np.ndarray, planted: np.ndarray) -> list[tuple[int, int, int, int, float]]:
