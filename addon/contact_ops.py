@@ -26,7 +26,7 @@ def _apply_style(item, style: str) -> None:
 
 
 def _copy(src, dst) -> None:
-    for attr in ("name", "tolerance", "sustain", "time_limit", "weights", "style", "use_facing", "facing"):
+    for attr in ("name", "tolerance", "sustain", "time_limit", "horizon", "weights", "style", "use_facing", "facing"):
         setattr(dst, attr, getattr(src, attr))
     dst.pairs.clear()
     for p in src.pairs:

@@ -132,6 +132,7 @@ class PHYSKEY_PT_contacts(_Sidebar, bpy.types.Panel):
             col.prop(item, "tolerance", text="Tolerance (m)")
             col.prop(item, "sustain", text="Sustain (s)")
             col.prop(item, "time_limit", text="Time Limit (s)")
+            col.prop(item, "horizon", text="Look-ahead (s)")
             row = layout.row(align=True)
             for style, label in (("standing", n_("Standing")), ("seated", n_("Seated")), ("reaching", n_("Reaching")),
                                  ("lying", n_("Lying"))):

@@ -91,6 +91,7 @@ def store_contact_keyframes(scene, keyframes) -> None:
         item.name, item.tolerance, item.sustain, item.time_limit = kf.name, kf.tolerance, kf.sustain, kf.time_limit
         item.weights = [kf.weight(t) for t in TERM_NAMES]
         item.style = kf.style or ""
+        item.horizon = kf.horizon or 0.0
         item.use_facing = kf.facing_target is not None
         if kf.facing_target is not None:
             item.facing = kf.facing_target
@@ -192,6 +193,8 @@ def contact_keyframe_dict(item) -> dict:
         kf["facing_target"] = list(item.facing)
     if item.style:
         kf["style"] = item.style
+    if item.horizon > 0.0:
+        kf["horizon"] = item.horizon
     return kf
 
 

@@ -184,7 +184,7 @@ def test_planner_scores_diverged_candidates_inf_and_never_adopts_one():
         objective = Objective(plan)
         space = ControlSpace.of(plan, objective.act_group, settings)
         planner = make_planner(space, settings, _ElbowQuietRng(column))
-        scorer = Scorer(plan, objective, space, settings, engine)
+        scorer = Scorer(plan, objective, space, engine)
         for _ in range(3):
             info = plan_iteration(planner, scorer, s0, 0.0, kf)
             truth, _ = reference_divergence(pm, s0, seen[-1])

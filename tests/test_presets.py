@@ -84,6 +84,7 @@ def test_contact_preset_keyframes_come_back_as_the_task_had_them():
     assert [k.name for k in got] == [k.name for k in want]
     for a, b in zip(got, want):
         assert (a.tolerance, a.sustain, a.time_limit) == pytest.approx((b.tolerance, b.sustain, b.time_limit))
+        assert a.horizon == (None if b.horizon is None else pytest.approx(b.horizon))  # the rise's look-ahead
         for p, q in zip(a.pairs, b.pairs):
             assert (p.body1, p.body2) == (q.body1, q.body2)
             np.testing.assert_allclose(p.pos1 + p.pos2, q.pos1 + q.pos2, atol=1e-6)

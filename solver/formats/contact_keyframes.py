@@ -22,6 +22,7 @@ from .objective_terms import DEFAULT_WEIGHTS, STYLES, TERM_NAMES
 from .scene import SceneDesc
 
 WORLD = "world"
+MAX_KEYFRAME_HORIZON = 2.0  # s: a sampling planner's rollouts lose all guidance long before
 @dataclass
 class ContactPair:
     """`pos1` on `body1` (a character body, or a free object of the scene: box ↔ shelf) should meet
@@ -45,10 +46,15 @@ class ContactKeyframe:
     # The posture the keyframe means (a name of `objective_terms.STYLES`), held to it where the style
     # says something measurable: "standing" counts only with the character standing (`physics.posture`).
     style: Optional[str] = None
+    # The planner's look-ahead while this keyframe is active (None: the settings' horizon). Rising from a
+    # seat and balancing on the feet want a longer one than reaching does (docs/METHODS.md).
+    horizon: Optional[float] = field(default=None, metadata={"positive": True})
 
     def check(self, path):
         if self.style is not None and self.style not in STYLES:
             raise InvalidInput(f"{path}.style", f"unknown style '{self.style}' (have: {', '.join(STYLES)})")
+        if self.horizon is not None and self.horizon > MAX_KEYFRAME_HORIZON:
+            raise InvalidInput(f"{path}.horizon", f"must be at most {MAX_KEYFRAME_HORIZON:g} s, got {self.horizon}")
         for key in ("sustain", "time_limit"):
             if getattr(self, key) > MAX_MOTION_S:
                 raise InvalidInput(f"{path}.{key}", f"must be at most {MAX_MOTION_S:g} s, got {getattr(self, key)}")

@@ -87,13 +87,7 @@ class SamplingSettings:
 
     def check(self, path):
         check_name("planner", PLANNERS, self.planner, f"{path}.planner")
-        if self.horizon < 2 * self.planning_timestep:
-            raise InvalidInput(f"{path}.horizon", f"{self.horizon} s is shorter than two planning steps "
-                               f"({2 * self.planning_timestep} s)")
-        steps = self.horizon / self.planning_timestep
-        if steps > MAX_PLAN_STEPS:
-            raise InvalidInput(f"{path}.horizon", f"{self.horizon} s is {steps:.4g} planning steps of "
-                               f"{self.planning_timestep} s; at most {MAX_PLAN_STEPS}")
+        self.check_horizon(self.horizon, f"{path}.horizon")
         if self.knots < 2 and self.spline != "zero":
             raise InvalidInput(f"{path}.knots", f"a {self.spline} spline needs at least 2 knots")
         for i, partitioning in enumerate(self.partitionings_or_default()):
@@ -103,6 +97,15 @@ class SamplingSettings:
                     raise InvalidInput(f"{path}.partitionings[{i}]", f"unknown group '{g}' (have: {', '.join(GROUPS)})")
             if sorted(seen) != sorted(GROUPS):
                 raise InvalidInput(f"{path}.partitionings[{i}]", "must cover every group exactly once")
+
+    def check_horizon(self, horizon: float, path: str) -> None:
+        """Refuse a planning horizon (the settings', or a keyframe's own) these planning steps cannot cover."""
+        if horizon < 2 * self.planning_timestep:
+            raise InvalidInput(path, f"{horizon} s is shorter than two planning steps ({2 * self.planning_timestep} s)")
+        steps = horizon / self.planning_timestep
+        if steps > MAX_PLAN_STEPS:
+            raise InvalidInput(path, f"{horizon} s is {steps:.4g} planning steps of {self.planning_timestep} s; "
+                               f"at most {MAX_PLAN_STEPS}")
 
     def partitionings_or_default(self) -> list[list[list[str]]]:
         return self.partitionings if self.partitionings is not None else default_partitionings()

@@ -21,6 +21,7 @@ from ..formats.settings import ContactSettings, SamplingSettings, method_setting
 from ..formats.solution import Solution
 from ..formats.task import Task, build_scene
 from ..mpc.agent import Agent, AgentSetup, longest_motion
+from ..mpc.iteration import plan_steps
 from ..mpc.jobs import ContactJob, TrackingJob
 from ..mpc.objectives.control import softened_words
 from ..mpc.planners.base import COMPOSED, ORIGINS, planner_options
@@ -73,13 +74,21 @@ class PlannedPrepared(Prepared):
     def batch(self) -> Batch:
         """One planning iteration's rollouts."""
         sampling = self.settings.sampling
-        nstep = int(np.ceil(sampling.horizon / sampling.planning_timestep - 1e-9))
-        return Batch("settings.rollouts", self.plan.model, sampling.rollouts, nstep)
+        return Batch("settings.rollouts", self.plan.model, sampling.rollouts,
+                     plan_steps(self.longest_horizon(), sampling.planning_timestep))
+
+    def longest_horizon(self) -> float:
+        """The longest horizon an iteration plans over (s)."""
+        return self.settings.sampling.horizon
 
 
 @dataclass
 class ContactPrepared(PlannedPrepared):
     keyframes: list[ContactKeyframe]
+
+    def longest_horizon(self) -> float:
+        """The settings' horizon, or a keyframe's own where longer."""
+        return max([self.settings.sampling.horizon, *(k.horizon for k in self.keyframes if k.horizon is not None)])
 
     def retained(self):
         """Particles keep whole runs' records: each particle's agent and its checkpoints at the
@@ -154,6 +163,9 @@ class Contact(Method):
         scene = build_scene(task.scene)
         keyframes = _by_role(keyframes, scene)
         check_bodies(keyframes, scene)
+        for i, kf in enumerate(keyframes):
+            if kf.horizon is not None:
+                settings.sampling.check_horizon(kf.horizon, f"keyframes[{i}].horizon")
         check_perturbations(task.perturbations, scene, sum(k.time_limit + k.sustain for k in keyframes))
         grasps = grasp_pairs(keyframes, scene) if settings.grasp.grasp == "sticky" else []
         built, plan = planning_models(scene, settings.sampling, perturbations=task.perturbations or None, grasps=grasps,

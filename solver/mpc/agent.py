@@ -92,7 +92,7 @@ class Agent:
         job.prepare(self.space)
         self.space.hold = pose_holder(plan)
         self.planner = make_planner(self.space, settings.sampling, np.random.default_rng(seed))
-        self.scorer = Scorer(plan, self.objective, self.space, settings.sampling, engine)
+        self.scorer = Scorer(plan, self.objective, self.space, engine)
         self.substeps = max(1, int(round(settings.sampling.planning_timestep / m.opt.timestep)))
         self.control_dt = self.substeps * m.opt.timestep
         self.effort = Effort(settings.effort, self.control_dt)
@@ -181,6 +181,7 @@ class Agent:
         head = None if self.head is None else float(data.xpos[self.head, 2])
         effort.begin_step(data.time, self.tracker.index != self.planned_for, head)
         self.planned_for = self.tracker.index
+        self.space.look_ahead(getattr(kf, "horizon", None) or self.settings.sampling.horizon)
         while True:
             noise = FULL_NOISE if slowdown is not None else Noise(effort.noise_scale(n_iter), effort.wide_fraction())
             info = plan_iteration(self.planner, self.scorer, state, data.time, kf, noise)

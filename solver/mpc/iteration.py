@@ -8,7 +8,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..formats.contact_keyframes import ContactKeyframe
-from ..formats.settings import SamplingSettings
 from ..physics.features import Features
 from ..physics.model import BuiltModel
 from ..physics.rollout import RolloutEngine
@@ -32,18 +31,16 @@ class Scorer:
     """The agent's half of a planning iteration: roll a planner's candidates out from the current
     state on the planning model and score them with the objective under the active keyframe."""
 
-    def __init__(self, plan: BuiltModel, objective: Objective, space: ControlSpace, settings: SamplingSettings,
-                 engine: RolloutEngine):
+    def __init__(self, plan: BuiltModel, objective: Objective, space: ControlSpace, engine: RolloutEngine):
         self.plan, self.objective, self.space, self.engine = plan, objective, space, engine
         self.dt = plan.model.opt.timestep
-        self.nstep = int(np.ceil(settings.horizon / self.dt - 1e-9))
         self.eq_active = None  # the agent's equality switches now (sticky grasps), held over the horizon
 
     def score(self, state: np.ndarray, t: float, kf: ContactKeyframe, candidates: np.ndarray):
         """(costs, diverged) of candidate knots (N, knots, nu) on the horizon starting at t. A
         rollout that blew up (MuJoCo reset or stopped it) ends in a calm reset pose that can look
         cheap: it scores +inf, so it can neither become the nominal nor lend a part."""
-        step_t = t + np.arange(self.nstep) * self.dt
+        step_t = t + np.arange(plan_steps(self.space.offsets[-1], self.dt)) * self.dt
         ctrl = self.space.controls(t, candidates, step_t)
         nu = self.plan.model.nu
         full = ctrl if nu == self.space.nu else np.concatenate(
@@ -52,6 +49,11 @@ class Scorer:
         feat = Features(self.plan, traj)
         costs = self.objective.evaluate(feat.as_dict(self.objective.bodies_for(kf)), feat.qvel, ctrl, kf)
         return costs.exclude(traj.diverged), traj.diverged
+
+
+def plan_steps(horizon: float, dt: float) -> int:
+    """Planning steps of `dt` that cover `horizon`."""
+    return int(np.ceil(horizon / dt - 1e-9))
 
 
 def plan_iteration(planner: Planner, scorer: Scorer, state: np.ndarray, t: float, kf: ContactKeyframe,

@@ -65,9 +65,18 @@ class ControlSpace:
             knots = knots - self.feedforward[rows]
         return knots
 
-    def controls(self, knot_start: float, knots: np.ndarray, times: np.ndarray) -> np.ndarray:
-        """Controls of plans `knots` (…, knots, nu) starting at `knot_start`, at `times`, clamped."""
-        u = splines.evaluate(knot_start + self.offsets, knots, times, self.spline)
+    def look_ahead(self, horizon: float) -> None:
+        """Plan over `horizon` seconds from here on (the active keyframe's own, or the settings'):
+        the same knots, spread over it."""
+        if horizon != self.offsets[-1]:
+            self.offsets = np.linspace(0.0, horizon, len(self.offsets))
+
+    def controls(self, knot_start: float, knots: np.ndarray, times: np.ndarray,
+                 offsets: np.ndarray | None = None) -> np.ndarray:
+        """Controls of plans `knots` (…, knots, nu) starting at `knot_start`, at `times`, clamped; the
+        knots at `offsets` from it (default: this horizon's)."""
+        offsets = self.offsets if offsets is None else offsets
+        u = splines.evaluate(knot_start + offsets, knots, times, self.spline)
         if self.feedforward is not None:
             rows = np.clip(np.rint(np.asarray(times) / self.feedforward_dt).astype(int), 0, len(self.feedforward) - 1)
             u = u + self.feedforward[rows]
@@ -119,6 +128,7 @@ class Planner(ABC):
         self.sigma = settings.exploration * 0.5 * (space.hi - space.lo)  # noise std per actuator
         self.nominal = np.clip(np.zeros((settings.knots, space.nu)), space.lo, space.hi)
         self.knot_start = 0.0
+        self.plan_offsets = space.offsets  # where the carried plans' knots lie from knot_start
 
     @classmethod  # noqa: B027 (an optional hook: most planners need no checks of their own)
     def check(cls, settings: SamplingSettings, options, path: str) -> None:
@@ -126,22 +136,29 @@ class Planner(ABC):
         what every planner needs."""
 
     def shifted(self, knots: np.ndarray, t: float) -> np.ndarray:
-        """Knots of a plan made at `knot_start` re-sampled on the horizon starting at t."""
-        offsets = self.space.offsets
-        return splines.evaluate(self.knot_start + offsets, knots, t + offsets, self.space.spline)
+        """Knots of a plan made at `knot_start` re-sampled on the horizon starting at t (which may be
+        longer or shorter than the one it was made on)."""
+        return splines.evaluate(self.knot_start + self.plan_offsets, knots, t + self.space.offsets, self.space.spline)
+
+    def planned_at(self, t: float) -> None:
+        """The plans now carried (the nominal, and whatever a subclass keeps) were made on the horizon
+        starting at t."""
+        self.knot_start, self.plan_offsets = t, self.space.offsets
 
     def action(self, t: float) -> np.ndarray:
         """The nominal plan's control at time t."""
-        return self.space.controls(self.knot_start, self.nominal, np.array([t]))[0]
+        return self.space.controls(self.knot_start, self.nominal, np.array([t]), self.plan_offsets)[0]
 
     def get_state(self) -> dict[str, np.ndarray]:
         """Everything the planner carries between iterations (for checkpoints; the RNG is the
         agent's to save). Subclasses add theirs."""
-        return {"nominal": self.nominal.copy(), "knot_start": np.array([self.knot_start])}
+        return {"nominal": self.nominal.copy(), "knot_start": np.array([self.knot_start]),
+                "plan_offsets": np.array(self.plan_offsets)}
 
     def set_state(self, state: dict[str, np.ndarray]) -> None:
         self.nominal = np.array(state["nominal"], dtype=float)
         self.knot_start = float(np.asarray(state["knot_start"]).reshape(-1)[0])
+        self.plan_offsets = np.array(state.get("plan_offsets", self.space.offsets), dtype=float)
 
     @abstractmethod
     def propose(self, state: np.ndarray, t: float, noise: Noise = FULL_NOISE) -> np.ndarray:

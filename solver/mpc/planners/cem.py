@@ -71,11 +71,11 @@ class CrossEntropyPlanner(Planner):
             knots = self._candidates[elite]
             self.nominal = knots.mean(axis=0)
             self.std = knots.std(axis=0, ddof=1)
-            self.knot_start = self._t
+            self.planned_at(self._t)
         elif len(elite) == 1:  # a single stable candidate: adopt it, keep the spread
             self.nominal = self._candidates[best].copy()
-            self.knot_start = self._t
+            self.planned_at(self._t)
         else:  # every candidate diverged: keep the previous plan (shifted, candidate 0)
             self.nominal = self._candidates[0].copy()
-            self.knot_start = self._t
+            self.planned_at(self._t)
         return Outcome(best_index=best, best_cost=float(total[best]), origin=NOMINAL if best == 0 else SAMPLED)

@@ -38,6 +38,6 @@ class SamplingPlanner(Planner):
         total = costs.total
         best = int(np.argmin(total))  # all +inf: index 0, the previous nominal (shifted), is kept
         self.nominal = self._candidates[best].copy()
-        self.knot_start = self._t
+        self.planned_at(self._t)
         self.learn(self._candidates, costs)
         return Outcome(best_index=best, best_cost=float(total[best]), origin=int(self._origins[best]))

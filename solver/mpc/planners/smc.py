@@ -223,5 +223,5 @@ class SMCPlanner(Planner):
         best_here = int(np.argmin(total))
         # the plan: the best sample of the step so far (candidate 0 re-evaluates it every batch)
         self.nominal = self._candidates[best_here].copy()
-        self.knot_start = self._t
+        self.planned_at(self._t)
         return Outcome(best_index=best_here, best_cost=float(total[best_here]), origin=int(self._origins[best_here]))
