@@ -8,7 +8,7 @@ import numpy as np
 from bpy.props import EnumProperty, IntProperty
 from mathutils import Vector
 
-from ..solver.formats.objective_terms import STYLES, style_weights
+from ..solver.formats.objective_terms import STYLE_LOOK_AHEAD, STYLES, style_weights
 from .i18n import rpt_
 from .session import active_character, job_for
 from .taskio import contact_keyframe_dict
@@ -23,6 +23,7 @@ def _list(context):
 def _apply_style(item, style: str) -> None:
     item.weights = style_weights(style)
     item.style = style
+    item.horizon = STYLE_LOOK_AHEAD.get(style, 0.0)
 
 
 def _copy(src, dst) -> None:

@@ -150,7 +150,7 @@ class PHYSKEY_PG_contact_keyframe(bpy.types.PropertyGroup):
     time_limit: FloatProperty(default=10.0, min=0.01, description="Seconds allowed before the keyframe fails")
     horizon: FloatProperty(default=0.0, min=0.0, max=2.0, description="Seconds the planner looks ahead while this "
                            "keyframe is active (0: the solve's Planning horizon). Rising from a seat and balancing "
-                           "on the feet take a longer look than a reach")
+                           "on the feet take a longer look than a reach: the Standing style sets 0.6")
     weights: FloatVectorProperty(size=N_TERMS, min=0.0, description="Style weights of the objective terms")
     style: StringProperty(default="", description="The posture the keyframe means, set by its style button: a "
                           "Standing keyframe counts only with the character standing, a Seated one with its "

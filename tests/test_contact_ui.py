@@ -31,13 +31,19 @@ def test_list_operations():
     # a new keyframe weighs MuJoCo MPC's defaults and is judged by no style until the animator picks one
     assert props.contact_keyframes[-1].style == ""
     assert list(props.contact_keyframes[-1].weights) == pytest.approx(style_weights("seated"))
+    assert props.contact_keyframes[-1].horizon == 0.0  # the solve's planning horizon
     bpy.ops.physkey.contact_style(style="standing")
     assert list(props.contact_keyframes[-1].weights) == pytest.approx(style_weights("standing"))
-    # The style goes with the keyframe to the solver, which then counts it only standing.
+    # The style goes with the keyframe to the solver, which then counts it only standing, and plans its
+    # balance over the longer look-ahead the style gives it.
     taskio = addon(module, "taskio")
-    assert taskio.contact_keyframe_dict(props.contact_keyframes[-1])["style"] == "standing"
+    sent = taskio.contact_keyframe_dict(props.contact_keyframes[-1])
+    assert sent["style"] == "standing" and sent["horizon"] == pytest.approx(0.6)
     bpy.ops.physkey.contact_keyframe_edit(action="DUPLICATE")
     assert props.contact_keyframes[-1].style == "standing"
+    assert props.contact_keyframes[-1].horizon == pytest.approx(0.6)
+    bpy.ops.physkey.contact_style(style="seated")  # a style without one: the solve's horizon again
+    assert "horizon" not in taskio.contact_keyframe_dict(props.contact_keyframes[-1])
 
 
 def test_add_pair_from_the_3d_cursor():

@@ -49,7 +49,7 @@ def test_memory_estimate_covers_the_engines_buffers():
     prepared = get_method("contact").prepare(task)
     batch = prepared.batch()
     path, model, nroll, nstep = batch.setting, batch.model, batch.rollouts, batch.steps
-    assert (path, nroll, nstep) == ("settings.rollouts", 45, 24)
+    assert (path, nroll, nstep) == ("settings.rollouts", 45, 40)  # the rise's 0.6 s look-ahead, in 15 ms steps
     data = mujoco.MjData(model)
     mujoco.mj_forward(model, data)
     with RolloutEngine(model, 1) as engine:

@@ -56,6 +56,10 @@ STYLES = {
                "CoM Vel.": 10.0, "Joint Vel.": 0.01, "Control": 0.8, "Contact": 100.0, "Foot Slip": FOOT_SLIP}),
 }
 
+# The look-ahead (s) a style's button gives a keyframe in Blender, where it needs more than the settings'
+# horizon: coming to balance on the feet (RESULTS, "A longer look-ahead where the character rises").
+STYLE_LOOK_AHEAD = {"standing": 0.6}
+
 
 def style_weights(style: str) -> list[float]:
     """The weights of style `style`, in TERM_NAMES order."""
