@@ -15,6 +15,7 @@ from bpy.props import (
 )
 
 from ..solver.core.registry import METHODS, PLANNERS
+from ..solver.formats.contact_keyframes import MAX_KEYFRAME_HORIZON
 from ..solver.formats.objective_terms import TERM_NAMES
 from ..solver.formats.settings import AssistSettings, ContactSettings
 from .setting_props import setting_property
@@ -148,9 +149,10 @@ class PHYSKEY_PG_contact_keyframe(bpy.types.PropertyGroup):
     tolerance: FloatProperty(default=0.1, min=1e-4, description="Pairs closer than this (m, all together) count as met")
     sustain: FloatProperty(default=0.5, min=0.0, description="Seconds the pairs must stay met")
     time_limit: FloatProperty(default=10.0, min=0.01, description="Seconds allowed before the keyframe fails")
-    horizon: FloatProperty(default=0.0, min=0.0, max=2.0, description="Seconds the planner looks ahead while this "
-                           "keyframe is active (0: the solve's Planning horizon). Rising from a seat and balancing "
-                           "on the feet take a longer look than a reach: the Standing style sets 0.6")
+    horizon: FloatProperty(default=0.0, min=0.0, max=MAX_KEYFRAME_HORIZON,
+                           description="Seconds the planner looks ahead while this keyframe is active (0: the "
+                           "solve's Planning horizon). Rising from a seat and balancing on the feet take a longer "
+                           "look than a reach: the Standing style sets 0.6")
     weights: FloatVectorProperty(size=N_TERMS, min=0.0, description="Style weights of the objective terms")
     style: StringProperty(default="", description="The posture the keyframe means, set by its style button: a "
                           "Standing keyframe counts only with the character standing, a Seated one with its "

@@ -23,7 +23,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
 from solver.core import rotations, schema  # noqa: E402
-from solver.formats.objective_terms import STYLES, TERM_NAMES  # noqa: E402
+from solver.formats.objective_terms import STYLE_LOOK_AHEAD, STYLES, TERM_NAMES  # noqa: E402
 
 DEFAULT_REF = os.path.join(HERE, "..", "..", "shared", "reference", "mjpc_interact")
 TASKS = {  # our task name: (reference strategy, environment, paper's note)
@@ -42,9 +42,10 @@ STYLED = {("armchair_stand_sit_stand", "stand"): "standing"}
 # Keyframes judged by their style in the paper's own weights: the armchair sit counts only with the weight on
 # the seat (`posture.Posture.not_seated`; RESULTS, "Styles").
 JUDGED = {("armchair_stand_sit_stand", "armchair0"): "seated"}
-# Keyframes that plan with a longer look-ahead than the settings' 0.35 s: rising from the armchair and
-# balancing on the feet after it (RESULTS, "A longer look-ahead where the character rises").
-LOOK_AHEAD = {("armchair_stand_sit_stand", "sit2stand"): 0.6, ("armchair_stand_sit_stand", "stand"): 0.6}
+# Keyframes that plan with a longer look-ahead than the settings' 0.35 s, beside the styled ones that take
+# their style's (`objective_terms.STYLE_LOOK_AHEAD`): rising from the armchair (RESULTS, "A longer look-ahead
+# where the character rises").
+LOOK_AHEAD = {("armchair_stand_sit_stand", "sit2stand"): 0.6}
 
 
 def r6(v):
@@ -83,6 +84,8 @@ def main(ref_dir: str) -> None:
             if style is not None:  # the style's posture terms; the keyframe's own pull on its pairs
                 kf["style"] = style
                 kf["weights"] = {t: w if t == "Contact" else STYLES[style][1][t] for t, w in kf["weights"].items()}
+                if style in STYLE_LOOK_AHEAD:
+                    kf["horizon"] = STYLE_LOOK_AHEAD[style]
             if (name, k["name"]) in JUDGED:
                 kf["style"] = JUDGED[(name, k["name"])]
             if (name, k["name"]) in LOOK_AHEAD:
