@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from test_checkpoint import _fields, _prepared
+from test_planners import _costs
 
 from solver.core.errors import InvalidInput
 from solver.formats.settings import SamplingSettings
@@ -33,16 +34,9 @@ def test_a_plan_made_on_one_horizon_is_carried_onto_a_longer_one_unchanged_in_ti
     assert planner.shifted(planner.nominal, 0.1)[:, 0] == pytest.approx([0.1 / 0.175, 2.0, 2.0])
     assert planner.action(0.1)[0] == pytest.approx(0.1 / 0.175)  # the character plays the plan it was given
     planner.propose(None, 0.1)
-    planner.tell(_flat_costs(settings.rollouts))
+    planner.tell(_costs(np.arange(settings.rollouts)))
     assert planner.plan_offsets == pytest.approx([0.0, 0.3, 0.6])
     assert planner.action(0.4)[0] == pytest.approx(planner.nominal[1, 0])
-
-
-def _flat_costs(n):
-    from solver.mpc.objectives.contact import Costs
-    total = np.arange(n, dtype=float)
-    return Costs(total=total, components=total[:, None], membership=np.ones((1, 5), dtype=bool),
-                 per_step=np.zeros((n, 1)))
 
 
 def _rolled_steps(prep, keyframes):
@@ -109,3 +103,12 @@ def test_a_keyframe_horizon_out_of_range_is_refused_by_name(horizon, says):
     with pytest.raises(InvalidInput, match=says) as err:
         CONTACT.prepare(_task(horizon))
     assert "keyframes[4].horizon" in str(err.value)
+
+
+def test_a_keyframe_sent_to_a_running_solve_with_a_horizon_too_short_is_refused_by_name():
+    prep = CONTACT.prepare(_task(None))
+    item = json.loads((ROOT / "scenes/tasks/armchair_stand_sit_stand.json").read_text())["keyframes"][5]
+    check = CONTACT.check_appended
+    assert check([item], prep.built.scene, "append_keyframes", prep.settings.sampling) == 1  # its own 0.6 s
+    with pytest.raises(InvalidInput, match=r"append_keyframes\[0\]\.horizon: 0.02 s is shorter than two planning"):
+        check([dict(item, horizon=0.02)], prep.built.scene, "append_keyframes", prep.settings.sampling)

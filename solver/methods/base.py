@@ -115,7 +115,8 @@ class Method(ABC):
             raise InvalidInput("perturbations", f"the {self.name} method does not react to perturbations (the "
                                "contact method does)")
 
-    def check_appended(self, items: list, scene: SceneDesc, path: str) -> int:
-        """Check keyframe items appended (or edited) on stdin (InvalidInput if bad): how many keyframes they
-        make; for methods with `capabilities.appended_keyframes`."""
+    def check_appended(self, items: list, scene: SceneDesc, path: str, sampling=None) -> int:
+        """Check keyframe items appended (or edited) on stdin (InvalidInput if bad) — against the solve's
+        `sampling` settings where given — : how many keyframes they make; for methods with
+        `capabilities.appended_keyframes`."""
         raise NotImplementedError(f"the {self.name} method takes no appended keyframes")

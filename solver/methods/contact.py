@@ -143,6 +143,13 @@ def keyframe_changes(items: list, scene: SceneDesc) -> list[tuple[int | None, ob
     return out
 
 
+def _check_horizons(keyframes: list[ContactKeyframe], sampling: SamplingSettings, path: str) -> None:
+    """Refuse a keyframe's own horizon that the planning steps cannot cover (InvalidInput naming it)."""
+    for i, kf in enumerate(keyframes):
+        if kf.horizon is not None:
+            sampling.check_horizon(kf.horizon, f"{path}[{i}].horizon")
+
+
 def _by_role(keyframes: list, scene: SceneDesc) -> list:
     """The keyframes' pairs on the bodies playing the roles they name (`roles.by_role`)."""
     from ..builders.roles import by_role
@@ -163,18 +170,18 @@ class Contact(Method):
         scene = build_scene(task.scene)
         keyframes = _by_role(keyframes, scene)
         check_bodies(keyframes, scene)
-        for i, kf in enumerate(keyframes):
-            if kf.horizon is not None:
-                settings.sampling.check_horizon(kf.horizon, f"keyframes[{i}].horizon")
+        _check_horizons(keyframes, settings.sampling, "keyframes")
         check_perturbations(task.perturbations, scene, sum(k.time_limit + k.sustain for k in keyframes))
         grasps = grasp_pairs(keyframes, scene) if settings.grasp.grasp == "sticky" else []
         built, plan = planning_models(scene, settings.sampling, perturbations=task.perturbations or None, grasps=grasps,
                                       touch_bodies=foot_bodies(scene))
         return ContactPrepared(task, settings, built, keyframes, plan)
 
-    def check_appended(self, items: list, scene: SceneDesc, path: str) -> int:
+    def check_appended(self, items: list, scene: SceneDesc, path: str, sampling: SamplingSettings | None = None) -> int:
         keyframes = _by_role(parse_keyframes(items, path), scene)
         check_bodies(keyframes, scene, path)
+        if sampling is not None:
+            _check_horizons(keyframes, sampling, path)
         return len(keyframes)
 
     def solve(self, prep: ContactPrepared, seed: int, engine: RolloutEngine, progress=None,

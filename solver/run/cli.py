@@ -259,10 +259,10 @@ def _listen_to_stdin(args, method, prepared, emit: Events) -> None:
     """With --jsonl, keyframes appended or edited on stdin reach the running solve (methods that take them);
     with --exit-with-stdin, the run ends when stdin closes (the parent, Blender, is gone)."""
     on_eof = _parent_gone if args.exit_with_stdin else None
-    scene = prepared.built.scene
+    scene, sampling = prepared.built.scene, getattr(prepared.settings, "sampling", None)
     if args.jsonl and method.capabilities.appended_keyframes:
         from .feed import start_stdin_reader
-        start_stdin_reader(sys.stdin, args.out, lambda items, path: method.check_appended(items, scene, path),
+        start_stdin_reader(sys.stdin, args.out, lambda items, path: method.check_appended(items, scene, path, sampling),
                            emit, on_eof, known=len(prepared.keyframes))
     elif on_eof is not None:
         threading.Thread(target=lambda: (sys.stdin.read(), on_eof()), name="physkey-parent-watch", daemon=True).start()
