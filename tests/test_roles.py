@@ -236,9 +236,9 @@ def test_a_character_brought_to_a_preset_faces_where_the_presets_character_faces
 def test_pair_points_are_carried_onto_a_brought_characters_bodies():
     """The stand → sit → stand preset's points (the seat under the pelvis, the soles, the chest), written in
     the default humanoid's bone frames, on dm_control's humanoid: the same offset from the joint each body
-    turns about, as both stand at rest facing +x, scaled by height — the seat point under dm's butt capsule
-    (its frame is world-aligned, its origin at the butt), not 19 cm to its left; on the default humanoid and
-    one proportioned from a rig, the pairs as written."""
+    turns about (the chest's from the shoulders), as both stand at rest facing +x, scaled by height — the
+    seat point under dm's butt capsule (its frame is world-aligned, its origin at the butt), not 19 cm to its
+    left; on the default humanoid and one proportioned from a rig, the pairs as written."""
     from solver.builders.character_files import character_file
     from solver.builders.proportions import rest_frames
     from solver.builders.roles import by_role
@@ -274,14 +274,23 @@ def test_pair_points_are_carried_onto_a_brought_characters_bodies():
         k = np.array([[0, -axis[2], axis[1]], [axis[2], 0, -axis[0]], [-axis[1], axis[0], 0]])
         return np.eye(3) + k + k @ k / (1 + a @ b)  # Rodrigues' formula for the turn from a onto b
 
+    def shoulders(character, frames, r):  # the chest's points are placed from the shoulders, in its frame
+        middle = np.mean([pivot_of(character, frames, r[f"upper_arm_{s}"]) for s in ("left", "right")], axis=0)
+        pos, rot = frames[r["torso"]]
+        return rot.T @ (middle - pos)
+
     for pair in keyframes[0].pairs:
         body = dm.roles[pair.body1]
         pivot = next((np.array(b.joints[0].pos) for b in dm.bodies if b.name == body and b.joints), np.zeros(3))
+        ours_pivot = np.zeros(3)
+        if pair.body1 == "torso":
+            pivot = shoulders(dm, theirs, dm.roles)
+            ours_pivot = shoulders(humanoid(), ours, {k: k for k in ROLES})
         rest = theirs[body][1]
         if pair.body1.startswith("foot_"):  # the feet hang with the shins (`roles.standing`)
             rest = hang(pair.body1.split("_")[1]) @ rest
         np.testing.assert_allclose(rest @ (moved[body] - pivot),
-                                   scale * (ours[pair.body1][1] @ np.array(pair.pos1)), atol=1e-9)
+                                   scale * (ours[pair.body1][1] @ (np.array(pair.pos1) - ours_pivot)), atol=1e-9)
     butt = mujoco.MjModel.from_xml_path(str(DM / "humanoid.xml")).geom("butt")
     assert abs(moved["pelvis"][1]) < 0.02 and moved["pelvis"][2] < -butt.size[0]  # under the butt, mid-seat
 
@@ -367,3 +376,75 @@ def test_the_cmu_humanoid_starts_the_reach_upright_and_reaches_with_its_palm():
             for g in ET.parse(DM / "humanoid_CMU.xml").iter("geom") if g.get("name") in ("lhand", "rhand")}
     for pair in by_role(parse_keyframes(task.keyframes[:1]), cmu, set())[0].pairs:
         np.testing.assert_allclose(pair.pos1, palm[pair.body1], atol=1e-9)
+
+
+def test_the_cmu_humanoids_chest_point_is_placed_from_its_shoulders():
+    """The CMU humanoid's thorax starts 19 cm below its shoulders, the default humanoid's torso 6 cm: the
+    preset's back point (the armchair's backrest under the shoulder blades), carried from the body's joint,
+    sat 22 cm below the CMU's shoulders where the default's sits 9 cm below its own, and the CMU stretched its
+    spine onto its limits to bring its mid-back up to the backrest. Carried from the shoulders, it is as far
+    below them as the default's, times the heights' ratio."""
+    from solver.builders.character_files import character_file
+    from solver.builders.roles import by_role, standing
+    from solver.formats.contact_keyframes import parse_keyframes
+    from solver.formats.task import build_scene, load_task
+    from solver.physics.character_start import with_character
+    from solver.physics.model import build_model
+    preset = json.loads((ROOT / "scenes/tasks/armchair_stand_sit_stand.json").read_text())
+    armchair0 = parse_keyframes([preset["keyframes"][1]])
+    cmu, _ = character_file(DM / "humanoid_CMU.xml", [])
+    scale = standing(cmu, cmu.roles)[1] / standing(humanoid(), roles_of(humanoid()))[1]
+    below = {}
+    for name, keyframes in (("default", armchair0), ("cmu", by_role(armchair0, cmu, {"chair"}))):
+        task = load_task(ROOT / "scenes/tasks/armchair_stand_sit_stand.json")
+        if name == "cmu":
+            task = with_character(task, DM / "humanoid_CMU.xml", [])
+        built = build_model(build_scene(task.scene))
+        m, data = built.model, mujoco.MjData(built.model)
+        mujoco.mj_kinematics(m, data)  # at rest: standing, its joints at zero
+        roles = built.roles
+        pair = next(p for p in keyframes[0].pairs if p.body1 == roles["torso"])
+        chest = m.body(roles["torso"]).id
+        point = data.xpos[chest] + data.xmat[chest].reshape(3, 3) @ np.array(pair.pos1)
+        arms = [m.body(roles[f"upper_arm_{s}"]).id for s in ("left", "right")]
+        shoulders = np.mean([data.xanchor[m.body_jntadr[b]] for b in arms], axis=0)
+        below[name] = shoulders[2] - point[2]
+    assert 0.08 < below["default"] < 0.1
+    assert below["cmu"] == pytest.approx(scale * below["default"], abs=0.005)
+
+
+@pytest.mark.parametrize("file", ["humanoid_CMU.xml", "humanoid.xml"])
+def test_facing_is_read_the_way_the_character_faces_at_rest(file):
+    """The CMU humanoid faces −y in its file; the Facing Dir term read every character's forward as +x at
+    rest, so the CMU turned to face a target was charged as if it looked 90° away. Brought to a preset
+    (turned to face +x), a target straight ahead of its chest costs nothing, one to its side costs what a
+    90° miss costs the default humanoid."""
+    from solver.formats.contact_keyframes import ContactKeyframe, ContactPair
+    from solver.formats.objective_terms import TERM_NAMES
+    from solver.formats.task import build_scene, load_task
+    from solver.mpc.objectives.contact import Objective
+    from solver.physics.character_start import with_character
+    from solver.physics.model import build_model
+    costs = {}
+    for name in ("default", file):
+        task = load_task(ROOT / "scenes/tasks/reach_hand_targets.json")
+        if name != "default":
+            task = with_character(task, DM / file, [])
+        built = build_model(build_scene(task.scene))
+        m, data = built.model, mujoco.MjData(built.model)
+        data.qpos[:] = built.initial_qpos()
+        mujoco.mj_forward(m, data)
+        objective = Objective(built, speed_weight=0.0)
+        chest = built.roles["torso"]
+        feat = {"pos": {b: np.broadcast_to(data.xpos[m.body(b).id], (1, 1, 3)) for b in objective.body_group},
+                "quat": {b: np.broadcast_to(data.xquat[m.body(b).id], (1, 1, 4)) for b in objective.body_group},
+                "com": np.zeros((1, 1, 3)), "comvel": np.zeros((1, 1, 3))}
+        torso = data.xpos[m.body(chest).id]
+        row = []
+        for ahead in ([3.0, 0.0], [0.0, 3.0]):  # the preset's character faces +x
+            kf = ContactKeyframe(pairs=[ContactPair(chest, [0, 0, 0])], facing_target=list(torso[:2] + ahead),
+                                 weights={t: (1.0 if t == "Facing Dir" else 0.0) for t in TERM_NAMES})
+            row.append(float(objective.evaluate(feat, np.zeros((1, 1, m.nv)), np.zeros((1, 1, m.nu)), kf).total[0]))
+        costs[name] = row
+    assert costs["default"][0] < 0.01 and costs["default"][1] > 0.5
+    np.testing.assert_allclose(costs[file], costs["default"], atol=0.02)

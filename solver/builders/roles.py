@@ -228,6 +228,15 @@ def facing_turn(character: Character, roles: dict[str, str], root_quat) -> np.nd
     return np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
 
 
+def rest_forward(character: Character, roles: dict[str, str]) -> np.ndarray:
+    """The way the character faces at rest (its joints at zero, its root as its file has it), a unit vector
+    in the world: +x for PhysKey's characters, −y for the CMU humanoid as dm_control writes it."""
+    turn = facing_turn(character, roles, character.bodies[0].quat)
+    if np.allclose(turn, np.eye(3), atol=1e-12):
+        return np.array([1.0, 0.0, 0.0])
+    return turn.T @ np.array([1.0, 0.0, 0.0])
+
+
 # A limb's segments, each from its joint to the next one's, and the end bodies that go with the last
 _SEGMENTS = (("thigh", "shin"), ("shin", "foot"), ("upper_arm", "lower_arm"), ("lower_arm", "hand"))
 _ENDS = {"shin": "foot", "lower_arm": "hand"}
@@ -286,6 +295,22 @@ def _grip_local(body) -> np.ndarray:
     if not body.geoms:
         return _joint_local(body)
     return np.mean([np.asarray(g.pos, float) for g in body.geoms], axis=0)
+
+
+def _shoulders_local(character: Character, roles: dict[str, str], torso) -> np.ndarray | None:
+    """The midpoint of the shoulders (where the upper arms turn) in the torso's own frame at rest: the
+    landmark a point on the chest is placed from, since the body playing the torso starts at different
+    heights along the spine (the default humanoid's at the upper chest, the CMU humanoid's thorax 19 cm
+    below its shoulders). None without both upper arms."""
+    arms = [roles.get(f"upper_arm_{s}") for s in SIDES]
+    if None in arms:
+        return None
+    from .proportions import rest_frames
+    frames = rest_frames(character)
+    bodies = {b.name: b for b in character.bodies}
+    pos, rot = frames[torso.name]
+    middle = np.mean([_pivot(bodies[a], frames) for a in arms], axis=0)
+    return rot.T @ (middle - pos)
 
 
 def _pivot(body, frames: dict) -> np.ndarray:
@@ -360,7 +385,8 @@ def by_role(keyframes: list, character: Character, others: set[str]) -> list:
     """The contact keyframes, written for the default humanoid, on `character`: each pair side naming a
     role (`hand_right`) goes on the body playing it, its point — given in the default humanoid's body
     frame — carried into that body's frame as both stand at rest facing +x, from the joint it turns about
-    (an MJCF body's frame and origin are not a Blender bone's), and scaled by the character's height
+    (an MJCF body's frame and origin are not a Blender bone's; a chest's point from the shoulders, where
+    every torso ends), and scaled by the character's height
     over the default's. Where the body playing the
     role is the default's own (its name, turned as the default's at rest: the default humanoid, its
     variants, one proportioned from a rig), the pair is left as written; names of the scene's bodies
@@ -372,15 +398,20 @@ def by_role(keyframes: list, character: Character, others: set[str]) -> list:
         return []
     roles = roles_of(character)
     default = humanoid()
-    (theirs, own), (ours, base) = standing(character, roles), standing(default, roles_of(default))
+    default_roles = roles_of(default)
+    (theirs, own), (ours, base) = standing(character, roles), standing(default, default_roles)
     scale = own / base if own and base else 1.0
 
     def as_written(role: str) -> bool:
         body = roles[role]
         return body == role and np.allclose(theirs[body], ours[role], atol=1e-9)
 
-    def pivot(ch: Character, body: str, role: str) -> np.ndarray:  # the point offsets are taken from
+    def pivot(ch: Character, ch_roles: dict[str, str], body: str, role: str) -> np.ndarray:  # the offsets' origin
         b = next(b for b in ch.bodies if b.name == body)
+        if role == "torso":
+            shoulders = _shoulders_local(ch, ch_roles, b)
+            if shoulders is not None:
+                return shoulders
         return _grip_local(b) if role.startswith("hand_") else _joint_local(b)
 
     out = copy.deepcopy(keyframes)
@@ -391,8 +422,9 @@ def by_role(keyframes: list, character: Character, others: set[str]) -> list:
                 if name in others or name not in roles or as_written(name):
                     continue
                 body = roles[name]  # the offset from the pivot, as the bodies stand at rest facing +x
-                offset = ours[name] @ (np.asarray(getattr(pair, "pos" + side), float) - pivot(default, name, name))
-                point = pivot(character, body, name) + theirs[body].T @ (scale * offset)
+                given = np.asarray(getattr(pair, "pos" + side), float)
+                offset = ours[name] @ (given - pivot(default, default_roles, name, name))
+                point = pivot(character, roles, body, name) + theirs[body].T @ (scale * offset)
                 setattr(pair, "body" + side, body)
                 setattr(pair, "pos" + side, [float(v) for v in point])
     return out

@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 import mujoco
 import numpy as np
 
+from ...builders.roles import rest_forward
 from ...core.rotations import rotate
 from ...formats.contact_keyframes import WORLD, ContactKeyframe
 from ...formats.objective_terms import FOOT_SLIP_ROLES, TERM_GROUPS
@@ -109,11 +110,12 @@ class Objective:
         self.nu = nu
         self.control_softness = control_softness(built)  # the control term's cosh parameter
         # Rest orientation of each body: "up" and "forward" as seen from the body (characters stand
-        # upright facing +x at rest).
+        # upright at rest, PhysKey's facing +x, an MJCF's wherever its hips and shoulders say).
         data = mujoco.MjData(m)
         mujoco.mj_kinematics(m, data)
+        forward = rest_forward(scene.character, built.roles)
         self.up_local = {b: data.xmat[m.body(b).id].reshape(3, 3).T @ [0, 0, 1] for b in groups}
-        self.forward_local = {b: data.xmat[m.body(b).id].reshape(3, 3).T @ [1, 0, 0] for b in groups}
+        self.forward_local = {b: data.xmat[m.body(b).id].reshape(3, 3).T @ forward for b in groups}
         # the bodies the common terms read, by role (a term whose role no body plays is off: the run
         # says so, `roles.missing_terms`)
         self.roles = {role: body for role, body in built.roles.items() if body in groups}
