@@ -326,7 +326,7 @@ translations_tuple = (
        "addon/panels.py:137"),
       ()),
      ),
-    (("*", "Balance first: COM over the feet, head up, still"),
+    (("*", "Balance first: COM over the feet, head up, torso upright, still"),
      (("bpy.types.PHYSKEY_OT_contact_style.style:'standing'",),
       ()),
      ),

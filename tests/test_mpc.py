@@ -188,6 +188,36 @@ def test_height_targets_are_mujoco_mpcs_for_the_default_humanoid_and_scaled_for_
     assert abs(dm.head_height - 1.4) > 0.01  # not the default's
 
 
+def test_the_standing_style_charges_a_lean_about_as_it_judges_one(objective):
+    """A Standing keyframe counts only with the torso within 15° of upright and the head at 93% of its standing
+    height. Torso Up is ½-square-like in (1 − cos tilt) below its smooth-abs's 0.1: at the paper's weight 10, a
+    torso at the edge of its judgment cost a fiftieth of what a head at the edge of its own does, so plans leaned
+    17° and failed for style. The style weighs it so the two edges cost within a factor of ten (by hand: weight
+    × (√((1 − cos 15°)² + 0.1²) − 0.1) against 80 × (√(0.07 · 1.4)² + 0.1²) − 0.1))."""
+    import mujoco
+
+    from solver.formats.objective_terms import STYLES
+    from solver.physics.posture import STANDING_HEAD_SHARE, STANDING_TILT_DEG
+    weights = STYLES["standing"][1]
+    feat = fake_features(objective, nroll=1, nstep=1)
+    tilt = np.radians(STANDING_TILT_DEG)
+    model = objective.built.model
+    rest = mujoco.MjData(model)
+    mujoco.mj_kinematics(model, rest)  # the torso upright at rest, tilted 15° forward about the world's y
+    leaned = np.zeros(4)
+    mujoco.mju_mulQuat(leaned, [np.cos(tilt / 2), 0.0, np.sin(tilt / 2), 0.0], rest.xquat[model.body("torso").id])
+    feat["quat"]["torso"] = leaned.reshape(1, 1, 4)
+    feat["pos"]["head"] = np.array([[[0.0, 0.0, STANDING_HEAD_SHARE * objective.head_height]]])
+    still = np.zeros((1, 1, 27)), np.zeros((1, 1, 21))
+    lean = objective.evaluate(feat, *still, only("Torso Up", weights["Torso Up"]))
+    low = objective.evaluate(feat, *still, only("Head Height", weights["Head Height"]))
+    by_hand = weights["Torso Up"] * (np.hypot(1 - np.cos(tilt), 0.1) - 0.1)
+    assert float(lean.total[0]) == pytest.approx(by_hand, rel=1e-9)
+    short = (1 - STANDING_HEAD_SHARE) * objective.head_height
+    assert float(low.total[0]) == pytest.approx(weights["Head Height"] * (np.hypot(short, 0.1) - 0.1), rel=1e-9)
+    assert float(lean.total[0]) > float(low.total[0]) / 10
+
+
 def test_each_term_lands_in_exactly_the_groups_of_table_1(objective):
     feat = fake_features(objective)
     qvel, ctrl = np.ones((3, 4, 27)), 0.3 * np.ones((3, 4, 21))
