@@ -297,6 +297,10 @@ def _grip_local(body) -> np.ndarray:
     return np.mean([np.asarray(g.pos, float) for g in body.geoms], axis=0)
 
 
+def _body(character: Character, name: str):
+    return next(b for b in character.bodies if b.name == name)
+
+
 def _shoulders_local(character: Character, roles: dict[str, str], torso) -> np.ndarray | None:
     """The midpoint of the shoulders (where the upper arms turn) in the torso's own frame at rest: the
     landmark a point on the chest is placed from, since the body playing the torso starts at different
@@ -406,12 +410,17 @@ def by_role(keyframes: list, character: Character, others: set[str]) -> list:
         body = roles[role]
         return body == role and np.allclose(theirs[body], ours[role], atol=1e-9)
 
-    def pivot(ch: Character, ch_roles: dict[str, str], body: str, role: str) -> np.ndarray:  # the offsets' origin
-        b = next(b for b in ch.bodies if b.name == body)
-        if role == "torso":
-            shoulders = _shoulders_local(ch, ch_roles, b)
-            if shoulders is not None:
-                return shoulders
+    # a chest's points are carried from the shoulders where the character has both (the default always does)
+    theirs_shoulders = (_shoulders_local(character, roles, _body(character, roles["torso"]))
+                        if "torso" in roles else None)
+    chest = theirs_shoulders is not None
+    shoulders = {id(character): theirs_shoulders,
+                 id(default): _shoulders_local(default, default_roles, _body(default, "torso")) if chest else None}
+
+    def pivot(ch: Character, body: str, role: str) -> np.ndarray:  # where the point's offset is taken from
+        if role == "torso" and chest:
+            return shoulders[id(ch)]
+        b = _body(ch, body)
         return _grip_local(b) if role.startswith("hand_") else _joint_local(b)
 
     out = copy.deepcopy(keyframes)
@@ -423,8 +432,8 @@ def by_role(keyframes: list, character: Character, others: set[str]) -> list:
                     continue
                 body = roles[name]  # the offset from the pivot, as the bodies stand at rest facing +x
                 given = np.asarray(getattr(pair, "pos" + side), float)
-                offset = ours[name] @ (given - pivot(default, default_roles, name, name))
-                point = pivot(character, roles, body, name) + theirs[body].T @ (scale * offset)
+                offset = ours[name] @ (given - pivot(default, name, name))
+                point = pivot(character, body, name) + theirs[body].T @ (scale * offset)
                 setattr(pair, "body" + side, body)
                 setattr(pair, "pos" + side, [float(v) for v in point])
     return out
