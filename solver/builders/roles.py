@@ -297,22 +297,18 @@ def _grip_local(body) -> np.ndarray:
     return np.mean([np.asarray(g.pos, float) for g in body.geoms], axis=0)
 
 
-def _body(character: Character, name: str):
-    return next(b for b in character.bodies if b.name == name)
-
-
-def _shoulders_local(character: Character, roles: dict[str, str], torso) -> np.ndarray | None:
+def _shoulders_local(character: Character, roles: dict[str, str]) -> np.ndarray | None:
     """The midpoint of the shoulders (where the upper arms turn) in the torso's own frame at rest: the
     landmark a point on the chest is placed from, since the body playing the torso starts at different
     heights along the spine (the default humanoid's at the upper chest, the CMU humanoid's thorax 19 cm
-    below its shoulders). None without both upper arms."""
+    below its shoulders). None without a torso and both upper arms."""
     arms = [roles.get(f"upper_arm_{s}") for s in SIDES]
-    if None in arms:
+    if "torso" not in roles or None in arms:
         return None
     from .proportions import rest_frames
     frames = rest_frames(character)
     bodies = {b.name: b for b in character.bodies}
-    pos, rot = frames[torso.name]
+    pos, rot = frames[roles["torso"]]
     middle = np.mean([_pivot(bodies[a], frames) for a in arms], axis=0)
     return rot.T @ (middle - pos)
 
@@ -410,17 +406,14 @@ def by_role(keyframes: list, character: Character, others: set[str]) -> list:
         body = roles[role]
         return body == role and np.allclose(theirs[body], ours[role], atol=1e-9)
 
-    # a chest's points are carried from the shoulders where the character has both (the default always does)
-    theirs_shoulders = (_shoulders_local(character, roles, _body(character, roles["torso"]))
-                        if "torso" in roles else None)
-    chest = theirs_shoulders is not None
-    shoulders = {id(character): theirs_shoulders,
-                 id(default): _shoulders_local(default, default_roles, _body(default, "torso")) if chest else None}
+    # a chest's points are carried from the shoulders where the character has them (the default always does)
+    their_chest = _shoulders_local(character, roles)
+    our_chest = _shoulders_local(default, default_roles) if their_chest is not None else None
 
-    def pivot(ch: Character, body: str, role: str) -> np.ndarray:  # where the point's offset is taken from
-        if role == "torso" and chest:
-            return shoulders[id(ch)]
-        b = _body(ch, body)
+    def pivot(ch: Character, chest, body: str, role: str) -> np.ndarray:  # where the point's offset is taken from
+        if role == "torso" and chest is not None:
+            return chest
+        b = next(b for b in ch.bodies if b.name == body)
         return _grip_local(b) if role.startswith("hand_") else _joint_local(b)
 
     out = copy.deepcopy(keyframes)
@@ -432,8 +425,8 @@ def by_role(keyframes: list, character: Character, others: set[str]) -> list:
                     continue
                 body = roles[name]  # the offset from the pivot, as the bodies stand at rest facing +x
                 given = np.asarray(getattr(pair, "pos" + side), float)
-                offset = ours[name] @ (given - pivot(default, name, name))
-                point = pivot(character, body, name) + theirs[body].T @ (scale * offset)
+                offset = ours[name] @ (given - pivot(default, our_chest, name, name))
+                point = pivot(character, their_chest, body, name) + theirs[body].T @ (scale * offset)
                 setattr(pair, "body" + side, body)
                 setattr(pair, "pos" + side, [float(v) for v in point])
     return out
