@@ -381,9 +381,8 @@ def test_the_cmu_humanoid_starts_the_reach_upright_and_reaches_with_its_palm():
 def test_the_cmu_humanoids_chest_point_is_placed_from_its_shoulders():
     """The CMU humanoid's thorax starts 19 cm below its shoulders, the default humanoid's torso 6 cm: the
     preset's back point (the armchair's backrest under the shoulder blades), carried from the body's joint,
-    sat 22 cm below the CMU's shoulders where the default's sits 9 cm below its own, and the CMU stretched its
-    spine onto its limits to bring its mid-back up to the backrest. Carried from the shoulders, it is as far
-    below them as the default's, times the heights' ratio."""
+    sat 22 cm below the CMU's shoulders — on its mid-back — where the default's sits 9 cm below its own.
+    Carried from the shoulders, it is as far below them as the default's, times the heights' ratio."""
     from solver.builders.character_files import character_file
     from solver.builders.roles import by_role, standing
     from solver.formats.contact_keyframes import parse_keyframes
