@@ -276,6 +276,9 @@ def bench_mpc(task_name: str, trials: int, rollouts: int, planner: str, budget: 
             # The lowest head at a successful clip's end, as a share of its standing height above the feet.
             "min_end_head_share": min((e["quality"]["end"]["head_share"] for e in ok
                                        if (e["quality"].get("end") or {}).get("head_share") is not None), default=None),
+            # The lowest median pelvis height while a successful clip carries something (a share of standing).
+            "min_carry_pelvis_share": min((e["quality"]["carry"]["pelvis_share"] for e in ok
+                                           if e["quality"].get("carry")), default=None),
             "character": os.path.basename(character) if character else "humanoid",
             "max_body_speed_mps": max((e["quality"]["max_body_speed"]["mps"] for e in ok
                                        if e["quality"].get("max_body_speed")), default=None),

@@ -367,6 +367,52 @@ def test_object_quality_by_hand():
     assert "object_penetration_m" not in motion_quality(floor.model, floor.character_bodies, times[:2], still)
 
 
+def test_how_a_box_is_carried_by_hand():
+    """A box held against the right hand and touching nothing else is carried: 0.5 s with the character
+    standing, then 0.5 s in a crouch (hips and knees bent), then 0.2 s set down on its platform (not
+    carried). The figure's pelvis share is the median of the two, from MuJoCo's kinematics here against
+    the pelvis above the feet in the standing pose (the figure's own reads it at rest, with the legs hung);
+    a carry crouched most of the time is said in words."""
+    from solver.physics.quality import motion_quality
+    from solver.physics.verdict import quality_words
+    built = build_model(_scene())
+    m = built.model
+    d = mujoco.MjData(m)
+    q0 = built.initial_qpos()
+    box = int(m.jnt_qposadr[m.joint("box_free").id])
+
+    def above_feet(qpos):
+        d.qpos[:] = qpos
+        mujoco.mj_kinematics(m, d)
+        return d.xpos[m.body("pelvis").id, 2] - min(d.xpos[m.body(f).id, 2] for f in ("foot_left", "foot_right"))
+
+    def held(qpos):  # the box's side against the right hand's sphere (0.04 m), 2 mm in
+        qpos = qpos.copy()
+        d.qpos[:] = qpos
+        mujoco.mj_kinematics(m, d)
+        hand = d.xpos[m.body("hand_right").id]
+        qpos[box:box + 3] = hand + [0.0, 0.04 + m.geom_size[m.body_geomadr[m.body("box").id], 1] - 0.002, 0.0]
+        qpos[box + 3:box + 7] = [1, 0, 0, 0]
+        return qpos
+
+    crouch = q0.copy()
+    for joint, angle in (("hip_y_right", -1.2), ("hip_y_left", -1.2), ("knee_right", -2.0), ("knee_left", -2.0)):
+        crouch[m.jnt_qposadr[m.joint(joint).id]] = angle
+    standing, crouched = above_feet(q0), above_feet(crouch)
+    assert crouched / standing < 0.75  # a real crouch
+    times = np.arange(24) * 0.05
+    qpos = np.array([held(q0)] * 10 + [held(crouch)] * 10 + [crouch] * 4)  # the last four: the box on its platform
+    carry = motion_quality(m, built.character_bodies, times, qpos)["carry"]
+    assert carry["held_s"] == pytest.approx(1.0)
+    assert carry["crouched_s"] == pytest.approx(0.5)
+    assert carry["pelvis_share"] == pytest.approx((1 + crouched / standing) / 2, abs=1e-3)
+    assert not any("carries" in w for w in quality_words({"carry": carry}))  # half standing: the median is not low
+    low = motion_quality(m, built.character_bodies, times[:16], qpos[6:22])["carry"]  # four standing, ten crouched
+    assert low["held_s"] == pytest.approx(0.7) and low["pelvis_share"] == pytest.approx(crouched / standing, abs=1e-3)
+    assert quality_words({"carry": low}) == [f"carries crouched for 0.5 s of 0.7 s (pelvis at {crouched / standing:.0%} "
+                                             "of standing)"]
+
+
 def test_a_solution_reports_its_grasps_and_the_objects_quality():
     """What result.json gets for a box task (its first keyframe, a short budget): per hand the grasp's
     hold time and force beside the box's weight, and the object's quality figures."""

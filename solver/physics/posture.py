@@ -20,6 +20,9 @@ SEATED_LOAD_SHARE = 0.3  # a seated character rests at least this share of its w
 # A style lost for less than this (s) while a keyframe is held does not end the hold: a seat's contact force
 # dips under its share for a step now and then (as a foot's touch lost that briefly does not end a phase)
 STYLE_DIP_S = 0.05
+# A box is carried standing with the pelvis at least this share of its standing height above the feet (on
+# the default humanoid 0.75 m above the floor); lower, it is carried in a crouch.
+CARRY_PELVIS_SHARE = 0.75
 LYING_TILT_DEG = 60.0  # a lying torso is at least this far from upright
 SETTLED_SPEED = 0.1  # m/s: a root slower than this is at rest
 SETTLE_HOLD_S = 0.2  # and has stayed so for this long: not a sway passing through its turning point

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import mujoco
 import numpy as np
 
-from .posture import Posture
+from .posture import CARRY_PELVIS_SHARE, Posture, standing_above_feet
 
 FOOT_ROLES = ("foot_left", "foot_right")  # whose sliding is measured (a character playing neither: none)
 FALLEN_HEAD_HEIGHT = 0.5  # m: a head below this has fallen (seated and kneeling heads stay well above)
@@ -84,7 +84,8 @@ def motion_quality(model: mujoco.MjModel, character_bodies: list[str], times: np
     - with free objects in the scene (a box): `object_penetration_m`, the deepest overlap of an
       object with anything, and `object_unsupported_s`, the time an object moves (faster than
       MOVING_OBJECT_SPEED) touching nothing (within TOUCH_TOLERANCE) in two consecutive poses —
-      thrown, dropped, or carried by no hand.
+      thrown, dropped, or carried by no hand; and `carry` (`carry_posture`): how the character carries
+      it, None where nothing is carried.
     """
     qpos = np.asarray(qpos, dtype=float)
     times = np.asarray(times, dtype=float)
@@ -124,7 +125,31 @@ def motion_quality(model: mujoco.MjModel, character_bodies: list[str], times: np
         loose = (speed > MOVING_OBJECT_SPEED) & ~scan.obj_touch[1:] & ~scan.obj_touch[:-1]
         out["object_penetration_m"] = round(float(scan.obj_depth.max(initial=0.0)), 6)
         out["object_unsupported_s"] = round(float(np.sum(np.diff(times)[:, None] * loose)), 6)
+        out["carry"] = carry_posture(model, roles, ids, times, scan)
     return out
+
+
+def carry_posture(model: mujoco.MjModel, roles: dict[str, str], ids: list[int], times: np.ndarray,
+                  scan: _PoseScan) -> dict | None:
+    """How the character carries what it holds, where an object touches the character and nothing else:
+    `held_s`, that time; `pelvis_share`, the median height of the pelvis above the lower foot over it, as
+    a share of its standing height (`posture.standing_above_feet`); `crouched_s`, the time of it with the
+    pelvis below CARRY_PELVIS_SHARE — a box lifted from knee height and carried in a deep crouch.
+    None where nothing is carried, or without the pelvis and feet roles."""
+    held = (scan.obj_touch & ~scan.obj_rests).any(axis=1)
+    if not held.any() or "pelvis" not in roles or not scan.foot_pos.shape[1]:
+        return None
+    rest = mujoco.MjData(model)
+    rest.qpos[:] = model.qpos0
+    mujoco.mj_kinematics(model, rest)
+    standing = standing_above_feet(model, rest, roles, "pelvis")
+    if not standing or standing <= 0:
+        return None
+    pelvis = scan.body_xyz[:, ids.index(model.body(roles["pelvis"]).id), 2]
+    share = (pelvis - scan.foot_pos[:, :, 2].min(axis=1)) / standing
+    dt = np.diff(times, append=times[-1])
+    return {"held_s": round(float(dt[held].sum()), 6), "pelvis_share": round(float(np.median(share[held])), 4),
+            "crouched_s": round(float(dt[held & (share < CARRY_PELVIS_SHARE)].sum()), 6)}
 
 
 def _first_stumble(model: mujoco.MjModel, bodies: list[str], ids: list[int], roles: dict[str, str],
@@ -258,7 +283,8 @@ def runs(flags: np.ndarray) -> list[tuple[int, int]]:
 class _PoseScan:
     """Per pose of a trajectory: the deepest character contact (depth and geoms), the feet's positions,
     orientations, touch and where they touch (the mean of their contacts with the scene), the head's
-    height, the bodies' and the free objects' positions, the objects' deepest overlap and touch."""
+    height, the bodies' and the free objects' positions, the objects' deepest overlap and touch, and
+    whether they touch anything but the character."""
     depth: np.ndarray
     deepest_pair: np.ndarray
     foot_pos: np.ndarray
@@ -270,6 +296,7 @@ class _PoseScan:
     obj_xyz: np.ndarray
     obj_depth: np.ndarray
     obj_touch: np.ndarray
+    obj_rests: np.ndarray  # (n, objects): touching something other than the character (set down, or sliding)
     on_floor: np.ndarray  # (n, bodies): which character bodies touch the floor plane
 
 
@@ -289,6 +316,7 @@ def _scan(model: mujoco.MjModel, ids: list[int], feet: list[int], head: int | No
                      foot_touch=np.zeros((n, nf, 3)), head_z=np.zeros(n),
                      body_xyz=np.zeros((n, len(ids), 3)), obj_xyz=np.zeros((n, len(objects), 3)),
                      obj_depth=np.zeros(n), obj_touch=np.zeros((n, len(objects)), dtype=bool),
+                     obj_rests=np.zeros((n, len(objects)), dtype=bool),
                      on_floor=np.zeros((n, len(ids)), dtype=bool))
     floor_geom = (model.geom_bodyid == 0) & (model.geom_type == int(mujoco.mjtGeom.mjGEOM_PLANE))
     column = {b: k for k, b in enumerate(ids)}
@@ -307,7 +335,10 @@ def _scan(model: mujoco.MjModel, ids: list[int], feet: list[int], head: int | No
             if on_obj.any():
                 scan.obj_depth[i] = max(0.0, -float(np.min(np.asarray(con.dist)[on_obj])))
             for k, o in enumerate(objects):
-                scan.obj_touch[i, k] = bool(((bodies[:, 0] == o) | (bodies[:, 1] == o)).any())
+                on = (bodies[:, 0] == o) | (bodies[:, 1] == o)
+                scan.obj_touch[i, k] = bool(on.any())
+                other = np.where(bodies[:, 0] == o, bodies[:, 1], bodies[:, 0])[on]
+                scan.obj_rests[i, k] = bool((~char_body[other] & (other != o)).any())
             near = np.asarray(con.dist) > 0.0  # within the objects' margin, not touching: counts for nothing else
             points = np.asarray(con.pos)
             if near.any():

@@ -1,10 +1,10 @@
 """A solution's quality figures in the words an animator reads them ("ends crouched", "feet slide
-12 cm", "falls for 0.4 s", "stumbles at 1.2 s"), said only where a figure is past what an animator would accept — the
-same thresholds the success of a keyframe and the benchmarks hold solutions to. Blender shows them
-beside the numbers; `bench mpc` reports them per seed."""
+12 cm", "falls for 0.4 s", "stumbles at 1.2 s", "carries crouched"), said only where a figure is past
+what an animator would accept — the same thresholds the success of a keyframe and the benchmarks hold
+solutions to. Blender shows them beside the numbers; `bench mpc` reports them per seed."""
 from __future__ import annotations
 
-from .posture import SETTLED_SPEED, STANDING_HEAD_SHARE, STANDING_TILT_DEG
+from .posture import CARRY_PELVIS_SHARE, SETTLED_SPEED, STANDING_HEAD_SHARE, STANDING_TILT_DEG
 
 SLIDING_WORDS_M = 0.05  # planted feet sliding more than this in a clip show
 SINKING_WORDS_M = 0.02  # anything deeper than this shows (a hand sunk into an armrest)
@@ -30,6 +30,10 @@ def quality_words(quality: dict, ends_standing: bool = False) -> list[str]:
         where = (f" ({most['body']} {100 * most['m']:.0f} cm from {most['from_s']:.1f} s to {most['farthest_s']:.1f} s)"
                  if most else "")
         words.append(f"feet slide {100 * quality['foot_sliding_m']:.0f} cm{where}")
+    carry = quality.get("carry")
+    if carry and carry["pelvis_share"] < CARRY_PELVIS_SHARE:
+        words.append(f"carries crouched for {carry['crouched_s']:.1f} s of {carry['held_s']:.1f} s "
+                     f"(pelvis at {carry['pelvis_share']:.0%} of standing)")
     if quality.get("max_penetration_m", 0.0) > SINKING_WORDS_M:
         at = quality.get("max_penetration_at") or {}
         into = f" into {at['bodies'][1]}" if at.get("bodies") else ""
