@@ -409,8 +409,8 @@ def test_how_a_box_is_carried_by_hand():
     assert not any("carries" in w for w in quality_words({"carry": carry}))  # half standing: the median is not low
     low = motion_quality(m, built.character_bodies, times[:16], qpos[6:22])["carry"]  # four standing, ten crouched
     assert low["held_s"] == pytest.approx(0.7) and low["pelvis_share"] == pytest.approx(crouched / standing, abs=1e-3)
-    assert quality_words({"carry": low}) == [f"carries crouched for 0.5 s of 0.7 s (pelvis at {crouched / standing:.0%} "
-                                             "of standing)"]
+    said = f"carries crouched for 0.5 s of 0.7 s (pelvis at {crouched / standing:.0%} of standing)"
+    assert quality_words({"carry": low}) == [said]
 
 
 def test_a_solution_reports_its_grasps_and_the_objects_quality():
