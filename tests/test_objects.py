@@ -372,7 +372,7 @@ def test_how_a_box_is_carried_by_hand():
     standing, then 0.5 s in a crouch (hips and knees bent), then 0.2 s set down on its platform (not
     carried). The figure's pelvis share is the median of the two, from MuJoCo's kinematics here against
     the pelvis above the feet in the standing pose (the figure's own reads it at rest, with the legs hung);
-    a carry crouched most of the time is said in words."""
+    a carry crouched most of the time is said in words, a brief touch (under 0.5 s) not."""
     from solver.physics.quality import motion_quality
     from solver.physics.verdict import quality_words
     built = build_model(_scene())
@@ -411,6 +411,8 @@ def test_how_a_box_is_carried_by_hand():
     assert low["held_s"] == pytest.approx(0.7) and low["pelvis_share"] == pytest.approx(crouched / standing, abs=1e-3)
     said = f"carries crouched for 0.5 s of 0.7 s (pelvis at {crouched / standing:.0%} of standing)"
     assert quality_words({"carry": low}) == [said]
+    brief = motion_quality(m, built.character_bodies, times[:4], qpos[16:20])["carry"]  # crouched, 0.2 s held
+    assert brief["pelvis_share"] < 0.75 and quality_words({"carry": brief}) == []  # a touch, not a carry
 
 
 def test_a_solution_reports_its_grasps_and_the_objects_quality():

@@ -8,6 +8,9 @@ from .posture import CARRY_PELVIS_SHARE, SETTLED_SPEED, STANDING_HEAD_SHARE, STA
 
 SLIDING_WORDS_M = 0.05  # planted feet sliding more than this in a clip show
 SINKING_WORDS_M = 0.02  # anything deeper than this shows (a hand sunk into an armrest)
+# s: an object held at least this long is carried, and a crouched carry shows (a box knocked against the
+# character as it falls touches it and nothing else for a few steps: no carry)
+CARRY_WORDS_S = 0.5
 
 
 def quality_words(quality: dict, ends_standing: bool = False) -> list[str]:
@@ -31,7 +34,7 @@ def quality_words(quality: dict, ends_standing: bool = False) -> list[str]:
                  if most else "")
         words.append(f"feet slide {100 * quality['foot_sliding_m']:.0f} cm{where}")
     carry = quality.get("carry")
-    if carry and carry["pelvis_share"] < CARRY_PELVIS_SHARE:
+    if carry and carry["held_s"] >= CARRY_WORDS_S and carry["pelvis_share"] < CARRY_PELVIS_SHARE:
         words.append(f"carries crouched for {carry['crouched_s']:.1f} s of {carry['held_s']:.1f} s "
                      f"(pelvis at {carry['pelvis_share']:.0%} of standing)")
     if quality.get("max_penetration_m", 0.0) > SINKING_WORDS_M:
