@@ -338,7 +338,7 @@ def _scan(model: mujoco.MjModel, ids: list[int], feet: list[int], head: int | No
                 on = (bodies[:, 0] == o) | (bodies[:, 1] == o)
                 scan.obj_touch[i, k] = bool(on.any())
                 other = np.where(bodies[:, 0] == o, bodies[:, 1], bodies[:, 0])[on]
-                scan.obj_rests[i, k] = bool((~char_body[other] & (other != o)).any())
+                scan.obj_rests[i, k] = bool((~char_body[other]).any())  # MuJoCo never pairs a body with itself
             near = np.asarray(con.dist) > 0.0  # within the objects' margin, not touching: counts for nothing else
             points = np.asarray(con.pos)
             if near.any():
