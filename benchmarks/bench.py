@@ -23,7 +23,6 @@ from solver.core import splines
 from solver.core.errors import InvalidInput
 from solver.core.mujoco_log import route_warnings
 from solver.core.registry import PLANNERS, check_name
-from solver.formats.settings import ContactSettings, default_of
 from solver.formats.task import SceneRef, build_scene
 from solver.physics.model import build_model
 from solver.physics.rollout import RolloutEngine, get_state
@@ -175,7 +174,8 @@ def _bench_folder(keep: str | None):
     return contextlib.nullcontext(keep)
 
 
-def bench_mpc(task_name: str, trials: int, rollouts: int, planner: str, budget: int | None = None,
+def bench_mpc(task_name: str, trials: int, rollouts: int | None = None, planner: str | None = None,
+              budget: int | None = None,
               slowdown: float | None = None, workers: int | None = None, particles: int | None = None,
               params: dict | None = None, variant: str | None = None, first_seed: int = 0,
               log=None, keep: str | None = None, character: str | None = None) -> dict:
@@ -185,7 +185,8 @@ def bench_mpc(task_name: str, trials: int, rollouts: int, planner: str, budget: 
     keyframe, retries and back-ups as they change, and each finished seed's own report (a bench runs
     for hours: what it is doing is visible, and a killed one keeps its finished seeds). `keep`, a new or
     empty folder, keeps every seed's result files (the motion of a seed that failed, to trace why);
-    without it they go to a temporary folder that is removed."""
+    without it they go to a temporary folder that is removed. `rollouts`, `planner`: in place of the task's own
+    (None: the task's, else the defaults)."""
     from solver.core import schema
     from solver.formats.task import load_task
     from solver.methods import get_method
@@ -197,7 +198,10 @@ def bench_mpc(task_name: str, trials: int, rollouts: int, planner: str, budget: 
     task = load_task(path)
     if task.method != "contact":
         raise InvalidInput("--task", f"'{task_name}' is a {task.method} task; bench mpc needs a contact task")
-    task.settings = dict(task.settings, rollouts=rollouts, planner=planner)
+    if rollouts is not None:
+        task.settings = dict(task.settings, rollouts=rollouts)
+    if planner is not None:
+        task.settings = dict(task.settings, planner=planner)
     if budget is not None:
         task.settings["budget"] = budget
     if slowdown is not None:
@@ -212,6 +216,7 @@ def bench_mpc(task_name: str, trials: int, rollouts: int, planner: str, budget: 
         task = with_character(task, character, [])
     task.seeds = list(range(first_seed, first_seed + trials))
     prepared = get_method("contact").prepare(task)
+    rollouts = prepared.settings.sampling.rollouts  # the one the seeds plan with: the floor is measured for it
     cores = os.cpu_count() or 1
     workers = min(trials, cores) if workers is None else workers
     nthread = max(1, cores // max(workers, 1))
@@ -248,7 +253,8 @@ def bench_mpc(task_name: str, trials: int, rollouts: int, planner: str, budget: 
     floor = float(np.mean(floors))
     sim_time = sum(e["duration_s"] for e in entries)
     return {"benchmark": "mpc", "task": task.name, "scene_params": task.scene.params,
-            "variant": task.scene.variant, "planner": planner, "rollouts": rollouts,
+            "variant": task.scene.variant, "planner": prepared.settings.sampling.planner,
+            "rollouts": rollouts,
             "budget": prepared.settings.effort.budget, "slowdown": prepared.settings.effort.slowdown, "trials": trials,
             "success_rate": len(ok) / trials, "successes": len(ok),
             "duration_mean_s": round(float(durations.mean()), 3) if len(ok) else None,
@@ -402,13 +408,13 @@ def cmd_bench(args) -> int:
     else:
         if not args.task:
             raise InvalidInput("--task", "bench mpc needs --task NAME (a contact task in scenes/tasks)")
-        planner = args.planner or "partwise"
-        check_name("planner", PLANNERS, planner, "--planner")
+        if args.planner is not None:
+            check_name("planner", PLANNERS, args.planner, "--planner")
         if args.trials < 1 or args.first_seed < 0:
             raise InvalidInput("--trials" if args.trials < 1 else "--first-seed", "must be at least 1 (trials) and "
                                "0 (first seed)")
-        report = bench_mpc(args.task, args.trials, args.rollouts, planner, args.budget, args.slowdown, args.workers,
-                           args.particles, _scene_params(args.params), args.variant, args.first_seed,
+        report = bench_mpc(args.task, args.trials, args.rollouts, args.planner, args.budget, args.slowdown,
+                           args.workers, args.particles, _scene_params(args.params), args.variant, args.first_seed,
                            log=lambda line: print(line, file=sys.stderr, flush=True), keep=args.keep,
                            character=args.character)
     if args.json:
@@ -429,9 +435,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--task", help="mpc: contact task name or file")
     p.add_argument("--trials", type=int, default=4, help="mpc: seeds to run")
     p.add_argument("--first-seed", type=int, default=0, help="mpc: the first of the --trials seeds")
-    p.add_argument("--rollouts", type=int, default=default_of(ContactSettings, "rollouts"), help="mpc: N")
+    p.add_argument("--rollouts", type=int, default=None, help="mpc: N (default the task's)")
     p.add_argument("--planner", default=None,
-                   help=f"mpc (default partwise), hits (default the task's): a registered planner "
+                   help=f"mpc, hits (default the task's): a registered planner "
                    f"({', '.join(PLANNERS)})")
     p.add_argument("--budget", type=int, default=None, help="mpc: planning iterations per control step")
     p.add_argument("--slowdown", type=float, default=None, help="mpc: Γ (wall-clock budget) instead of --budget")

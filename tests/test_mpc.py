@@ -380,12 +380,12 @@ def test_bench_mpc_reports_table_2_measures(tmp_path):
     doc = json.loads((ROOT / "scenes" / "tasks" / "reach_hand_targets.json").read_text())
     doc["keyframes"] = doc["keyframes"][:1]
     doc["keyframes"][0]["time_limit"] = 0.6  # the report's measures are checked, not the reach: one short try
-    doc["settings"].update(segment_retries=0, backups=0)
+    # the task's own planner is kept, its rollouts replaced by --rollouts (a bench once ran partwise silently)
+    doc["settings"].update(segment_retries=0, backups=0, planner="baseline", rollouts=30)
     path = tmp_path / "reach.json"
     path.write_text(json.dumps(doc))
     p = subprocess.run([sys.executable, "-m", "benchmarks.bench", "mpc", "--task", str(path), "--trials", "1",
-                        "--rollouts", "15", "--planner", "baseline", "--json"], cwd=ROOT, capture_output=True,
-                       text=True, timeout=600)
+                        "--rollouts", "15", "--json"], cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert p.returncode == 0, p.stderr[-2000:]
     r = json.loads(p.stdout)
     assert r["trials"] == 1 and r["rollouts"] == 15 and r["planner"] == "baseline"
