@@ -175,10 +175,9 @@ def _bench_folder(keep: str | None):
 
 
 def bench_mpc(task_name: str, trials: int, rollouts: int | None = None, planner: str | None = None,
-              budget: int | None = None,
-              slowdown: float | None = None, workers: int | None = None, particles: int | None = None,
-              params: dict | None = None, variant: str | None = None, first_seed: int = 0,
-              log=None, keep: str | None = None, character: str | None = None) -> dict:
+              budget: int | None = None, slowdown: float | None = None, workers: int | None = None,
+              particles: int | None = None, params: dict | None = None, variant: str | None = None,
+              first_seed: int = 0, log=None, keep: str | None = None, character: str | None = None) -> dict:
     """Run `trials` seeds of a contact task (on `character`, a file, in place of its own when given) and
     report the paper's Table 2 measures plus the
     planning iteration's wall time against its physics floor. `log(line)`, if given, hears each seed's
@@ -198,10 +197,11 @@ def bench_mpc(task_name: str, trials: int, rollouts: int | None = None, planner:
     task = load_task(path)
     if task.method != "contact":
         raise InvalidInput("--task", f"'{task_name}' is a {task.method} task; bench mpc needs a contact task")
+    task.settings = dict(task.settings)
     if rollouts is not None:
-        task.settings = dict(task.settings, rollouts=rollouts)
+        task.settings["rollouts"] = rollouts
     if planner is not None:
-        task.settings = dict(task.settings, planner=planner)
+        task.settings["planner"] = planner
     if budget is not None:
         task.settings["budget"] = budget
     if slowdown is not None:
