@@ -335,7 +335,7 @@ translations_tuple = (
        "addon/panels.py:137"),
       ()),
      ),
-    (("*", "MuJoCo MPC's defaults: upright torso, knees over feet"),
+    (("*", "MuJoCo MPC's defaults: upright torso, knees over feet, feet down"),
      (("bpy.types.PHYSKEY_OT_contact_style.style:'seated'",),
       ()),
      ),

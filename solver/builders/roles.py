@@ -27,7 +27,7 @@ NEEDS = {
     "the term Pelvis Up": ("pelvis",), "the term RFoot Up": ("foot_right",), "the term LFoot Up": ("foot_left",),
     "the term Head Height": ("head",), "the term COM Feet XY": ("foot_left", "foot_right"),
     "the term Knee Feet XY": ("foot_left", "foot_right", "shin_left", "shin_right"),
-    "the term Foot Slip": ("foot_left", "foot_right"),
+    "the term Foot Slip": ("foot_left", "foot_right"), "the term Feet Down": ("pelvis", "foot_left", "foot_right"),
     "the foot-sliding figure": ("foot_left", "foot_right"), "the fall watch and figure": ("head",),
 }
 

@@ -9,9 +9,9 @@ from .scene import GROUPS
 
 # The common-objective terms and the contact term, in the order keyframes and Blender list them.
 TERM_NAMES = ("Torso Up", "Pelvis Up", "RFoot Up", "LFoot Up", "Head Height", "Torso Height", "Knee Feet XY",
-              "COM Feet XY", "Facing Dir", "CoM Vel.", "Joint Vel.", "Control", "Contact", "Foot Slip")
-# The feet whose slipping "Foot Slip" counts, each in its own leg's group.
-FOOT_SLIP_ROLES = ("foot_right", "foot_left")
+              "COM Feet XY", "Facing Dir", "CoM Vel.", "Joint Vel.", "Control", "Contact", "Foot Slip", "Feet Down")
+# The feet whose slipping "Foot Slip" counts and whose height "Feet Down" does, each in its own leg's group.
+FOOT_TERM_ROLES = ("foot_right", "foot_left")
 # Which groups a whole-body term lands in. "split": divided by joint group, each group seeing its
 # own joints; "pairs": each contact pair lands in the groups of its bodies; "feet": each foot's share in
 # its leg's group.
@@ -19,7 +19,7 @@ TERM_GROUPS = {
     "Torso Up": ("core",), "Pelvis Up": ("core",), "RFoot Up": ("right_leg",), "LFoot Up": ("left_leg",),
     "Head Height": ("core",), "Torso Height": ("core",), "Knee Feet XY": ("right_leg", "left_leg"),
     "COM Feet XY": tuple(GROUPS), "Facing Dir": ("core",), "CoM Vel.": tuple(GROUPS), "Joint Vel.": "split",
-    "Control": "split", "Contact": "pairs", "Foot Slip": "feet",
+    "Control": "split", "Contact": "pairs", "Foot Slip": "feet", "Feet Down": "feet",
 }
 # Planted feet stay planted: the weight of a foot's slip (½ square of the speed of the point it presses
 # at, m/s, times the share of the character's weight on it) in every style — not the paper's, whose
@@ -27,14 +27,21 @@ TERM_GROUPS = {
 # that does not weigh it (the paper's presets) leaves it off: with it, a standing hit reaction did not
 # recover within its 4 s and table climb's seed 0 took 10 retries, not yet understood.
 FOOT_SLIP = 1000.0
+# A seated character keeps its feet down, below its seat (`physics.posture.FEET_DOWN_SHARE`): the weight of
+# each foot's height above where the seated style allows it (smooth-abs, m). Without it the paper's bench
+# shuffle was reached with the feet up on the bench, the character squatting on the seat knees to chest for
+# most of the clip (RESULTS, "Seated with the feet down").
+FEET_DOWN = 150.0
 # MuJoCo MPC's interact task defaults (Foot Slip off), used for terms a keyframe does not weigh.
 DEFAULT_WEIGHTS = {"Torso Up": 10.0, "Pelvis Up": 10.0, "RFoot Up": 5.0, "LFoot Up": 5.0, "Head Height": 0.0,
                    "Torso Height": 20.0, "Knee Feet XY": 30.0, "COM Feet XY": 0.0, "Facing Dir": 0.0,
-                   "CoM Vel.": 10.0, "Joint Vel.": 0.01, "Control": 0.8, "Contact": 100.0, "Foot Slip": 0.0}
+                   "CoM Vel.": 10.0, "Joint Vel.": 0.01, "Control": 0.8, "Contact": 100.0, "Foot Slip": 0.0,
+                   "Feet Down": 0.0}
 # The paper's strategies' standing keyframes (balance first: COM over the feet, head up).
 STANDING_WEIGHTS = {"Torso Up": 10.0, "Pelvis Up": 0.0, "RFoot Up": 1.0, "LFoot Up": 1.0, "Head Height": 80.0,
                     "Torso Height": 0.0, "Knee Feet XY": 0.0, "COM Feet XY": 100.0, "Facing Dir": 0.0,
-                    "CoM Vel.": 0.0, "Joint Vel.": 0.01, "Control": 0.025, "Contact": 100.0, "Foot Slip": 0.0}
+                    "CoM Vel.": 0.0, "Joint Vel.": 0.01, "Control": 0.025, "Contact": 100.0, "Foot Slip": 0.0,
+                    "Feet Down": 0.0}
 # Style presets for animators and task authors (MuJoCo MPC's sit / stand / relax modes):
 # name → (one-line description, weights of every term).
 # The standing style adds stillness and height to the paper's standing keyframes: a standing keyframe counts
@@ -47,7 +54,8 @@ STYLES = {
     "standing": ("Balance first: COM over the feet, head up, torso upright, still",
                  {**STANDING_WEIGHTS, "Torso Up": STANDING_TORSO_UP, "CoM Vel.": 10.0, "Torso Height": 20.0,
                   "Foot Slip": FOOT_SLIP}),
-    "seated": ("MuJoCo MPC's defaults: upright torso, knees over feet", {**DEFAULT_WEIGHTS, "Foot Slip": FOOT_SLIP}),
+    "seated": ("MuJoCo MPC's defaults: upright torso, knees over feet, feet down",
+               {**DEFAULT_WEIGHTS, "Foot Slip": FOOT_SLIP, "Feet Down": FEET_DOWN}),
     # Standing's balance without its posture: a hand reaching below the hips (a box on a low
     # platform or the floor) bends the torso and lowers the head, which "standing" charges for, so
     # the planner squats bolt upright to the heels instead and cannot rise again with the load.
@@ -56,7 +64,8 @@ STYLES = {
     "lying": ("No posture terms",
               {"Torso Up": 0.0, "Pelvis Up": 0.0, "RFoot Up": 0.0, "LFoot Up": 0.0, "Head Height": 0.0,
                "Torso Height": 0.0, "Knee Feet XY": 0.0, "COM Feet XY": 0.0, "Facing Dir": 0.0,
-               "CoM Vel.": 10.0, "Joint Vel.": 0.01, "Control": 0.8, "Contact": 100.0, "Foot Slip": FOOT_SLIP}),
+               "CoM Vel.": 10.0, "Joint Vel.": 0.01, "Control": 0.8, "Contact": 100.0, "Foot Slip": FOOT_SLIP,
+               "Feet Down": 0.0}),
 }
 
 # The look-ahead (s) a style's button gives a keyframe in Blender, where it needs more than the settings'

@@ -124,11 +124,11 @@ def planning_models(scene: SceneDesc, sampling: SamplingSettings, actuation: str
 
 
 def foot_bodies(scene: SceneDesc) -> list[str]:
-    """The bodies playing the feet (`objective_terms.FOOT_SLIP_ROLES`), whose touches the slip term reads."""
+    """The bodies playing the feet (`objective_terms.FOOT_TERM_ROLES`), whose touches the slip term reads."""
     from ..builders.roles import roles_of
-    from ..formats.objective_terms import FOOT_SLIP_ROLES
+    from ..formats.objective_terms import FOOT_TERM_ROLES
     roles = roles_of(scene.character)
-    return [roles[r] for r in FOOT_SLIP_ROLES if r in roles]
+    return [roles[r] for r in FOOT_TERM_ROLES if r in roles]
 
 
 def keyframe_changes(items: list, scene: SceneDesc) -> list[tuple[int | None, object]]:

@@ -1,6 +1,6 @@
 """What a keyframe's style asks of the body, measured against the character's own standing pose, and
 whether the character is at rest. Seated means what the word says too: the weight on a seat, not a
-pelvis hovering near it; lying, the torso down.
+pelvis hovering near it, and the feet down, not up on the seat; lying, the torso down.
 
 A "stand" the paper counts as reached once a torso point is within 0.5 m ended in a half crouch, the
 head at 71–81% of its standing height above the feet (issue 62). Standing means what an animator
@@ -17,6 +17,10 @@ import numpy as np
 STANDING_HEAD_SHARE = 0.93  # a standing head is at least this share of its standing height above the feet
 STANDING_TILT_DEG = 15.0  # a standing torso is within this of upright
 SEATED_LOAD_SHARE = 0.3  # a seated character rests at least this share of its weight on its pelvis and thighs
+# and keeps each foot at least this share of its standing pelvis height (above the feet) below its pelvis: sitting
+# on a chair or a bench puts the feet 0.45-0.55 of it below, a foot up on the seat (squatting or kneeling on it)
+# 0.1-0.2 (the default humanoid's seated keyframes; RESULTS, "Seated with the feet down")
+FEET_DOWN_SHARE = 0.3
 # A style lost for less than this (s) while a keyframe is held does not end the hold: a seat's contact force
 # dips under its share for a step now and then (as a foot's touch lost that briefly does not end a phase)
 STYLE_DIP_S = 0.05
@@ -52,6 +56,13 @@ def standing_above_feet(model: mujoco.MjModel, rest: mujoco.MjData, roles: dict[
     return float(rest.xpos[model.body(roles[role]).id, 2]) - min(feet)
 
 
+def feet_drop(model: mujoco.MjModel, rest: mujoco.MjData, roles: dict[str, str]) -> float | None:
+    """How far (m) below its pelvis a seated character keeps each foot: FEET_DOWN_SHARE of its standing
+    pelvis height above the feet (`rest`: its model at `qpos0`); None without a pelvis or feet."""
+    above = standing_above_feet(model, rest, roles, "pelvis")
+    return None if above is None or above <= 0 else FEET_DOWN_SHARE * above
+
+
 def _pivot(model: mujoco.MjModel, data: mujoco.MjData, body: int) -> np.ndarray:
     """Where the body turns (its first joint's anchor; its origin where it has none)."""
     joint = int(model.body_jntadr[body])
@@ -66,7 +77,7 @@ class Posture:
         def body(role):
             return model.body(roles[role]).id if role in roles else None
 
-        self.head, self.torso = body("head"), body("torso")
+        self.head, self.torso, self.pelvis = body("head"), body("torso"), body("pelvis")
         self.feet = [b for b in (body("foot_left"), body("foot_right")) if b is not None]
         joint = int(model.body_jntadr[root_body])
         free = joint >= 0 and int(model.jnt_type[joint]) == int(mujoco.mjtJoint.mjJNT_FREE)
@@ -79,6 +90,7 @@ class Posture:
             self.standing_head = self._head_above_feet(data)
         self.torso_up = (data.xmat[self.torso].reshape(3, 3).T @ [0.0, 0.0, 1.0]
                          if self.torso is not None else None)
+        self.feet_drop = feet_drop(model, data, roles)
         # what a seat bears: the pelvis and thighs; what is a seat: anything but the character and the floor
         self.seat_parts = [b for b in (body("pelvis"), body("thigh_left"), body("thigh_right")) if b is not None]
         tree = model.body_rootid == model.body_rootid[root_body]
@@ -134,12 +146,25 @@ class Posture:
         return total / self.weight_n
 
     def not_seated(self, data: mujoco.MjData) -> str | None:
-        """Why the character is not seated now ("resting 12% of its weight on a seat"), None where its
-        pelvis and thighs bear at least SEATED_LOAD_SHARE of it (or it has no such roles to judge by)."""
+        """Why the character is not seated now ("resting 12% of its weight on a seat", or a foot up by the
+        seat: `foot_up`), None where its pelvis and thighs bear at least SEATED_LOAD_SHARE of it and its feet
+        are down (or it has no such roles to judge by)."""
         share = self.seat_share(data)
-        if share is None or share >= SEATED_LOAD_SHARE:
+        if share is not None and share < SEATED_LOAD_SHARE:
+            return f"resting {share:.0%} of its weight on a seat"
+        return self.foot_up(data)
+
+    def foot_up(self, data: mujoco.MjData) -> str | None:
+        """Which foot is up by the seat now ("foot_right up by the seat, 9 cm below the pelvis"): less than
+        `feet_drop` below the pelvis; None where both are down (or the roles to judge by are missing)."""
+        if self.pelvis is None or self.feet_drop is None:
             return None
-        return f"resting {share:.0%} of its weight on a seat"
+        pelvis = float(data.xpos[self.pelvis, 2])
+        for foot in self.feet:
+            below = pelvis - float(data.xpos[foot, 2])
+            if below < self.feet_drop:
+                return f"{self.model.body(foot).name} up by the seat, {100 * below:.0f} cm below the pelvis"
+        return None
 
     def not_lying(self, data: mujoco.MjData) -> str | None:
         """Why the character is not lying now ("torso 35° from upright"), None where its torso is at

@@ -18,11 +18,11 @@ import numpy as np
 from ...builders.roles import rest_forward
 from ...core.rotations import rotate
 from ...formats.contact_keyframes import WORLD, ContactKeyframe
-from ...formats.objective_terms import FOOT_SLIP_ROLES, TERM_GROUPS
+from ...formats.objective_terms import FOOT_TERM_ROLES, TERM_GROUPS
 from ...formats.scene import GROUPS
 from ...formats.settings import ContactTermSettings, default_of
 from ...physics.model import BuiltModel
-from ...physics.posture import standing_above_feet
+from ...physics.posture import feet_drop, standing_above_feet
 from .control import control_cost, control_softness
 
 ALPHA = 0.1  # contact smoothing, eq. (5)
@@ -122,6 +122,7 @@ class Objective:
         self.common_bodies = sorted({self.roles[r] for r in COMMON_ROLES if r in self.roles})
         self.head_height = HEAD_HEIGHT * self._scale(data, "head", DEFAULT_HEAD_ABOVE_FEET)
         self.torso_height = TORSO_HEIGHT * self._scale(data, "torso", DEFAULT_TORSO_ABOVE_FEET)
+        self.feet_drop = feet_drop(m, data, self.roles)  # how far below the pelvis "Feet Down" keeps the feet
         self.character_bodies = list(groups)
         self.weight_n = max(float(sum(m.body_mass[m.body(b).id] for b in groups) * np.linalg.norm(m.opt.gravity)), 1e-9)
         self.character_body_group = np.array([self.group_index[groups[b]] for b in self.character_bodies], dtype=int)
@@ -241,9 +242,15 @@ class Objective:
                 if mine.any():
                     add_weighted(self.speed_weight, excess[..., mine].sum(axis=-1), (name,))
         if kf.weight("Foot Slip") and nstep > 1:
-            for foot in FOOT_SLIP_ROLES:
+            for foot in FOOT_TERM_ROLES:
                 if foot in role and role[foot] in feat.get("touch", {}):
                     add("Foot Slip", self.foot_slip(feat, role[foot]), (self.body_group[role[foot]],))
+        if kf.weight("Feet Down") and "pelvis" in role and self.feet_drop is not None:
+            lowest_up = pos[role["pelvis"]][..., 2] - self.feet_drop  # a foot above this is up by the seat
+            for foot in FOOT_TERM_ROLES:
+                if foot in role:
+                    up_by = np.maximum(pos[role[foot]][..., 2] - lowest_up, 0.0)
+                    add("Feet Down", smooth_abs(up_by), (self.body_group[role[foot]],))
         if kf.weight("Contact"):
             d = self.pair_displacements(feat, kf)
             per_pair = np.sum(np.sqrt(d * d + ALPHA * ALPHA) - ALPHA, axis=-1)  # eq. (5), per pair
