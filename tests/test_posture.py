@@ -190,6 +190,39 @@ def test_seated_means_the_feet_down_not_up_on_the_seat():
     assert posture.foot_up(folded) == f"foot_right up by the seat, {100 * below:.0f} cm below the pelvis"
 
 
+def test_a_foot_up_on_the_seat_where_the_clip_means_sitting_is_measured_and_said():
+    """A clip of hand-made poses at 10 poses a second: seated 1 s, the right leg folded up by the seat 1 s,
+    seated again 1 s, folded again 0.5 s — the last half second where no keyframe means sitting. `feet_up`
+    counts the first fold only: 1.0 s from 1.0 s, the poses MuJoCo's kinematics put a foot within
+    FEET_DOWN_SHARE of the standing pelvis height of the pelvis (computed here); the words say it. Without
+    `seated` the figure is absent; a fold of 0.3 s is measured but not said."""
+    from solver.physics.posture import FEET_DOWN_SHARE
+    from solver.physics.quality import motion_quality
+    from solver.physics.verdict import quality_words
+    built, data, _ = _start("armchair_stand_sit_stand")
+    m = built.model
+    mujoco.mj_step(m, data, nstep=60)
+    folded = data.qpos.copy()
+    folded[m.jnt_qposadr[m.joint("hip_y_right").id]] = -2.4
+    folded[m.jnt_qposadr[m.joint("knee_right").id]] = -2.6
+    qpos = np.array([data.qpos] * 10 + [folded] * 10 + [data.qpos] * 10 + [folded] * 5)
+    times = 0.1 * np.arange(len(qpos))
+    seated = times < 3.0
+    rest = _posed(m, m.qpos0)
+    pelvis, foot = m.body("pelvis").id, m.body("foot_right").id
+    standing = rest.xpos[pelvis, 2] - min(rest.xpos[m.body(f).id, 2] for f in ("foot_left", "foot_right"))
+    up = [(lambda d: d.xpos[pelvis, 2] - d.xpos[foot, 2] < FEET_DOWN_SHARE * standing)(_posed(m, q)) for q in qpos]
+    assert up == [False] * 10 + [True] * 10 + [False] * 10 + [True] * 5
+    bodies = built.character_bodies
+    q = motion_quality(m, bodies, times, qpos, roles=built.roles, seated=seated)
+    assert q["feet_up"] == {"s": pytest.approx(1.0), "from_s": pytest.approx(1.0)}
+    assert "a foot up on the seat for 1.0 s (from 1.0 s)" in quality_words(q)
+    assert "feet_up" not in motion_quality(m, bodies, times, qpos, roles=built.roles)
+    short = np.array([data.qpos] * 5 + [folded] * 3 + [data.qpos] * 5)
+    brief = motion_quality(m, bodies, times[:13], short, roles=built.roles, seated=np.ones(13, dtype=bool))
+    assert brief["feet_up"]["s"] == pytest.approx(0.3) and not any("seat" in w for w in quality_words(brief))
+
+
 def test_a_contact_keyframe_holds_its_seated_style_only_with_the_weight_on_the_seat():
     """The contact job's style check reads the keyframe's style: a seated keyframe with the character
     hovering 3 cm over the chair does not hold, and the tracker keeps why (its failure "for style" then

@@ -247,7 +247,9 @@ def _solution(prep: ContactPrepared, run, keyframes: list | None = None) -> Solu
     may_lie = lying[np.minimum(run.keyframe_index, len(lying) - 1)]
     summary["quality"] = motion_quality(prep.built.model, prep.built.character_bodies, run.times, run.qpos,
                                         may_lie, segment=run.keyframe_index, roles=prep.built.roles,
-                                        expected_touch=paired_touch(prep, run.keyframe_index, keyframes))
+                                        expected_touch=paired_touch(prep, run.keyframe_index, keyframes),
+                                        seated=np.array([kf.style == "seated" for kf in keyframes])[
+                                            np.minimum(run.keyframe_index, len(keyframes) - 1)])
     summary["words"] = quality_words(summary["quality"], ends_standing=keyframes[-1].style == "standing")
     return Solution(times=run.times, qpos=run.qpos, success=run.success,
                     cost=float(run.cost_per_step.mean()) if len(run.cost_per_step) else 0.0,

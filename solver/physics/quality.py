@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import mujoco
 import numpy as np
 
-from .posture import CARRY_PELVIS_SHARE, Posture, standing_above_feet
+from .posture import CARRY_PELVIS_SHARE, Posture, feet_drop, standing_above_feet
 
 FOOT_ROLES = ("foot_left", "foot_right")  # whose sliding is measured (a character playing neither: none)
 FALLEN_HEAD_HEIGHT = 0.5  # m: a head below this has fallen (seated and kneeling heads stay well above)
@@ -51,7 +51,8 @@ def head_was_up(head_z: np.ndarray, segment: np.ndarray) -> np.ndarray:
 
 def motion_quality(model: mujoco.MjModel, character_bodies: list[str], times: np.ndarray, qpos: np.ndarray,
                    may_lie: np.ndarray | None = None, fps: float = 30.0, segment: np.ndarray | None = None,
-                   roles: dict[str, str] | None = None, expected_touch: dict[str, np.ndarray] | None = None) -> dict:
+                   roles: dict[str, str] | None = None, expected_touch: dict[str, np.ndarray] | None = None,
+                   seated: np.ndarray | None = None) -> dict:
     """The quality figures of a trajectory (`qpos` per time in `times`), the feet and head read by their
     `roles` ({role: body}; the default humanoid's body names where not given):
 
@@ -85,7 +86,10 @@ def motion_quality(model: mujoco.MjModel, character_bodies: list[str], times: np
       object with anything, and `object_unsupported_s`, the time an object moves (faster than
       MOVING_OBJECT_SPEED) touching nothing (within TOUCH_TOLERANCE) in two consecutive poses —
       thrown, dropped, or carried by no hand; and `carry` (`carry_posture`): how the character carries
-      it, None where nothing is carried.
+      it, None where nothing is carried;
+    - with `seated` (per pose: the active keyframe means sitting), `feet_up`: how long a foot is up by the
+      seat there (`feet_up_seated`) — squatting or kneeling on the seat between the keyframes' holds, which
+      count only with the feet down.
     """
     qpos = np.asarray(qpos, dtype=float)
     times = np.asarray(times, dtype=float)
@@ -126,7 +130,30 @@ def motion_quality(model: mujoco.MjModel, character_bodies: list[str], times: np
         out["object_penetration_m"] = round(float(scan.obj_depth.max(initial=0.0)), 6)
         out["object_unsupported_s"] = round(float(np.sum(np.diff(times)[:, None] * loose)), 6)
         out["carry"] = carry_posture(model, roles, ids, times, scan)
+    if seated is not None:
+        out["feet_up"] = feet_up_seated(model, roles, ids, times, scan, np.asarray(seated, dtype=bool))
     return out
+
+
+def feet_up_seated(model: mujoco.MjModel, roles: dict[str, str], ids: list[int], times: np.ndarray,
+                   scan: _PoseScan, seated: np.ndarray) -> dict | None:
+    """Where the character is meant to sit (`seated`, per pose) but has a foot up by the seat — less than
+    `posture.feet_drop` below its pelvis: `{"s", "from_s"}`, the time of it and when it first happens; None
+    where it never does, or without the pelvis and feet roles."""
+    if "pelvis" not in roles or not scan.foot_pos.shape[1]:
+        return None
+    rest = mujoco.MjData(model)
+    rest.qpos[:] = model.qpos0
+    mujoco.mj_kinematics(model, rest)
+    drop = feet_drop(model, rest, roles)
+    if drop is None:
+        return None
+    pelvis = scan.body_xyz[:, ids.index(model.body(roles["pelvis"]).id), 2]
+    up = seated & ((pelvis[:, None] - scan.foot_pos[:, :, 2]) < drop).any(axis=1)
+    if not up.any():
+        return None
+    dt = np.diff(times, append=times[-1])
+    return {"s": round(float(dt[up].sum()), 6), "from_s": round(float(times[int(np.argmax(up))]), 6)}
 
 
 def carry_posture(model: mujoco.MjModel, roles: dict[str, str], ids: list[int], times: np.ndarray,

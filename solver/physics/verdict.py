@@ -11,6 +11,8 @@ SINKING_WORDS_M = 0.02  # anything deeper than this shows (a hand sunk into an a
 # s: an object held at least this long is carried, and a crouched carry shows (a box knocked against the
 # character as it falls touches it and nothing else for a few steps: no carry)
 CARRY_WORDS_S = 0.5
+# s: a seated character's foot up by the seat for at least this long shows (a foot swung past it does not)
+FEET_UP_WORDS_S = 0.5
 
 
 def quality_words(quality: dict, ends_standing: bool = False) -> list[str]:
@@ -37,6 +39,9 @@ def quality_words(quality: dict, ends_standing: bool = False) -> list[str]:
     if carry and carry["held_s"] >= CARRY_WORDS_S and carry["pelvis_share"] < CARRY_PELVIS_SHARE:
         words.append(f"carries crouched for {carry['crouched_s']:.1f} s of {carry['held_s']:.1f} s "
                      f"(pelvis at {carry['pelvis_share']:.0%} of standing)")
+    up = quality.get("feet_up")
+    if up and up["s"] >= FEET_UP_WORDS_S:
+        words.append(f"a foot up on the seat for {up['s']:.1f} s (from {up['from_s']:.1f} s)")
     if quality.get("max_penetration_m", 0.0) > SINKING_WORDS_M:
         at = quality.get("max_penetration_at") or {}
         into = f" into {at['bodies'][1]}" if at.get("bodies") else ""
