@@ -216,7 +216,7 @@ def test_a_foot_up_on_the_seat_where_the_clip_means_sitting_is_measured_and_said
     bodies = built.character_bodies
     q = motion_quality(m, bodies, times, qpos, roles=built.roles, seated=seated)
     assert q["feet_up"] == {"s": pytest.approx(1.0), "from_s": pytest.approx(1.0)}
-    assert "a foot up on the seat for 1.0 s (from 1.0 s)" in quality_words(q)
+    assert "a foot up by the seat for 1.0 s (from 1.0 s)" in quality_words(q)
     assert "feet_up" not in motion_quality(m, bodies, times, qpos, roles=built.roles)
     short = np.array([data.qpos] * 5 + [folded] * 3 + [data.qpos] * 5)
     brief = motion_quality(m, bodies, times[:13], short, roles=built.roles, seated=np.ones(13, dtype=bool))

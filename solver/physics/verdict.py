@@ -41,7 +41,7 @@ def quality_words(quality: dict, ends_standing: bool = False) -> list[str]:
                      f"(pelvis at {carry['pelvis_share']:.0%} of standing)")
     up = quality.get("feet_up")
     if up and up["s"] >= FEET_UP_WORDS_S:
-        words.append(f"a foot up on the seat for {up['s']:.1f} s (from {up['from_s']:.1f} s)")
+        words.append(f"a foot up by the seat for {up['s']:.1f} s (from {up['from_s']:.1f} s)")
     if quality.get("max_penetration_m", 0.0) > SINKING_WORDS_M:
         at = quality.get("max_penetration_at") or {}
         into = f" into {at['bodies'][1]}" if at.get("bodies") else ""
