@@ -242,14 +242,14 @@ def _solution(prep: ContactPrepared, run, keyframes: list | None = None) -> Solu
                "plan_wall_s": round(run.plan_wall_s, 3)}
     if run.grasps:
         summary["grasps"] = run.grasps
-    # Lying is meant where the active keyframe does not ask the character to stay up.
-    lying = np.array([not kf.upright for kf in keyframes])
-    may_lie = lying[np.minimum(run.keyframe_index, len(lying) - 1)]
+    # Lying is meant where the active keyframe does not ask the character to stay up; sitting where it is judged seated.
+    active = np.minimum(run.keyframe_index, len(keyframes) - 1)
+    may_lie = np.array([not kf.upright for kf in keyframes])[active]
+    seated = np.array([kf.style == "seated" for kf in keyframes])[active]
     summary["quality"] = motion_quality(prep.built.model, prep.built.character_bodies, run.times, run.qpos,
                                         may_lie, segment=run.keyframe_index, roles=prep.built.roles,
                                         expected_touch=paired_touch(prep, run.keyframe_index, keyframes),
-                                        seated=np.array([kf.style == "seated" for kf in keyframes])[
-                                            np.minimum(run.keyframe_index, len(keyframes) - 1)])
+                                        seated=seated)
     summary["words"] = quality_words(summary["quality"], ends_standing=keyframes[-1].style == "standing")
     return Solution(times=run.times, qpos=run.qpos, success=run.success,
                     cost=float(run.cost_per_step.mean()) if len(run.cost_per_step) else 0.0,

@@ -56,6 +56,14 @@ def standing_above_feet(model: mujoco.MjModel, rest: mujoco.MjData, roles: dict[
     return float(rest.xpos[model.body(roles[role]).id, 2]) - min(feet)
 
 
+def at_rest(model: mujoco.MjModel) -> mujoco.MjData:
+    """The character at rest: its model at `qpos0`, positioned (what the standing measures read)."""
+    rest = mujoco.MjData(model)
+    rest.qpos[:] = model.qpos0
+    mujoco.mj_kinematics(model, rest)
+    return rest
+
+
 def feet_drop(model: mujoco.MjModel, rest: mujoco.MjData, roles: dict[str, str]) -> float | None:
     """How far (m) below its pelvis a seated character keeps each foot: FEET_DOWN_SHARE of its standing
     pelvis height above the feet (`rest`: its model at `qpos0`); None without a pelvis or feet."""
@@ -82,9 +90,7 @@ class Posture:
         joint = int(model.body_jntadr[root_body])
         free = joint >= 0 and int(model.jnt_type[joint]) == int(mujoco.mjtJoint.mjJNT_FREE)
         self.root_dof = int(model.jnt_dofadr[joint]) if free else None
-        data = mujoco.MjData(model)
-        data.qpos[:] = model.qpos0
-        mujoco.mj_kinematics(model, data)
+        data = at_rest(model)
         self.standing_head = standing_above_feet(model, data, roles, "head")
         if self.standing_head is None and self.head is not None:  # no feet: the head's height above the floor
             self.standing_head = self._head_above_feet(data)

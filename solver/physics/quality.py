@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import mujoco
 import numpy as np
 
-from .posture import CARRY_PELVIS_SHARE, Posture, feet_drop, standing_above_feet
+from .posture import CARRY_PELVIS_SHARE, Posture, at_rest, feet_drop, standing_above_feet
 
 FOOT_ROLES = ("foot_left", "foot_right")  # whose sliding is measured (a character playing neither: none)
 FALLEN_HEAD_HEIGHT = 0.5  # m: a head below this has fallen (seated and kneeling heads stay well above)
@@ -142,10 +142,7 @@ def feet_up_seated(model: mujoco.MjModel, roles: dict[str, str], ids: list[int],
     where it never does, or without the pelvis and feet roles."""
     if "pelvis" not in roles or not scan.foot_pos.shape[1]:
         return None
-    rest = mujoco.MjData(model)
-    rest.qpos[:] = model.qpos0
-    mujoco.mj_kinematics(model, rest)
-    drop = feet_drop(model, rest, roles)
+    drop = feet_drop(model, at_rest(model), roles)
     if drop is None:
         return None
     pelvis = scan.body_xyz[:, ids.index(model.body(roles["pelvis"]).id), 2]
@@ -166,10 +163,7 @@ def carry_posture(model: mujoco.MjModel, roles: dict[str, str], ids: list[int], 
     held = (scan.obj_touch & ~scan.obj_rests).any(axis=1)
     if not held.any() or "pelvis" not in roles or not scan.foot_pos.shape[1]:
         return None
-    rest = mujoco.MjData(model)
-    rest.qpos[:] = model.qpos0
-    mujoco.mj_kinematics(model, rest)
-    standing = standing_above_feet(model, rest, roles, "pelvis")
+    standing = standing_above_feet(model, at_rest(model), roles, "pelvis")
     if not standing or standing <= 0:
         return None
     pelvis = scan.body_xyz[:, ids.index(model.body(roles["pelvis"]).id), 2]
