@@ -164,6 +164,20 @@ def test_seated_means_the_weight_on_a_seat_and_lying_the_torso_down():
     assert posture.not_in_style("reaching", supine) is None  # a style that asks nothing measurable
 
 
+def _folded(model, qpos):
+    """`qpos` with the right leg folded up by the seat: the thigh up to the chest, the shin folded under it."""
+    folded = np.array(qpos, dtype=float)
+    folded[model.jnt_qposadr[model.joint("hip_y_right").id]] = -2.4
+    folded[model.jnt_qposadr[model.joint("knee_right").id]] = -2.6
+    return folded
+
+
+def _standing_pelvis(model, pelvis, feet):
+    """The pelvis's height above the lower foot at rest (MuJoCo's kinematics of `qpos0`), computed here."""
+    rest = _posed(model, model.qpos0)
+    return rest.xpos[pelvis, 2] - min(rest.xpos[f, 2] for f in feet)
+
+
 def test_seated_means_the_feet_down_not_up_on_the_seat():
     """Sitting in the armchair (the settled start) both feet are far below the pelvis; the right leg folded
     up (hip and knee bent, the foot lifted by the seat as a character squatting on a bench has it) puts the
@@ -176,15 +190,11 @@ def test_seated_means_the_feet_down_not_up_on_the_seat():
     mujoco.mj_step(m, data, nstep=60)
     pelvis = m.body(built.roles["pelvis"]).id
     feet = [m.body(built.roles[f]).id for f in ("foot_left", "foot_right")]
-    rest = _posed(m, m.qpos0)
-    standing = rest.xpos[pelvis, 2] - min(rest.xpos[f, 2] for f in feet)
+    standing = _standing_pelvis(m, pelvis, feet)
     assert posture.feet_drop == pytest.approx(FEET_DOWN_SHARE * standing, rel=1e-6)
     assert all(data.xpos[pelvis, 2] - data.xpos[f, 2] > posture.feet_drop for f in feet)
     assert posture.not_in_style("seated", data) is None
-    folded = _posed(m, data.qpos)
-    folded.qpos[m.jnt_qposadr[m.joint("hip_y_right").id]] = -2.4  # the thigh up to the chest
-    folded.qpos[m.jnt_qposadr[m.joint("knee_right").id]] = -2.6  # the shin folded under it
-    mujoco.mj_kinematics(m, folded)
+    folded = _posed(m, _folded(m, data.qpos))
     below = folded.xpos[pelvis, 2] - folded.xpos[feet[1], 2]
     assert below < posture.feet_drop
     assert posture.foot_up(folded) == f"foot_right up by the seat, {100 * below:.0f} cm below the pelvis"
@@ -202,16 +212,13 @@ def test_a_foot_up_on_the_seat_where_the_clip_means_sitting_is_measured_and_said
     built, data, _ = _start("armchair_stand_sit_stand")
     m = built.model
     mujoco.mj_step(m, data, nstep=60)
-    folded = data.qpos.copy()
-    folded[m.jnt_qposadr[m.joint("hip_y_right").id]] = -2.4
-    folded[m.jnt_qposadr[m.joint("knee_right").id]] = -2.6
+    folded = _folded(m, data.qpos)
     qpos = np.array([data.qpos] * 10 + [folded] * 10 + [data.qpos] * 10 + [folded] * 5)
     times = 0.1 * np.arange(len(qpos))
     seated = times < 3.0
-    rest = _posed(m, m.qpos0)
     pelvis, foot = m.body("pelvis").id, m.body("foot_right").id
-    standing = rest.xpos[pelvis, 2] - min(rest.xpos[m.body(f).id, 2] for f in ("foot_left", "foot_right"))
-    up = [(lambda d: d.xpos[pelvis, 2] - d.xpos[foot, 2] < FEET_DOWN_SHARE * standing)(_posed(m, q)) for q in qpos]
+    line = FEET_DOWN_SHARE * _standing_pelvis(m, pelvis, [m.body(f).id for f in ("foot_left", "foot_right")])
+    up = [bool(d.xpos[pelvis, 2] - d.xpos[foot, 2] < line) for d in (_posed(m, q) for q in qpos)]
     assert up == [False] * 10 + [True] * 10 + [False] * 10 + [True] * 5
     bodies = built.character_bodies
     q = motion_quality(m, bodies, times, qpos, roles=built.roles, seated=seated)
