@@ -122,6 +122,8 @@ CASES = [
     ("joint_range_low_gt_high", mutated(_swap_range), None, [".range"]),
     ("scene_without_character", mutated(lambda t, d: d.pop("character")), None, [f"{CH}"]),
     ("unknown_method", {**good_task(), "method": "teleport"}, None, ["method"]),
+    ("scene_field_beside_full_scene", mutated(lambda t, d: t["scene"].update(timestep=0.01)), None,
+     ["scene.timestep", "scene.desc.timestep"]),
     ("unknown_environment", {**good_task(), "scene": {"environment": "spaceship"}}, None,
      ["scene.environment"]),
     ("unknown_task_field", {**good_task(), "colour": 1}, None, ["colour"]),

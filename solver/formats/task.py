@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import copy
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, Optional
 
 from ..core import schema
@@ -24,7 +24,7 @@ TASK_SCHEMA_VERSION = 1
 
 @dataclass
 class SceneRef:
-    """Built-in scene parts, or a full inline SceneDesc in `desc` (then the other fields are unused)."""
+    """Built-in scene parts, or a full inline SceneDesc in `desc` alone (a field beside it is refused)."""
     environment: str = "floor"
     params: dict[str, float] = field(default_factory=dict)
     character: str = "humanoid"
@@ -86,12 +86,24 @@ def build_scene(ref: SceneRef) -> SceneDesc:
     return scene
 
 
+_DESC_FIELDS = {f.name for f in fields(SceneDesc)}
+_REF_DEFAULTS = schema.to_dict(SceneRef())
+
+
 def task_from_dict(data) -> Task:
     if not isinstance(data, dict):
         raise InvalidInput("task", f"must be a JSON object {{...}}, got {schema.describe(data)}")
-    if isinstance(data.get("scene"), dict) and "desc" in data["scene"] \
-            and isinstance(data["scene"]["desc"], dict) and "character" not in data["scene"]["desc"]:
-        raise InvalidInput("scene.desc.character", "the scene has no character")
+    scene = data.get("scene")
+    if isinstance(scene, dict) and scene.get("desc") is not None:
+        if isinstance(scene["desc"], dict) and "character" not in scene["desc"]:
+            raise InvalidInput("scene.desc.character", "the scene has no character")
+        # A full scene says everything itself: a field beside it set to other than its default would be
+        # ignored without a word (tasks written whole carry the defaults, which mean nothing).
+        beside = sorted(k for k, v in scene.items() if k != "desc" and k in _REF_DEFAULTS and v != _REF_DEFAULTS[k])
+        if beside:
+            where = " and ".join(f"scene.desc.{k}" for k in beside if k in _DESC_FIELDS)
+            raise InvalidInput(f"scene.{beside[0]}", "not read with a full scene in scene.desc"
+                               + (f"; set {where} instead" if where else ""))
     task = schema.from_dict(Task, data)
     check_name("method", METHODS, task.method, "method")
     return task

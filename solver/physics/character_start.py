@@ -23,7 +23,7 @@ def with_character(task, path, notes: list[str]):
     notes.append(f"the character of '{os.path.basename(path)}' ({len(character.bodies)} bodies) replaces the task's; "
                  "it starts in the task's start pose, fitted onto its bodies by their roles")
     task = copy.copy(task)
-    task.scene = SceneRef(desc=scene, timestep=scene.timestep)
+    task.scene = SceneRef(desc=scene)  # the scene keeps its own timestep
     return task
 
 
