@@ -219,29 +219,43 @@ def test_the_standing_style_charges_a_lean_about_as_it_judges_one(objective):
 
 
 def test_feet_down_counts_a_foot_up_by_the_seat_in_its_legs_group(objective):
-    """Feet Down by hand: the default humanoid stands with its pelvis H above its feet (MuJoCo's rest
-    kinematics, computed here), so a seated foot belongs at least 0.3 H below the pelvis. With the pelvis at
-    0.5 m, a right foot up on the seat at 0.45 m costs w × smooth-abs of how far it is above that line, every
-    step (the total is the mean over the steps), in the right leg's group only; the left foot down at 0.1 m costs
-    nothing."""
+    """Feet Down by hand: the default humanoid stands with its pelvis H above its feet and each foot's origin S
+    above its lowest point (MuJoCo's rest kinematics, its capsules' ends computed here), so a seated foot
+    belongs at least 0.4 H below the pelvis, or on the floor (its origin within 0.07 H of S). With the pelvis at
+    0.5 m, a right foot up on the seat at 0.45 m costs w × smooth-abs of how far it is above the nearer of those
+    lines, every step (the total is the mean over the steps), in the right leg's group only; the left foot down
+    at 0.1 m costs nothing. Under a pelvis at 0.3 m (a low seat) a foot standing on the floor costs nothing
+    either, and one 10 cm above where it would be on the floor costs those 10 cm."""
     import mujoco
     m = objective.built.model
     rest = mujoco.MjData(m)
     mujoco.mj_kinematics(m, rest)
     height = rest.xpos[m.body("pelvis").id, 2] - min(rest.xpos[m.body(f).id, 2] for f in ("foot_left", "foot_right"))
+    foot = m.body("foot_right").id
+    ends = [rest.geom_xpos[g][2] - abs(rest.geom_xmat[g][8]) * m.geom_size[g][1] - m.geom_size[g][0]
+            for g in np.flatnonzero(m.geom_bodyid == foot)]
+    on_floor = rest.xpos[foot, 2] - min(ends) + 0.07 * height  # the floor plane is at z 0
     feat = fake_features(objective)
     for body, z in (("pelvis", 0.5), ("foot_right", 0.45), ("foot_left", 0.1)):
         feat["pos"][body][..., 2] = z
     qvel, ctrl = np.zeros((3, 4, 27)), np.zeros((3, 4, 21))
     costs = objective.evaluate(feat, qvel, ctrl, only("Feet Down", weight=30.0))
-    up_by = 0.45 - (0.5 - 0.3 * height)
-    assert 0.1 < up_by < 0.3  # the line lies between the two feet
+    up_by = min(0.45 - (0.5 - 0.4 * height), 0.45 - on_floor)
+    assert 0.1 < up_by < 0.3  # the lines lie between the two feet
     assert costs.total == pytest.approx(np.full(3, 30.0 * (np.hypot(up_by, 0.1) - 0.1)), rel=1e-9)  # per step
     legs = [{g for g, seen in zip(GROUPS, row) if seen} for row in costs.membership]
     assert legs == [{"right_leg"}, {"left_leg"}]  # one component a foot, in its leg's group
     assert np.allclose(costs.components[:, 0], costs.total) and not costs.components[:, 1].any()
     feat["pos"]["foot_right"][..., 2] = 0.1
     assert float(np.abs(objective.evaluate(feat, qvel, ctrl, only("Feet Down", weight=30.0)).total).max()) == 0.0
+    low = 0.3 - 0.4 * height  # a low seat: the pelvis's line is below the floor
+    for body, z in (("pelvis", 0.3), ("foot_right", on_floor - 0.01), ("foot_left", on_floor - 0.01)):
+        feat["pos"][body][..., 2] = z
+    standing_on_floor = objective.evaluate(feat, qvel, ctrl, only("Feet Down", weight=30.0)).total
+    assert low < 0 and float(np.abs(standing_on_floor).max()) == 0.0
+    feat["pos"]["foot_right"][..., 2] = on_floor + 0.1
+    lifted = objective.evaluate(feat, qvel, ctrl, only("Feet Down", weight=30.0)).total
+    assert lifted == pytest.approx(np.full(3, 30.0 * (np.hypot(0.1, 0.1) - 0.1)), rel=1e-9)
 
 
 def test_each_term_lands_in_exactly_the_groups_of_table_1(objective):

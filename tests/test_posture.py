@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from solver.formats.contact_keyframes import parse_keyframes
-from solver.formats.task import build_scene, task_from_dict
+from solver.formats.task import SceneRef, build_scene, task_from_dict
 from solver.mpc.keyframe_tracker import KeyframeTracker
 from solver.physics.model import build_model
 from solver.physics.posture import STANDING_HEAD_SHARE, STANDING_TILT_DEG, Posture
@@ -178,12 +178,27 @@ def _standing_pelvis(model, pelvis, feet):
     return rest.xpos[pelvis, 2] - min(rest.xpos[f, 2] for f in feet)
 
 
+def _on_floor_z(model, foot, standing):
+    """The highest a foot's origin is on the floor (the floor plane at z 0): as high above its lowest point as at
+    rest (its capsules' lowest ends, by hand from MuJoCo's rest kinematics) plus FOOT_ON_FLOOR_SHARE of the
+    standing pelvis height."""
+    from solver.physics.posture import FOOT_ON_FLOOR_SHARE
+    rest = _posed(model, model.qpos0)
+    lowest = []
+    for g in np.flatnonzero(model.geom_bodyid == foot):
+        assert model.geom_type[g] == mujoco.mjtGeom.mjGEOM_CAPSULE
+        radius, half = model.geom_size[g][:2]
+        lowest.append(rest.geom_xpos[g][2] - abs(rest.geom_xmat[g].reshape(3, 3)[2, 2]) * half - radius)
+    return rest.xpos[foot, 2] - min(lowest) + FOOT_ON_FLOOR_SHARE * standing
+
+
 def test_seated_means_the_feet_down_not_up_on_the_seat():
     """Sitting in the armchair (the settled start) both feet are far below the pelvis; the right leg folded
     up (hip and knee bent, the foot lifted by the seat as a character squatting on a bench has it) puts the
-    right foot within FEET_DOWN_SHARE of the standing pelvis height (above the feet, MuJoCo's rest
-    kinematics computed here) of the pelvis, and the keyframe is not seated, the words saying which foot and
-    how far below the pelvis it is (MuJoCo's kinematics of the pose)."""
+    right foot off the floor and within FEET_DOWN_SHARE of the standing pelvis height (above the feet, MuJoCo's
+    rest kinematics computed here) of the pelvis, and the keyframe is not seated, the words saying which foot
+    and how far below the pelvis it is (MuJoCo's kinematics of the pose). On an armchair 4 cm high the feet on
+    the floor are nearer the pelvis than that share, and still down."""
     from solver.physics.posture import FEET_DOWN_SHARE
     built, data, posture = _start("armchair_stand_sit_stand")
     m = built.model
@@ -191,21 +206,32 @@ def test_seated_means_the_feet_down_not_up_on_the_seat():
     pelvis = m.body(built.roles["pelvis"]).id
     feet = [m.body(built.roles[f]).id for f in ("foot_left", "foot_right")]
     standing = _standing_pelvis(m, pelvis, feet)
-    assert posture.feet_drop == pytest.approx(FEET_DOWN_SHARE * standing, rel=1e-6)
-    assert all(data.xpos[pelvis, 2] - data.xpos[f, 2] > posture.feet_drop for f in feet)
+    assert posture.feet_down.drop == pytest.approx(FEET_DOWN_SHARE * standing, rel=1e-6)
+    assert posture.feet_down.on_floor == pytest.approx({f: _on_floor_z(m, f, standing) for f in feet}, rel=1e-6)
+    assert all(data.xpos[pelvis, 2] - data.xpos[f, 2] > posture.feet_down.drop for f in feet)
     assert posture.not_in_style("seated", data) is None
     folded = _posed(m, _folded(m, data.qpos))
     below = folded.xpos[pelvis, 2] - folded.xpos[feet[1], 2]
-    assert below < posture.feet_drop
+    assert below < posture.feet_down.drop and folded.xpos[feet[1], 2] > posture.feet_down.on_floor[feet[1]]
     assert posture.foot_up(folded) == f"foot_right up by the seat, {100 * below:.0f} cm below the pelvis"
+    low = build_model(build_scene(SceneRef(environment="armchair", params={"height": 0.04})))
+    lm = low.model
+    seated = mujoco.MjData(lm)
+    seated.qpos[:] = low.initial_qpos()
+    mujoco.mj_step(lm, seated, nstep=60)
+    pelvis, feet = lm.body("pelvis").id, [lm.body(f).id for f in ("foot_left", "foot_right")]
+    assert all(seated.xpos[pelvis, 2] - seated.xpos[f, 2] < FEET_DOWN_SHARE * standing for f in feet)
+    assert all(seated.xpos[f, 2] < _on_floor_z(lm, f, standing) for f in feet)
+    low_posture = Posture(lm, low.roles, lm.body(low.scene.character.bodies[0].name).id)
+    assert low_posture.foot_up(seated) is None and low_posture.not_in_style("seated", seated) is None
 
 
 def test_a_foot_up_on_the_seat_where_the_clip_means_sitting_is_measured_and_said():
     """A clip of hand-made poses at 10 poses a second: seated 1 s, the right leg folded up by the seat 1 s,
     seated again 1 s, folded again 0.5 s — the last half second where no keyframe means sitting. `feet_up`
-    counts the first fold only: 1.0 s from 1.0 s, the poses MuJoCo's kinematics put a foot within
-    FEET_DOWN_SHARE of the standing pelvis height of the pelvis (computed here); the words say it. Without
-    `seated` the figure is absent; a fold of 0.3 s is measured but not said."""
+    counts the first fold only: 1.0 s from 1.0 s, the poses MuJoCo's kinematics put a foot off the floor and
+    within FEET_DOWN_SHARE of the standing pelvis height of the pelvis (computed here); the words say it.
+    Without `seated` the figure is absent; a fold of 0.3 s is measured but not said."""
     from solver.physics.posture import FEET_DOWN_SHARE
     from solver.physics.quality import motion_quality
     from solver.physics.verdict import quality_words
@@ -217,8 +243,10 @@ def test_a_foot_up_on_the_seat_where_the_clip_means_sitting_is_measured_and_said
     times = 0.1 * np.arange(len(qpos))
     seated = times < 3.0
     pelvis, foot = m.body("pelvis").id, m.body("foot_right").id
-    line = FEET_DOWN_SHARE * _standing_pelvis(m, pelvis, [m.body(f).id for f in ("foot_left", "foot_right")])
-    up = [bool(d.xpos[pelvis, 2] - d.xpos[foot, 2] < line) for d in (_posed(m, q) for q in qpos)]
+    standing = _standing_pelvis(m, pelvis, [m.body(f).id for f in ("foot_left", "foot_right")])
+    line, floor = FEET_DOWN_SHARE * standing, _on_floor_z(m, foot, standing)
+    up = [bool(d.xpos[pelvis, 2] - d.xpos[foot, 2] < line and d.xpos[foot, 2] > floor)
+          for d in (_posed(m, q) for q in qpos)]
     assert up == [False] * 10 + [True] * 10 + [False] * 10 + [True] * 5
     bodies = built.character_bodies
     q = motion_quality(m, bodies, times, qpos, roles=built.roles, seated=seated)

@@ -11,16 +11,23 @@ taller, shorter, a torso frame turned another way — is judged by its own stand
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import mujoco
 import numpy as np
 
 STANDING_HEAD_SHARE = 0.93  # a standing head is at least this share of its standing height above the feet
 STANDING_TILT_DEG = 15.0  # a standing torso is within this of upright
 SEATED_LOAD_SHARE = 0.3  # a seated character rests at least this share of its weight on its pelvis and thighs
-# and keeps each foot at least this share of its standing pelvis height (above the feet) below its pelvis: sitting
-# on a chair or a bench puts the feet 0.45-0.55 of it below, a foot up on the seat (squatting or kneeling on it)
-# 0.1-0.2 (the default humanoid's seated keyframes; RESULTS, "Seated with the feet down")
-FEET_DOWN_SHARE = 0.3
+# and keeps each foot down: on the floor, or at least this share of its standing pelvis height (above the feet)
+# below its pelvis. Sitting on the armchair or the bench puts a foot on the floor 0.40-0.56 of it below the
+# pelvis; one up on the seat (squatting or kneeling on it) 0.1-0.2, one tucked under the bench's edge off the
+# floor 0.2-0.4 (the default humanoid's seated keyframes; RESULTS, "Seated with the feet down")
+FEET_DOWN_SHARE = 0.4
+# A foot is on the floor with its origin at most this share of the standing pelvis height above where it
+# stands on it (6 cm on the default humanoid: flat, or up on its toes): on a low seat the feet on the floor are
+# nearer the pelvis than FEET_DOWN_SHARE (a 4 cm armchair seats them 0.35 of it below) and still down.
+FOOT_ON_FLOOR_SHARE = 0.07
 # A style lost for less than this (s) while a keyframe is held does not end the hold: a seat's contact force
 # dips under its share for a step now and then (as a foot's touch lost that briefly does not end a phase)
 STYLE_DIP_S = 0.05
@@ -64,11 +71,45 @@ def at_rest(model: mujoco.MjModel) -> mujoco.MjData:
     return rest
 
 
-def feet_drop(model: mujoco.MjModel, rest: mujoco.MjData, roles: dict[str, str]) -> float | None:
-    """How far (m) below its pelvis a seated character keeps each foot: FEET_DOWN_SHARE of its standing
-    pelvis height above the feet (`rest`: its model at `qpos0`); None without a pelvis or feet."""
+@dataclass(frozen=True)
+class FeetDown:
+    """Where a seated character's feet are down: each foot `drop` (m) or more below the pelvis, or on the
+    floor — its origin at most `on_floor[foot]` high (world z; a foot absent there: no floor to be on)."""
+    drop: float
+    on_floor: dict[int, float]
+
+    def up_by(self, pelvis_z, foot_z, foot: int):
+        """How far (m) the foot body `foot` at height `foot_z` is up by the seat (0 where it is down), the
+        pelvis at `pelvis_z`; arrays broadcast."""
+        up = np.asarray(foot_z) - (np.asarray(pelvis_z) - self.drop)
+        if foot in self.on_floor:
+            up = np.minimum(up, np.asarray(foot_z) - self.on_floor[foot])
+        return np.maximum(up, 0.0)
+
+
+def feet_down(model: mujoco.MjModel, rest: mujoco.MjData, roles: dict[str, str]) -> FeetDown | None:
+    """Where the character's feet are down when it sits (`FeetDown`): FEET_DOWN_SHARE of its standing pelvis
+    height above the feet below its pelvis, or on the floor (the scene's lowest plane; each foot's origin as
+    high above it as when the foot stands on it, MuJoCo's distance of the foot's shapes at rest, plus
+    FOOT_ON_FLOOR_SHARE of that height); `rest`: its model at `qpos0`. None without a pelvis or feet."""
     above = standing_above_feet(model, rest, roles, "pelvis")
-    return None if above is None or above <= 0 else FEET_DOWN_SHARE * above
+    if above is None or above <= 0:
+        return None
+    planes = [g for g in range(model.ngeom) if model.geom_bodyid[g] == 0
+              and model.geom_type[g] == int(mujoco.mjtGeom.mjGEOM_PLANE)]
+    on_floor: dict[int, float] = {}
+    if planes:
+        floor = min(planes, key=lambda g: model.geom_pos[g][2])
+        fromto = np.zeros(6)
+        for role in ("foot_left", "foot_right"):
+            foot = model.body(roles[role]).id if role in roles else None
+            shapes = [g for g in range(model.ngeom) if model.geom_bodyid[g] == foot]
+            if foot is None or not shapes:
+                continue
+            sole = min(mujoco.mj_geomDistance(model, rest, g, floor, 10.0 * above, fromto) for g in shapes)
+            stands_at = float(rest.xpos[foot, 2]) - sole - float(model.geom_pos[floor][2])  # origin above the sole
+            on_floor[foot] = float(model.geom_pos[floor][2]) + stands_at + FOOT_ON_FLOOR_SHARE * above
+    return FeetDown(drop=FEET_DOWN_SHARE * above, on_floor=on_floor)
 
 
 def _pivot(model: mujoco.MjModel, data: mujoco.MjData, body: int) -> np.ndarray:
@@ -96,7 +137,7 @@ class Posture:
             self.standing_head = self._head_above_feet(data)
         self.torso_up = (data.xmat[self.torso].reshape(3, 3).T @ [0.0, 0.0, 1.0]
                          if self.torso is not None else None)
-        self.feet_drop = feet_drop(model, data, roles)
+        self.feet_down = feet_down(model, data, roles)
         # what a seat bears: the pelvis and thighs; what is a seat: anything but the character and the floor
         self.seat_parts = [b for b in (body("pelvis"), body("thigh_left"), body("thigh_right")) if b is not None]
         tree = model.body_rootid == model.body_rootid[root_body]
@@ -161,14 +202,15 @@ class Posture:
         return self.foot_up(data)
 
     def foot_up(self, data: mujoco.MjData) -> str | None:
-        """Which foot is up by the seat now ("foot_right up by the seat, 9 cm below the pelvis"): less than
-        `feet_drop` below the pelvis; None where both are down (or the roles to judge by are missing)."""
-        if self.pelvis is None or self.feet_drop is None:
+        """Which foot is up by the seat now ("foot_right up by the seat, 9 cm below the pelvis"): off the floor
+        and less than `FeetDown.drop` below the pelvis; None where both are down (or the roles to judge by are
+        missing)."""
+        if self.pelvis is None or self.feet_down is None:
             return None
         pelvis = float(data.xpos[self.pelvis, 2])
         for foot in self.feet:
-            below = pelvis - float(data.xpos[foot, 2])
-            if below < self.feet_drop:
+            if self.feet_down.up_by(pelvis, float(data.xpos[foot, 2]), foot) > 0.0:
+                below = pelvis - float(data.xpos[foot, 2])
                 return f"{self.model.body(foot).name} up by the seat, {100 * below:.0f} cm below the pelvis"
         return None
 

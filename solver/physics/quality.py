@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import mujoco
 import numpy as np
 
-from .posture import CARRY_PELVIS_SHARE, Posture, at_rest, feet_drop, standing_above_feet
+from .posture import CARRY_PELVIS_SHARE, Posture, at_rest, feet_down, standing_above_feet
 
 FOOT_ROLES = ("foot_left", "foot_right")  # whose sliding is measured (a character playing neither: none)
 FALLEN_HEAD_HEIGHT = 0.5  # m: a head below this has fallen (seated and kneeling heads stay well above)
@@ -137,16 +137,18 @@ def motion_quality(model: mujoco.MjModel, character_bodies: list[str], times: np
 
 def feet_up_seated(model: mujoco.MjModel, roles: dict[str, str], ids: list[int], times: np.ndarray,
                    scan: _PoseScan, seated: np.ndarray) -> dict | None:
-    """Where the character is meant to sit (`seated`, per pose) but has a foot up by the seat — less than
-    `posture.feet_drop` below its pelvis: `{"s", "from_s"}`, the time of it and when it first happens; None
-    where it never does, or without the pelvis and feet roles."""
+    """Where the character is meant to sit (`seated`, per pose) but has a foot up by the seat — off the floor
+    and not as far below its pelvis as `posture.FeetDown` asks: `{"s", "from_s"}`, the time of it and when it
+    first happens; None where it never does, or without the pelvis and feet roles."""
     if "pelvis" not in roles or not scan.foot_pos.shape[1]:
         return None
-    drop = feet_drop(model, at_rest(model), roles)
-    if drop is None:
+    down = feet_down(model, at_rest(model), roles)
+    if down is None:
         return None
     pelvis = scan.body_xyz[:, ids.index(model.body(roles["pelvis"]).id), 2]
-    up = seated & ((pelvis[:, None] - scan.foot_pos[:, :, 2]) < drop).any(axis=1)
+    feet = [model.body(roles[r]).id for r in FOOT_ROLES if r in roles]
+    up = seated & np.any([down.up_by(pelvis, scan.foot_pos[:, k, 2], foot) > 0.0 for k, foot in enumerate(feet)],
+                         axis=0)
     if not up.any():
         return None
     dt = np.diff(times, append=times[-1])

@@ -22,7 +22,7 @@ from ...formats.objective_terms import FOOT_TERM_ROLES, TERM_GROUPS
 from ...formats.scene import GROUPS
 from ...formats.settings import ContactTermSettings, default_of
 from ...physics.model import BuiltModel
-from ...physics.posture import feet_drop, standing_above_feet
+from ...physics.posture import feet_down, standing_above_feet
 from .control import control_cost, control_softness
 
 ALPHA = 0.1  # contact smoothing, eq. (5)
@@ -122,7 +122,7 @@ class Objective:
         self.common_bodies = sorted({self.roles[r] for r in COMMON_ROLES if r in self.roles})
         self.head_height = HEAD_HEIGHT * self._scale(data, "head", DEFAULT_HEAD_ABOVE_FEET)
         self.torso_height = TORSO_HEIGHT * self._scale(data, "torso", DEFAULT_TORSO_ABOVE_FEET)
-        self.feet_drop = feet_drop(m, data, self.roles)  # how far below the pelvis "Feet Down" keeps the feet
+        self.feet_down = feet_down(m, data, self.roles)  # where "Feet Down" keeps the feet (the floor, or low enough)
         self.character_bodies = list(groups)
         self.weight_n = max(float(sum(m.body_mass[m.body(b).id] for b in groups) * np.linalg.norm(m.opt.gravity)), 1e-9)
         self.character_body_group = np.array([self.group_index[groups[b]] for b in self.character_bodies], dtype=int)
@@ -245,11 +245,11 @@ class Objective:
             for foot in FOOT_TERM_ROLES:
                 if foot in role and role[foot] in feat.get("touch", {}):
                     add("Foot Slip", self.foot_slip(feat, role[foot]), (self.body_group[role[foot]],))
-        if kf.weight("Feet Down") and "pelvis" in role and self.feet_drop is not None:
-            lowest_up = pos[role["pelvis"]][..., 2] - self.feet_drop  # a foot above this is up by the seat
+        if kf.weight("Feet Down") and "pelvis" in role and self.feet_down is not None:
+            pelvis_z, model = pos[role["pelvis"]][..., 2], self.built.model
             for foot in FOOT_TERM_ROLES:
                 if foot in role:
-                    up_by = np.maximum(pos[role[foot]][..., 2] - lowest_up, 0.0)
+                    up_by = self.feet_down.up_by(pelvis_z, pos[role[foot]][..., 2], model.body(role[foot]).id)
                     add("Feet Down", smooth_abs(up_by), (self.body_group[role[foot]],))
         if kf.weight("Contact"):
             d = self.pair_displacements(feat, kf)
