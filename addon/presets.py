@@ -173,12 +173,15 @@ def _pose_own_rig(context, rig, physics, model) -> None:
         rig.animation_data.action = bpy.data.actions.new(f"{scene.name} keys ({rig.name})")
     for frame in keys or [scene.frame_current]:
         scene.frame_set(frame)
-        for name, (loc, _) in pose_rig_from_qpos(rig, physics, model, qpos_from_pose(physics, model)).items():
+        # a channel is (location or None, rotation), and on a Rigify IK root (its turn's) scale too
+        for name, (loc, _, *scale) in pose_rig_from_qpos(rig, physics, model, qpos_from_pose(physics, model)).items():
             if not keys:
                 continue
             pb = rig.pose.bones[name]
             if loc is not None:
                 pb.keyframe_insert("location", frame=frame)
+            if scale:
+                pb.keyframe_insert("scale", frame=frame)
             channel = {"QUATERNION": "rotation_quaternion", "AXIS_ANGLE": "rotation_axis_angle"}.get(
                 pb.rotation_mode, "rotation_euler")
             pb.keyframe_insert(channel, frame=frame)

@@ -332,3 +332,38 @@ def test_a_rigify_rig_keyed_on_its_ik_feet_torso_hips_and_chest(rigs):
     in_fk = worst(limbs)
     print(f"after Keep, worst limb head: in IK {in_ik * 100:.2f} cm, in FK {in_fk * 100:.2f} cm")
     assert in_ik < 0.01 and in_fk < 0.01, (in_ik, in_fk)
+
+
+@pytest.mark.every_blender
+def test_a_preset_loads_onto_a_generated_rigify_rig_in_ik(rigs):
+    """Load Scene Preset with a generated Rigify rig selected, its limbs in IK as generated (channels of its
+    IK roots carry a scale besides location and rotation): the preset loads, and the rig is posed on the
+    physics humanoid seated in the armchair — every mapped limb's head within 1 cm of its body (Blender's IK
+    bends the knees and elbows within a few mm, as after a bake), the limbs still in IK. An assisted preset's
+    pose keys are keyed on the rig's controls, the IK roots' scale with them, at every key."""
+    from mathutils import Matrix
+    bpy, module, by_name = rigs
+    rig = by_name["rigify generated"]
+    for pb in rig.pose.bones:  # an animator's rig starts at rest, in IK
+        pb.matrix_basis = Matrix.Identity(4)
+    for switch in IK_SWITCHES:
+        rig.pose.bones[switch]["IK_FK"] = 0.0
+    if rig.animation_data:
+        rig.animation_data.action = None
+    _select(bpy, rig)
+    assert bpy.ops.physkey.load_preset(preset="armchair_stand_sit_stand") == {"FINISHED"}
+    assert bpy.context.active_object == rig
+    physics, mapping = _physics(bpy, module, rig)
+    bpy.context.view_layer.update()
+    bones = rig.pose.bones
+    limbs = [s for s in mapping if s not in ("pelvis", "waist_lower", "torso", "head")]
+    off = {s: (rig.matrix_world @ bones[mapping[s]].head - physics.matrix_world @ physics.pose.bones[s].head).length
+           for s in limbs}
+    assert max(off.values()) < 0.01, off
+    assert all(bones[switch]["IK_FK"] == 0.0 for switch in IK_SWITCHES)
+    assert bpy.ops.physkey.load_preset(preset="assist_sit_armchair") == {"FINISHED"}  # pose keys, keyed on the rig
+    keys = sorted(k.frame for k in bpy.context.scene.physkey.pose_keys)
+    curves = list(fcurves(module, rig.animation_data.action))
+    scaled = {fc.data_path.split('"')[1] for fc in curves if fc.data_path.endswith(".scale")}
+    assert scaled and all(sorted(int(p.co[0]) for p in fc.keyframe_points) == keys
+                          for fc in curves if fc.data_path.endswith(".scale")), scaled
