@@ -124,7 +124,7 @@ class _Solve:
             start = cont.frame
         elif props.method == "track":  # the reference starts where the frame range does
             from .taskio import track_range
-            start = track_range(scene)[0]
+            start = track_range(scene, active_character(context))[0]
         else:  # pose-key times count from the first key: the motion starts there; otherwise at the start frame
             start = min(keys) if props.method == "assist" and keys else scene.frame_start
         from .solve_context import make

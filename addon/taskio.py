@@ -220,7 +220,7 @@ def task_from_scene(context, scene_desc, keyframes: list | None = None, start_fr
     elif props.method == "track":  # Make Physical: the animation over the frame range is the reference
         if not sync_pose_keys(scene, active_character(context)):  # keyed poses: they alone are the keyframes
             task["settings"].setdefault("stand_ins", False)  # (their in-betweens are interpolation)
-        whole_first, last = track_range(scene)
+        whole_first, last = track_range(scene, active_character(context), warn)
         first = whole_first
         if start_frame is not None:  # Solve from Here: the rest of the range
             first = start_frame
@@ -240,8 +240,10 @@ def task_from_scene(context, scene_desc, keyframes: list | None = None, start_fr
     return task
 
 
-def track_range(scene) -> tuple[int, int]:
-    """The frames Make Physical follows: the preview range where it is set, else the scene's frame range."""
+def track_range(scene, character=None, warn=None) -> tuple[int, int]:
+    """The frames Make Physical follows: the preview range where it is set, else the scene's frame range — within
+    the frames the `character`'s action animates (of the animator's rig where it has one), said to `warn`: a
+    capture imported into a longer range would otherwise be followed held still to the range's end."""
     if scene.use_preview_range:
         first, last = scene.frame_preview_start, scene.frame_preview_end
     else:
@@ -249,7 +251,28 @@ def track_range(scene) -> tuple[int, int]:
     if last <= first:
         raise ValueError(rpt_("Make Physical follows the animation over the frame range, which is a single frame "
                               "({}): set the end frame after the start").format(first))
+    keyed = _animated_frames(character)
+    if keyed is not None:
+        lo, hi = max(first, keyed[0]), min(last, keyed[1])
+        if hi > lo and (lo, hi) != (first, last):
+            if warn is not None:
+                warn(rpt_("the animation is keyed from frame {} to {}: followed frames {}–{}, not the whole frame "
+                          "range {}–{}").format(keyed[0], keyed[1], lo, hi, first, last))
+            first, last = lo, hi
     return first, last
+
+
+def _animated_frames(character) -> tuple[int, int] | None:
+    """The frames (first, last) the action driving `character` (its animator's rig's where it has one) keys;
+    None where no single action drives it (none, or NLA strips besides)."""
+    if character is None:
+        return None
+    rig = character.physkey.animator_rig or character
+    ad = rig.animation_data
+    if ad is None or ad.action is None or any(track.strips for track in ad.nla_tracks):
+        return None
+    start, end = ad.action.frame_range
+    return int(np.floor(start)), int(np.ceil(end))
 
 
 def reference_from_action(context, scene_desc, first: int, last: int, warn=None,

@@ -227,13 +227,36 @@ def test_a_capture_is_made_physical_over_the_frame_range_and_a_kept_motion_is_a_
     with np.load(bpy.path.abspath(item.result_path)) as z:
         times, qpos = z["times"], z["qpos"]
     ref_t, ref_q = np.array(task["reference"]["times"]), np.array(task["reference"]["qpos"])
-    assert ref_t[-1] == pytest.approx((scene.frame_end - scene.frame_start) / fps)  # Keep fits the range to the clip
+    kept_end = min(scene.frame_end, int(np.ceil(rig.animation_data.action.frame_range[1])))  # the frames it animates
+    assert ref_t[-1] == pytest.approx((kept_end - scene.frame_start) / fps)
     covered = ref_t <= times[-1] + 1e-9
     solved_root = np.stack([np.interp(ref_t[covered], times, qpos[:, k]) for k in range(3)], axis=1)
     assert np.max(np.linalg.norm(ref_q[covered, :3] - solved_root, axis=1)) < 0.02
     props.method = "assist"
     with pytest.raises(ValueError, match="a solved motion, not your pose keys"):
         taskio.task_from_scene(bpy.context, desc)
+
+
+def test_make_physical_follows_the_frames_the_capture_animates_and_says_so(blender):
+    """Blender's importer leaves the scene's range as it was (1-250) round a 69-frame capture: Make Physical
+    follows the capture's own frames within the range, not the range's end held still, and says which; a
+    preview range inside the capture is followed as set."""
+    bpy, module = blender
+    rig = _capture_character(bpy, "test_freebvh.bvh", fps=True)
+    scene = bpy.context.scene
+    start, end = (int(v) for v in rig.animation_data.action.frame_range)
+    scene.frame_start, scene.frame_end = start, end + 181
+    taskio = addon(module, "taskio")
+    _select(bpy, rig)
+    said = []
+    assert taskio.track_range(scene, taskio.active_character(bpy.context), said.append) == (start, end)
+    assert said == [f"the animation is keyed from frame {start} to {end}: followed frames {start}–{end}, not the "
+                    f"whole frame range {start}–{end + 181}"]
+    scene.use_preview_range, scene.frame_preview_start, scene.frame_preview_end = True, start + 5, end - 5
+    said.clear()
+    assert taskio.track_range(scene, taskio.active_character(bpy.context), said.append) == (start + 5, end - 5)
+    assert said == []
+    scene.use_preview_range = False
 
 
 # The walk's feet, labelled by hand from the capture's own bones (tests/data/bvh/README.md): frames where
