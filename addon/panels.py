@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import math
 
 import bpy
 
@@ -252,9 +253,11 @@ class PHYSKEY_UL_solutions(bpy.types.UIList):
             _ghost_toggle(row, item)
             return
         row.label(text=item.name, icon="CHECKMARK" if item.success else "ERROR", translate=False)
-        row.label(text=iface_("cost {:.3g}").format(item.cost), translate=False)
-        if item.keys_total:
-            row.label(text=iface_("{}/{} keys").format(item.keys_reached, item.keys_total), translate=False)
+        if math.isfinite(item.cost):  # an unfinished motion (a cancelled solve) has none
+            row.label(text=iface_("cost {:.3g}").format(item.cost), translate=False)
+        if item.keys_total:  # Make Physical passes poses (marked frames and the animation's own between), not keys
+            passed = iface_("{}/{} poses") if item.fidelity_json else iface_("{}/{} keys")
+            row.label(text=passed.format(item.keys_reached, item.keys_total), translate=False)
         row.label(text=iface_("{:.2f} s").format(item.duration), translate=False)
         if item.assist:
             row.label(text=iface_("β² {:.3f}").format(item.assist), translate=False)

@@ -219,6 +219,8 @@ def test_a_capture_is_made_physical_over_the_frame_range_and_a_kept_motion_is_a_
     bones = {slot.name: slot.bone for slot in rig.physkey.humanoid_map if slot.bone}
     text = outline_text(bpy, module.__name__)
     off = next(line for line in text.splitlines() if "Off the animation" in line)
+    passed = f"'{sum(t is not None for t in entry['keyframes_reached'])}/{len(entry['keyframes_reached'])} poses'"
+    assert passed in text and " keys'" not in text  # the poses it passed (marked and the capture's own), not keys
     assert f"({bones[fid['worst']['body']]} " in off and f"({fid['worst']['body']} " not in off, off
     assert bpy.ops.physkey.keep_solution() == {"FINISHED"}
     taskio = addon(module, "taskio")

@@ -11,6 +11,7 @@ import mujoco
 import numpy as np
 import pytest
 from blender_env import addon, installed_extension
+from layout_recorder import outline_text
 
 from solver.formats.preview_frames import apply, canonical
 
@@ -86,6 +87,8 @@ def test_a_cancelled_solve_keeps_what_each_seed_had_found_as_an_unfinished_solut
     (item,) = props.solutions
     assert item.name.endswith("seed 0 · unfinished") and not item.success and item.variant == "unfinished"
     assert "unfinished: cancelled at" in item.words and props.status.startswith("cancelled: 1 unfinished")
+    row = next(line for line in outline_text(bpy, module.__name__).splitlines() if "· unfinished" in line)
+    assert "cost" not in row and "nan" not in row, row  # no cost to show: the row says what it is
     with np.load(bpy.path.abspath(item.result_path)) as z:
         np.testing.assert_array_equal(z["frame_qpos"], shown["frames"].astype(float))
         assert item.duration == pytest.approx(z["frame_times"][-1]) and len(z["frame_times"]) >= 10
