@@ -91,6 +91,10 @@ def _own_rig_physics(context):
     return physics
 
 
+def _joint_names(character) -> set[str]:
+    return {j.name for b in character.bodies for j in b.joints}
+
+
 def _selected_character(context):
     """The PhysKey physics character the animator has selected (one they added or imported), or None."""
     obj = context.active_object
@@ -116,7 +120,9 @@ def load(context, name: str):
     if physics is not None:  # the preset on the selected character: never a second one
         from .rig import read_character
         character = read_character(physics)
-        if {j.name for b in character.bodies for j in b.joints} >= set(scene.initial_pose.joints):
+        # the preset's own skeleton (a physics humanoid made from a rig has its joints): its pose as it is; a
+        # start pose naming no joints (the reach's, standing at rest) says nothing about another skeleton
+        if _joint_names(character) >= _joint_names(scene.character):
             from ..solver.builders.rest import rest_pose  # the preset's own pose, rested on the furniture
             scene.character = character
             scene.initial_pose = rest_pose(scene)

@@ -133,6 +133,7 @@ def test_mjcf_is_in_file_import_and_export_with_an_xml_filter():
 
 
 DM = Path(__file__).resolve().parent / "data" / "dm_control"
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def _shapes_on_geoms(obj, model, data):
@@ -233,6 +234,27 @@ def test_a_preset_loads_onto_an_imported_character_and_its_solution_is_kept(tmp_
     assert characters == [cmu]
     props = bpy.context.scene.physkey
     assert {p.body1 for kf in props.contact_keyframes for p in kf.pairs} == {"rhand", "lhand"}
+    # it starts standing on the floor in the reach's start pose, fitted onto it as the solver's --character fits
+    # it (not the default humanoid's root pose put on the CMU skeleton: lying 1.3 m up in the air)
+    from solver.builders.mjcf import compile_spec, initial_qpos, scene_to_spec
+    from solver.formats.task import load_task
+    from solver.physics.character_start import with_character
+    desc = addon(module, "taskio").extract_scene(bpy.context)
+    model = compile_spec(scene_to_spec(desc))
+    data = mujoco.MjData(model)
+    data.qpos[:] = initial_qpos(desc, model)
+    mujoco.mj_forward(model, data)
+    reach = load_task(ROOT / "scenes" / "tasks" / "reach_hand_targets.json")
+    cli = with_character(reach, str(DM / "humanoid_CMU.xml"), [])
+    cli_model = compile_spec(scene_to_spec(cli.scene.desc))
+    cli_data = mujoco.MjData(cli_model)
+    cli_data.qpos[:] = initial_qpos(cli.scene.desc, cli_model)
+    mujoco.mj_kinematics(cli_model, cli_data)
+    for body in ("root", "lfoot", "rfoot", "head", "lhand", "rhand"):
+        got, want = data.xpos[model.body(body).id], cli_data.xpos[cli_model.body(body).id]
+        assert np.linalg.norm(got - want) < 0.01, (body, got, want)
+    feet = max(data.xpos[model.body(f).id][2] for f in ("lfoot", "rfoot"))
+    assert data.xpos[model.body("head").id][2] > 1.4 and feet < 0.15
     # a contact solve, cut short: each keyframe 0.3 s and no retries (its first reach is not met in that)
     props.method, props.num_seeds = "contact", 1
     for kf in props.contact_keyframes:
