@@ -293,8 +293,8 @@ def _draw_quality(layout, item, scene, names: dict[str, str]) -> None:
     else:
         text = iface_("Penetration {:.1f} cm").format(100 * item.penetration)
     col.label(text=text, icon="ERROR" if deep else "NONE", translate=False)
-    col.label(text=iface_("Foot sliding {:.1f} cm · jerk {:.3g} rad/s³").format(100 * item.foot_sliding, item.jerk),
-              translate=False)
+    col.label(text=iface_("Feet slide {:.1f} cm where they touch · jerk {:.3g} rad/s³").format(
+        100 * item.foot_sliding, item.jerk), translate=False)
     for phrase in filter(None, item.words.split(", ")):
         col.label(text=in_rig_names(phrase, names), icon="INFO", translate=False)
     if item.object_penetration >= 0:
@@ -334,7 +334,7 @@ def _draw_fidelity(col, fid: dict, item, scene, names: dict[str, str]) -> None:
         fid["mean_cm"], worst["cm"], frame, names.get(worst["body"], worst["body"]), worst["body_cm"]),
         icon="ERROR" if fid.get("within") is False else "NONE", translate=False)
     slide = fid["foot_sliding_cm"]
-    col.label(text=iface_("Planted feet slide {:.1f} cm (the animation's own {:.1f} cm)").format(
+    col.label(text=iface_("Where the animation plants them, feet slide {:.1f} cm (its own {:.1f} cm)").format(
         slide["motion"], slide["reference"]), icon="ERROR" if slide["added"] > 1.0 else "NONE", translate=False)
     if fid["floating"]["s"] > 0:
         col.label(text=iface_("Floating {:.2f} s where the animation touches ({})").format(

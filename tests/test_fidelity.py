@@ -82,6 +82,7 @@ def test_a_reference_with_a_foot_under_the_floor_is_named_before_and_after_the_s
     assert 0.4 - 0.02 <= fig["worst"]["time_s"] <= 0.6 + 0.02 and fig["worst"]["cm"] > 15.0, fig["worst"]
     assert "cm off at 0." in fig["why"] and "cm inside floor at 0.4" in fig["why"], fig["why"]
     assert sol.summary["departs"] == fig["why"]
+    assert sol.summary["words"][0] == fig["why"].split("; ")[0]  # the row says why first
     assert reference_problems(prep.built.model, prep.built.character_bodies, prep.reference) == prep.problems
 
 

@@ -124,6 +124,8 @@ class Track(Method):
         success = run.success and (not judge_clip or bool(summary["fidelity"]["within"]))
         if judge_clip and summary["departs"] is None:
             summary["departs"] = summary["fidelity"]["why"]
+        if judge_clip and summary["fidelity"]["why"]:  # the first reason a clip is not within leads its words
+            summary["words"] = [summary["fidelity"]["why"].split("; ")[0], *summary["words"]]
         return Solution(times=run.times, qpos=run.qpos, success=success,
                         cost=float(run.cost_per_step.mean()) if len(run.cost_per_step) else 0.0,
                         keyframes_reached=[None if t is None else round(float(t), 6) for t in run.reached],
