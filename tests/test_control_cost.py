@@ -80,7 +80,7 @@ def test_a_heavy_trunk_on_weak_spine_motors_is_charged_more_gently():
     assert control_cost(np.array(0.01), softness) == pytest.approx(0.5 * 0.01 ** 2, rel=1e-3)  # small: u² / 2
     code, out, err = run_cli("validate", REACH, "--character", DM / "humanoid_CMU.xml")
     assert code == 0, err
-    assert "Control: its most-loaded motor (lowerbackrx) carries 2.1× what the default humanoid's does" in out
+    assert "a heavy body on weak motors: lowerbackrx carries 2.1× the load the default humanoid's busiest motor" in out
     code, out, err = run_cli("validate", REACH)
     assert code == 0 and "Control:" not in out
 

@@ -79,8 +79,9 @@ def softened_words(built: BuiltModel) -> list[str]:
         return []
     most = built.model.joint(int(built.model.actuator_trnid[int(np.argmax(loads)), 0])).name
     share = loads.max() / DEFAULT_MOST_LOADED
-    return [f"Control: its most-loaded motor ({most}) carries {share:.1f}× what the default humanoid's does for its "
-            f"strength; the control term charges every motor's effort that much more gently"]
+    return [f"a heavy body on weak motors: {most} carries {share:.1f}× the load the default humanoid's busiest motor "
+            f"does for its strength, so effort is charged {share:.1f}× more gently (the Control term) to let it hold "
+            f"itself up"]
 
 
 def control_cost(ctrl: np.ndarray, softness: float) -> np.ndarray:
