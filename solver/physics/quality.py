@@ -97,8 +97,8 @@ def motion_quality(model: mujoco.MjModel, character_bodies: list[str], times: np
     objects = free_objects(model, ids)
     roles = {b: b for b in character_bodies} if roles is None else roles
     head = roles.get("head")
-    scan = _scan(model, ids, [model.body(roles[r]).id for r in FOOT_ROLES if r in roles],
-                 model.body(head).id if head is not None else None, objects, qpos)
+    foot_ids = [model.body(roles[r]).id for r in FOOT_ROLES if r in roles]  # the columns of the scan's feet
+    scan = _scan(model, ids, foot_ids, model.body(head).id if head is not None else None, objects, qpos)
     n = len(qpos)
     dt = float(np.median(np.diff(times))) if n > 1 else 0.0
     slides = planted_slides(sole_tracks(scan), bridged(scan.foot_down, int(round(PLANTED_GAP_S / dt)) if dt else 0))
@@ -131,12 +131,12 @@ def motion_quality(model: mujoco.MjModel, character_bodies: list[str], times: np
         out["object_unsupported_s"] = round(float(np.sum(np.diff(times)[:, None] * loose)), 6)
         out["carry"] = carry_posture(model, roles, ids, times, scan)
     if seated is not None:
-        out["feet_up"] = feet_up_seated(model, roles, ids, times, scan, np.asarray(seated, dtype=bool))
+        out["feet_up"] = feet_up_seated(model, roles, ids, foot_ids, times, scan, np.asarray(seated, dtype=bool))
     return out
 
 
-def feet_up_seated(model: mujoco.MjModel, roles: dict[str, str], ids: list[int], times: np.ndarray,
-                   scan: _PoseScan, seated: np.ndarray) -> dict | None:
+def feet_up_seated(model: mujoco.MjModel, roles: dict[str, str], ids: list[int], foot_ids: list[int],
+                   times: np.ndarray, scan: _PoseScan, seated: np.ndarray) -> dict | None:
     """Where the character is meant to sit (`seated`, per pose) but has a foot up by the seat — off the floor
     and not as far below its pelvis as `posture.FeetDown` asks: `{"s", "from_s"}`, the time of it and when it
     first happens; None where it never does, or without the pelvis and feet roles."""
@@ -146,8 +146,7 @@ def feet_up_seated(model: mujoco.MjModel, roles: dict[str, str], ids: list[int],
     if down is None:
         return None
     pelvis = scan.body_xyz[:, ids.index(model.body(roles["pelvis"]).id), 2]
-    feet = [model.body(roles[r]).id for r in FOOT_ROLES if r in roles]
-    up = seated & np.any([down.up_by(pelvis, scan.foot_pos[:, k, 2], foot) > 0.0 for k, foot in enumerate(feet)],
+    up = seated & np.any([down.up_by(pelvis, scan.foot_pos[:, k, 2], foot) > 0.0 for k, foot in enumerate(foot_ids)],
                          axis=0)
     if not up.any():
         return None
