@@ -107,8 +107,9 @@ def feet_down(model: mujoco.MjModel, rest: mujoco.MjData, roles: dict[str, str])
             if foot is None or not shapes:
                 continue
             sole = min(mujoco.mj_geomDistance(model, rest, g, floor, 10.0 * above, fromto) for g in shapes)
-            stands_at = float(rest.xpos[foot, 2]) - sole - float(model.geom_pos[floor][2])  # origin above the sole
-            on_floor[foot] = float(model.geom_pos[floor][2]) + stands_at + FOOT_ON_FLOOR_SHARE * above
+            # the origin where it stands on the floor: as far above the floor as above its sole now (`sole`: the
+            # shapes' gap to the floor at rest)
+            on_floor[foot] = float(rest.xpos[foot, 2]) - sole + FOOT_ON_FLOOR_SHARE * above
     return FeetDown(drop=FEET_DOWN_SHARE * above, on_floor=on_floor)
 
 
