@@ -297,11 +297,11 @@ def test_a_run_holding_the_box_resumes_from_a_checkpoint_bit_for_bit():
     task.settings = dict(task.settings, rollouts=16, max_iterations=2)
     prep = CONTACT.prepare(task)
     with RolloutEngine(prep.plan.model, 1) as engine:
-        agent = Agent(prep.built, prep.plan, prep.keyframes, prep.settings, 3, engine)
+        agent = Agent(prep.built, prep.plan, prep.keyframes, prep.settings, 4, engine)
         while agent.data.time < 0.6 and not agent.done:
             agent.step()
         cp = agent.checkpoint()
-        assert agent.data.eq_active.all()  # both hands welded to the box at the checkpoint (seed 3: at 0.26 s)
+        assert agent.data.eq_active.all()  # both hands welded to the box at the checkpoint (seed 4: at 0.41 s)
         while agent.data.time < 0.9 and not agent.done:
             agent.step()
         resumed = Agent.resume(cp, prep.built, prep.plan, prep.keyframes, prep.settings, engine)
