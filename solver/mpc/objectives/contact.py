@@ -39,7 +39,6 @@ DEFAULT_HEAD_ABOVE_FEET, DEFAULT_TORSO_ABOVE_FEET = 1.365, 1.175
 # keyframes on 2 of 8 seeds (the CMU humanoid 3 of 8); with half the capture point's lead, 6 of 8 on each, stand
 # → sit → stand's rise about as before (RESULTS, "Why the reach falls first time").
 BALANCE_LEAD = 0.5
-GRAVITY = 9.81
 COMMON_ROLES = ("torso", "pelvis", "head", "foot_right", "foot_left", "shin_right", "shin_left")  # the terms' roles
 
 
@@ -54,10 +53,10 @@ def smooth_abs(x, p=SMOOTH_P):
     return np.sqrt(x * x + p * p) - p
 
 
-def capture_point(com: np.ndarray, comvel: np.ndarray) -> np.ndarray:
+def capture_point(com: np.ndarray, comvel: np.ndarray, gravity: float) -> np.ndarray:
     """Where the centre of mass (…, 3) moving at `comvel` is headed on the floor (…, 2): carried on horizontally
     for BALANCE_LEAD × √(height / g), its height floored at 0.1 m (a body lying down)."""
-    lead = BALANCE_LEAD * np.sqrt(np.maximum(com[..., 2:3], 0.1) / GRAVITY)
+    lead = BALANCE_LEAD * np.sqrt(np.maximum(com[..., 2:3], 0.1) / gravity)
     return com[..., :2] + lead * comvel[..., :2]
 
 
@@ -124,6 +123,7 @@ class Objective:
                                    for a in range(nu)], dtype=int)
         self.nu = nu
         self.control_softness = control_softness(built)  # the control term's cosh parameter
+        self.gravity = float(np.linalg.norm(m.opt.gravity))  # the capture point's g (m/s²)
         # Rest orientation of each body: "up" and "forward" as seen from the body (characters stand
         # upright at rest, PhysKey's facing +x, an MJCF's wherever its hips and shoulders say).
         data = mujoco.MjData(m)
@@ -236,8 +236,8 @@ class Objective:
             if "shin_right" in role and "shin_left" in role:
                 knees = 0.5 * (pos[role["shin_right"]][..., :2] + pos[role["shin_left"]][..., :2])
                 add("Knee Feet XY", smooth_abs(np.linalg.norm(knees - feet, axis=-1)), TERM_GROUPS["Knee Feet XY"])
-            add("COM Feet XY", smooth_abs(np.linalg.norm(capture_point(feat["com"], feat["comvel"]) - feet, axis=-1)),
-                TERM_GROUPS["COM Feet XY"])
+            headed = capture_point(feat["com"], feat["comvel"], self.gravity)
+            add("COM Feet XY", smooth_abs(np.linalg.norm(headed - feet, axis=-1)), TERM_GROUPS["COM Feet XY"])
         if kf.facing_target is not None and "torso" in role:
             torso = role["torso"]
             fwd = rotate(feat["quat"][torso], self.forward_local[torso])[..., :2]
