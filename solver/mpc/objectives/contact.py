@@ -34,10 +34,9 @@ HEAD_HEIGHT, TORSO_HEIGHT = 1.4, 1.3  # MuJoCo MPC's targets (m), for its humano
 DEFAULT_HEAD_ABOVE_FEET, DEFAULT_TORSO_ABOVE_FEET = 1.365, 1.175
 # Balance is judged by where the centre of mass is going: `COM Feet XY` charges its capture point (the centre of
 # mass carried on by its horizontal velocity for BALANCE_LEAD × √(its height / g), the extrapolated centre of mass
-# of legged balance), not where it is. Charged where it was, a reach's centre of mass crept forward of the ankles
-# at 5–10 cm/s, cheap over the 0.35 s look-ahead, until the ankles could not catch it: first tries reached both
-# keyframes on 2 of 8 seeds (the CMU humanoid 3 of 8); with half the capture point's lead, 6 of 8 on each, stand
-# → sit → stand's rise about as before (RESULTS, "Why the reach falls first time").
+# of legged balance), not where it is. Charged where it was, a reach's centre of mass crept forward of the ankles,
+# cheap over the look-ahead, until the ankles could not catch it; half the capture point's lead steadies the reach
+# and leaves the rise from a chair as it was (RESULTS, "Why the reach falls first time").
 BALANCE_LEAD = 0.5
 COMMON_ROLES = ("torso", "pelvis", "head", "foot_right", "foot_left", "shin_right", "shin_left")  # the terms' roles
 
