@@ -40,7 +40,7 @@ TASKS = {  # our task name: (reference strategy, environment, paper's note)
 # weights (the paper's with stillness, `objective_terms.STYLES`).
 STYLED = {("armchair_stand_sit_stand", "stand"): "standing"}
 # Keyframes judged by their style in the paper's own weights: the armchair sit counts only with the weight on
-# the seat (`posture.Posture.not_seated`; RESULTS, "Styles").
+# the seat (`posture.Posture.not_seated`; RESULTS, "A clip that ends standing and at rest").
 # The bench shuffle's keyframes all sit on the bench; unjudged, its seeds were reached squatting on the seat
 # with the feet up on it (RESULTS, "Seated with the feet down"). A keyframe judged seated also takes the seated
 # style's `Feet Down` beside the paper's weights: the judgment asks for the feet down, the term pulls them there.
