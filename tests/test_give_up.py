@@ -11,11 +11,12 @@ import pytest
 
 from solver.formats.contact_keyframes import parse_keyframes
 from solver.formats.task import task_from_dict
-from solver.methods.contact import CONTACT
+from solver.methods.contact import CONTACT, paired_touch
 from solver.mpc.agent import run_agent
 from solver.mpc.keyframe_tracker import CLOSING_S, PROGRESS_STEP, KeyframeTracker
+from solver.mpc.stumble import FloorCatch
 from solver.physics.posture import Posture
-from solver.physics.quality import FALLEN_HEAD_HEIGHT
+from solver.physics.quality import FALLEN_HEAD_HEIGHT, motion_quality
 from solver.physics.rollout import RolloutEngine
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -58,26 +59,77 @@ def test_the_keyframe_fails_after_the_head_stays_low_for_the_give_up_time():
     assert not lying.failed and not never.failed and reaching.failed
 
 
-@pytest.mark.parametrize("give_up", [1.0, 0.0])
-def test_a_standing_character_that_falls_gives_up_early(give_up):
+def _falling_reach(give_up: float):
+    """The reach's first keyframe planned by two noise-free rollouts: the planner cannot balance and the
+    character goes down within ~1.5 s. Its prepared task and its run."""
     doc = json.loads((ROOT / "scenes/tasks/reach_hand_targets.json").read_text())
-    # Two rollouts, no noise: the planner cannot balance and the character falls within ~1.5 s.
     doc["settings"] = {"rollouts": 2, "budget": 1, "exploration": 0.0, "planner": "baseline",
                        "give_up_fallen_s": give_up, "overtime": 0.0}
     doc["keyframes"] = doc["keyframes"][:1]
     doc["keyframes"][0]["time_limit"] = 4.0
     prep = CONTACT.prepare(task_from_dict(doc))
     with RolloutEngine(prep.plan.model, 1) as engine:
-        run = run_agent(prep.built, prep.plan, prep.keyframes, prep.settings, 0, engine)
-    data = mujoco.MjData(prep.built.model)
-    data.qpos[:] = run.qpos[-1]
-    mujoco.mj_kinematics(prep.built.model, data)
-    head = float(data.xpos[prep.built.model.body("head").id, 2])
+        return prep, run_agent(prep.built, prep.plan, prep.keyframes, prep.settings, 0, engine)
+
+
+@pytest.mark.parametrize("give_up", [1.0, 0.0])
+def test_a_standing_character_that_goes_down_gives_up_at_its_first_catch(give_up):
+    """Going down, the character catches itself on a hand before its head is low: the keyframe fails there
+    ("stumbled", naming the body), where the finished clip's own `stumble` — MuJoCo's collision of the
+    recorded poses, computed apart — marks it, long before the time limit. With 0, neither a fall nor a
+    stumble ends it: only the time limit."""
+    prep, run = _falling_reach(give_up)
     assert not run.success and run.failed_keyframe == 0
     if give_up:
-        assert run.failure == "fell" and run.times[-1] < 3.0 and head < FALLEN_HEAD_HEIGHT
+        quality = motion_quality(prep.built.model, prep.built.character_bodies, run.times, run.qpos,
+                                 np.zeros(len(run.times), dtype=bool), segment=run.keyframe_index,
+                                 roles=prep.built.roles, expected_touch=paired_touch(prep, run.keyframe_index))
+        stumble = quality["stumble"]
+        assert run.failure == "stumbled" and run.times[-1] < 3.0
+        assert stumble is not None and stumble["body"] not in ("foot_left", "foot_right")
+        assert run.failure_detail == f"{stumble['body']} on the floor at {stumble['time_s']:.2f} s"
+        assert run.times[-1] == pytest.approx(stumble["time_s"] + prep.built.model.opt.timestep)
     else:
         assert run.failure == "time limit" and run.times[-1] == pytest.approx(4.0, abs=0.02)
+
+
+def test_a_body_the_keyframe_puts_on_the_floor_is_no_catch():
+    """The pose where the falling reach first catches itself (on both hands): a catch while the reach is
+    active; none once a keyframe pairs those hands — or the forearms they hang from — with points on the floor;
+    still one where the pairs' points are in the air (a target reached down to is no licence to land)."""
+    prep, run = _falling_reach(1.0)
+    model, bodies = prep.built.model, prep.built.character_bodies
+    data = mujoco.MjData(model)
+    data.qpos[:] = run.qpos[-2]  # the last pose the run recorded before the step whose contacts caught it
+    mujoco.mj_forward(model, data)
+    floor = model.geom("floor").id
+    touching = {model.body(int(model.geom_bodyid[g])).name for g1, g2 in data.contact.geom for g in (g1, g2)
+                if floor in (g1, g2) and g != floor} - {"foot_left", "foot_right"}
+    body = run.failure_detail.split(" ")[0]
+    assert body in touching and touching <= {"hand_left", "hand_right"}
+    catch = FloorCatch(model, bodies, prep.built.roles)
+
+    def keyframe(on: list[str], z: float):
+        pairs = [{"body1": b, "pos1": [0, 0, 0], "body2": "world", "pos2": [0.3, 0.0, z]} for b in on]
+        return parse_keyframes([{"pairs": pairs, "weights": {"Torso Up": 10}}])[0]
+
+    forearms = [model.body(int(model.body_parentid[model.body(b).id])).name for b in touching]
+    assert catch.body(data, prep.keyframes[0]) in touching
+    assert catch.body(data, keyframe(sorted(touching), 0.05)) is None
+    assert catch.body(data, keyframe(forearms, 0.1)) is None
+    assert catch.body(data, keyframe(sorted(touching), 0.8)) in touching
+    tracker = KeyframeTracker([keyframe([body], 0.8)])
+    tracker.watch_stumble(1.0, body)
+    assert not tracker.failed  # the head has not risen in this keyframe: getting up, not a stumble
+    tracker.head_was_up = True
+    tracker.watch_stumble(1.0, None)
+    assert not tracker.failed
+    tracker.watch_stumble(1.25, body)
+    assert tracker.failed and tracker.failure == "stumbled" and tracker.stumbled_on == f"{body} on the floor at 1.25 s"
+    lying = KeyframeTracker(parse_keyframes([{"pairs": [PAIR], "weights": {"Torso Up": 0}}]))
+    lying.head_was_up = True
+    lying.watch_stumble(1.0, body)
+    assert not lying.failed  # a keyframe that asks for no upright torso nor balance: lying is meant
 
 
 def test_a_keyframe_stalls_after_going_the_give_up_time_without_coming_closer():

@@ -14,7 +14,7 @@ import numpy as np
 from ..builders.mjcf import model_from_xml
 from ..core.errors import InvalidInput
 from ..core.memory import run_record_bytes
-from ..formats.contact_keyframes import WORLD, ContactKeyframe, check_bodies, parse_keyframes
+from ..formats.contact_keyframes import ContactKeyframe, check_bodies, parse_keyframes
 from ..formats.perturbations import Perturbations, check_perturbations
 from ..formats.scene import SceneDesc
 from ..formats.settings import ContactSettings, SamplingSettings, method_settings
@@ -27,10 +27,11 @@ from ..mpc.objectives.control import softened_words
 from ..mpc.planners.base import COMPOSED, ORIGINS, planner_options
 from ..mpc.recovery.checkpoint import Checkpoint
 from ..mpc.recovery.particles import run_particles
+from ..mpc.stumble import floor_paired
 from ..physics.diversity import motions_diversity
 from ..physics.grasp import grasp_pairs
 from ..physics.model import BuiltModel, build_model
-from ..physics.quality import hangs_below, motion_quality
+from ..physics.quality import motion_quality
 from ..physics.rollout import RolloutEngine
 from ..physics.verdict import quality_words
 from .base import Batch, Capabilities, Method, Prepared
@@ -203,11 +204,6 @@ class Contact(Method):
         return solution
 
 
-# How high above the floor a pair's world point may be to put its body on the floor: a kneeling knee's
-# or a flat hand's origin is within a limb's thickness of it
-ON_FLOOR_M = 0.15
-
-
 def paired_touch(prep: ContactPrepared, segment: np.ndarray, keyframes: list | None = None) -> dict[str, np.ndarray]:
     """{character body: (n,) bool, where the active keyframe (`segment`, per pose, of `keyframes`: the task's
     unless changed while solving) pairs it — or a body it hangs from — with a point on the floor}: a knee or a
@@ -215,15 +211,11 @@ def paired_touch(prep: ContactPrepared, segment: np.ndarray, keyframes: list | N
     that lands on the floor still is)."""
     model, bodies = prep.built.model, prep.built.character_bodies
     keyframes = keyframes or prep.keyframes
-    ours = set(bodies)
     out: dict[str, np.ndarray] = {}
     active = np.minimum(np.asarray(segment, dtype=int), len(keyframes) - 1)
     for k, kf in enumerate(keyframes):
-        paired = {model.body(b).id for p in kf.pairs
-                  for b, other, at in ((p.body1, p.body2, p.pos2), (p.body2, p.body1, p.pos1))
-                  if b in ours and other == WORLD and at[2] < ON_FLOOR_M}
-        for name in bodies:
-            if any(hangs_below(model, model.body(name).id, b) for b in paired):
+        for name, paired in zip(bodies, floor_paired(model, bodies, kf)):
+            if paired:
                 out[name] = out.get(name, np.zeros(len(active), dtype=bool)) | (active == k)
     return out
 

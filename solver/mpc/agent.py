@@ -38,6 +38,7 @@ from .jobs import ContactJob, TrackingJob
 from .planners.base import FULL_NOISE, ControlSpace, Noise, make_planner
 from .planners.hold import pose_holder
 from .recovery.checkpoint import Checkpoint, fingerprint
+from .stumble import FloorCatch
 
 INTEGRATION = int(mujoco.mjtState.mjSTATE_INTEGRATION)
 
@@ -55,8 +56,10 @@ class AgentRun:
     reached: list
     success: bool
     failed_keyframe: int | None
-    failure: str | None  # why it failed: "time limit", "style", "fell" or "stalled" (the tracker's), None on success
-    failure_detail: str | None  # for "style": what of it did not hold ("head at 81% of its standing height")
+    failure: str | None  # why it failed: "time limit", "style", "fell", "stalled" or "stumbled" (the tracker's), None
+    # on success
+    failure_detail: str | None  # for "style": what of it did not hold ("head at 81% of its standing height"); for
+    # "stumbled": what caught the character ("shin_left on the floor at 1.10 s")
     unstable_at: float | None  # time the diverging step started (= the last recorded time)
     unstable_reason: str | None
     iterations: int
@@ -103,6 +106,7 @@ class Agent:
         self.head = m.body(head).id if head is not None else None
         self.root_body = m.body(built.scene.character.bodies[0].name).id
         self.posture = Posture(m, built.roles, self.root_body)
+        self.floor_catch = FloorCatch(m, built.character_bodies, built.roles)
         self.perturber = Perturber(m, built.perturbations)
         self.grasper = Grasper(m, [plan.model], built.grasps)
         self.fingerprint = fingerprint(built, settings, keyframes)
@@ -217,6 +221,7 @@ class Agent:
                 self.unstable_at = float(t_before)
                 break
             before = tracker.index
+            self.job.watch_stumble(self)
             self.job.watch_rest(self)
             d = self.distance(tracker.current)
             tracker.update(data.time, d if self.met_within(d) else np.inf,
@@ -348,10 +353,18 @@ class Agent:
                         origins=np.asarray(rec["origins"], dtype=np.uint8), reached=tracker.reached, success=success,
                         failed_keyframe=tracker.index if tracker.failed else None,
                         failure=tracker.failure if tracker.failed else None,
-                        failure_detail=tracker.style_short if tracker.failed and tracker.failure == "style" else None,
+                        failure_detail=_failure_detail(tracker),
                         unstable_at=self.unstable_at,
                         unstable_reason=self.unstable_reason, iterations=self.iterations,
                         plan_wall_s=self.plan_wall, grasps=self.grasper.summary(self.m) if self.grasper else [])
+
+
+def _failure_detail(tracker) -> str | None:
+    """What a failed keyframe's reason leaves out: the style that did not hold, the body that caught the
+    character; None otherwise."""
+    if not tracker.failed:
+        return None
+    return {"style": tracker.style_short, "stumbled": tracker.stumbled_on}.get(tracker.failure)
 
 
 def longest_motion(keyframes: list[ContactKeyframe], settings: Settings) -> float:

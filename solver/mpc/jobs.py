@@ -58,6 +58,15 @@ class ContactJob:
             return True
         return float(agent.data.xpos[agent.head, 2]) >= RISEN_HEAD_HEIGHT
 
+    def watch_stumble(self, agent) -> None:
+        """After a simulation step: the current keyframe fails where the character catches itself on the floor
+        (`KeyframeTracker.watch_stumble`) — as a fall does, so not where falls are let be (`give_up_fallen_s` 0:
+        a ball hit that may knock the character down)."""
+        if agent.settings.recovery.give_up_fallen_s <= 0:
+            return
+        t = agent.data.time - agent.m.opt.timestep  # a step's contacts are of the pose it started from
+        agent.tracker.watch_stumble(t, agent.floor_catch.body(agent.data, agent.tracker.current))
+
     def holds_style(self, agent, index: int) -> bool:
         """Whether keyframe `index`, its pairs met, holds its style now: a "standing" keyframe only with
         the character standing, a "seated" one with its weight on a seat, a "lying" one lying
@@ -139,6 +148,9 @@ class TrackingJob:
 
     def may_end(self, agent, index: int) -> bool:
         return True
+
+    def watch_stumble(self, agent) -> None:
+        """A reference says itself where bodies touch (`track.expected_touch`): judged on the finished motion."""
 
     def holds_style(self, agent, index: int) -> bool:
         return True

@@ -26,7 +26,8 @@ class KeyframeTracker:
     within_since: float | None = None  # first instant of the current stretch within tolerance
     reached: list = field(default_factory=list)
     failed: bool = False
-    failure: str | None = None  # why the current keyframe failed: "time limit", "style", "fell" or "stalled"
+    failure: str | None = None  # why the current keyframe failed: "time limit", "style", "fell", "stalled" or
+    # "stumbled"
     fallen_since: float | None = None  # first instant of the current stretch fallen (see `watch_fall`)
     head_was_up: bool = False  # the head has risen (RISEN_HEAD_HEIGHT) since the current keyframe became active
     progress_mark: float | None = None  # the distance at the last progress towards the current keyframe
@@ -35,13 +36,14 @@ class KeyframeTracker:
     style_short: str | None = None  # the current keyframe's pairs met, its style not: why ("head at 81% …")
     style_lost_at: float | None = None  # when the style of a keyframe being held was last lost (see `jobs`)
     still_since: float | None = None  # first instant of the root's current stretch at rest (see `jobs.settled`)
+    stumbled_on: str | None = None  # for "stumbled": what caught the character ("shin_left on the floor at 1.10 s")
 
     def __post_init__(self):
         self.reached = [None] * len(self.keyframes)
 
     # What a checkpoint keeps of the tracker (the keyframes themselves are the run's, fingerprinted).
     STATE = ("index", "start", "within_since", "reached", "failed", "failure", "fallen_since", "head_was_up",
-             "progress_mark", "progress_since", "style_short", "still_since", "style_lost_at")
+             "progress_mark", "progress_since", "style_short", "still_since", "style_lost_at", "stumbled_on")
 
     def get_state(self) -> dict:
         """Everything the tracker carries between control steps, as JSON (for checkpoints)."""
@@ -142,6 +144,16 @@ class KeyframeTracker:
             self.fallen_since = t
         if t - self.fallen_since >= give_up_s - 1e-9:
             self.failed, self.failure = True, "fell"
+
+    def watch_stumble(self, t: float, body: str | None) -> None:
+        """Fail the current keyframe ("stumbled") where it asks the character to stay up and, its head risen
+        in it (as for a fall), `body` — a knee, a hand, found by the caller: `stumble.FloorCatch` — touches the
+        floor the keyframe does not put it on. A stand or a carry caught on a knee is no success an animator
+        keeps (the finished clip's `stumble` marks it), and a retry from the last keyframe reached may find
+        one that stays on its feet."""
+        if self.done or body is None or not self.current.upright or not self.head_was_up:
+            return
+        self.failed, self.failure, self.stumbled_on = True, "stumbled", f"{body} on the floor at {t:.2f} s"
 
     def append(self, keyframes: list[ContactKeyframe], t: float) -> None:
         """Keyframes added while running; a finished (successful) run resumes with them."""
