@@ -25,6 +25,7 @@ class LivePreview:
         self.frames: dict[int, np.ndarray] = {}  # seed → (F, nq) float32
         self.geometry: dict[int, np.ndarray] = {}  # seed → (F, S, 2, 3) float32
         self.fps: dict[int, float] = {}
+        self.reached: dict[int, list] = {}  # seed → when in its frames each keyframe was reached (None: not yet)
 
     def _model(self):
         if self.model is None:
@@ -41,10 +42,12 @@ class LivePreview:
         geometry = segments(self._model(), new.astype(float))
         self.geometry[seed] = geometry if old is None else np.concatenate([old[:first], geometry])
         self.frames[seed], self.fps[seed] = frames, float(event["fps"])
+        if "keyframes_reached" in event:  # a rewind to a checkpoint rewinds these with the frames
+            self.reached[seed] = list(event["keyframes_reached"])
 
     def done(self, seed: int) -> None:
         """The seed's solution arrived: its live ghost goes."""
-        for store in (self.frames, self.geometry, self.fps):
+        for store in (self.frames, self.geometry, self.fps, self.reached):
             store.pop(seed, None)
 
     def lines(self, frame: float, scene_fps: float) -> np.ndarray:
@@ -60,8 +63,9 @@ class LivePreview:
 
 def keep_unfinished(scene, job) -> int:
     """A cancelled solve: each seed's motion found so far (its live preview, with no solution yet) listed as a
-    solution marked unfinished, which previews, ghosts and keeps like any other (its file beside the solve's
-    others, `seed_<k>/unfinished.npz`, written whole or not at all); how many."""
+    solution marked unfinished, which previews, ghosts and keeps like any other — with the keyframes it had
+    reached, so Keep marks them on the timeline (its file beside the solve's others, `seed_<k>/unfinished.npz`,
+    written whole or not at all); how many."""
     from .solutions import add_unfinished
     live = getattr(job, "live", None)
     if live is None:
@@ -75,8 +79,9 @@ def keep_unfinished(scene, job) -> int:
         folder = os.path.join(job.out, f"seed_{seed}")
         os.makedirs(folder, exist_ok=True)
         path = os.path.join(folder, "unfinished.npz")
+        reached = [t if t is not None and t <= times[-1] + 1e-9 else None for t in live.reached.get(seed, [])]
         write_npz_atomic(path, {"times": times, "qpos": frames, "frame_times": times, "frame_qpos": frames,
-                                "keyframes_reached": np.zeros(0)})
-        add_unfinished(scene, seed, path, float(times[-1]), job.context)
+                                "keyframes_reached": np.array([np.nan if t is None else t for t in reached], float)})
+        add_unfinished(scene, seed, path, float(times[-1]), job.context, reached)
         kept += 1
     return kept

@@ -46,10 +46,13 @@ def add_from_event(scene, event: dict, context: dict) -> None:
             _add(scene, variant, event, path, context, variant=key)
 
 
-def add_unfinished(scene, seed: int, result_path: str, duration: float, context: dict) -> None:
-    """List the motion a cancelled seed had found (`live_preview.keep_unfinished`): not a success, no
-    keyframes known reached, named "seed k · unfinished"."""
+def add_unfinished(scene, seed: int, result_path: str, duration: float, context: dict,
+                   reached: list | None = None) -> None:
+    """List the motion a cancelled seed had found (`live_preview.keep_unfinished`): not a success, with the
+    keyframes it had reached (`reached`: a time or None per keyframe; none known for methods without
+    keyframes), named "seed k · unfinished"."""
     entry = {"seed": seed, "success": False, "cost": float("nan"), "duration_s": duration,
+             "keyframes_reached": list(reached or []),
              "words": [rpt_("unfinished: cancelled at {:.2f} s of motion").format(duration)]}
     _add(scene, entry, {"event": Event.SOLUTION}, result_path, context, variant="unfinished")
 

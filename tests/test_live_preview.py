@@ -56,9 +56,10 @@ def test_the_committed_motion_is_drawn_while_the_solve_runs_and_is_the_solutions
 
 
 def test_a_cancelled_solve_keeps_what_each_seed_had_found_as_an_unfinished_solution():
-    """Cancel once the preview shows a third of a second: each seed's motion found so far is listed as
-    "seed k · unfinished", not a success, its file holding exactly the frames shown; it previews on the rig
-    and Keep bakes it like any solution."""
+    """Cancel once the preview shows a third of a second and the first keyframe reached: each seed's motion
+    found so far is listed as "seed k · unfinished", not a success, its file holding exactly the frames shown
+    and the keyframe reached; it previews on the rig and Keep bakes it like any solution, the keyframe it
+    reached marked on the timeline where it was reached."""
     bpy, module = installed_extension()
     bpy.ops.wm.read_homefile(use_empty=True)
     assert bpy.ops.physkey.load_preset(preset="armchair_stand_sit_stand") == {"FINISHED"}
@@ -74,8 +75,9 @@ def test_a_cancelled_solve_keeps_what_each_seed_had_found_as_an_unfinished_solut
         error = original(scene_, job, events, warn)
         live = getattr(job, "live", None)
         if live is not None and 0 in live.frames:
-            shown["frames"] = live.frames[0].copy()
-            if len(live.frames[0]) >= 10 and not getattr(job, "cancelled", False):
+            shown["frames"], shown["reached"] = live.frames[0].copy(), list(live.reached.get(0, []))
+            if len(live.frames[0]) >= 10 and any(t is not None for t in shown["reached"]) \
+                    and not getattr(job, "cancelled", False):
                 job.cancel()  # what Esc and the Cancel button do
                 job.cancelled = True
         return error
@@ -92,9 +94,14 @@ def test_a_cancelled_solve_keeps_what_each_seed_had_found_as_an_unfinished_solut
     with np.load(bpy.path.abspath(item.result_path)) as z:
         np.testing.assert_array_equal(z["frame_qpos"], shown["frames"].astype(float))
         assert item.duration == pytest.approx(z["frame_times"][-1]) and len(z["frame_times"]) >= 10
+        reached = [None if np.isnan(t) else float(t) for t in z["keyframes_reached"]]
+    assert reached == shown["reached"] and len(reached) == 6 and reached[0] is not None
+    assert (item.keys_reached, item.keys_total) == (sum(t is not None for t in reached), 6)
     props.active_solution = 0
     assert bpy.ops.physkey.keep_solution() == {"FINISHED"}
     assert any(a.name.endswith("_unfinished") for a in bpy.data.actions)
+    (marker,) = [m for m in scene.timeline_markers if m.name.endswith(" kf0")]
+    assert marker.frame == round(scene.frame_start + reached[0] * scene.render.fps / scene.render.fps_base)
 
 
 def test_a_search_started_over_is_said_in_blenders_reports():

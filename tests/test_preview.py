@@ -55,11 +55,23 @@ def test_preview_frames_arrive_while_the_solve_runs_and_are_its_results_frames(r
         final = canonical(model, z["frame_qpos"])
     assert len(final) - CHUNK_FRAMES <= len(frames) <= len(final)  # all but the last chunk shown before the end
     np.testing.assert_array_equal(frames, final[:len(frames)])
-    log = json.loads((out / f"seed_{seed}" / "entry.json").read_text())["particles"]
+    entry = json.loads((out / f"seed_{seed}" / "entry.json").read_text())
+    log = entry["particles"]
     if seed == 1:  # its retry and back-up went back over frames already shown
         assert log["backups"] == 1 and rewinds >= 1
     else:
         assert log["backups"] == 0 and rewinds == 0
+    # Each event says when in its motion the keyframes were reached: the result's times, within the frames
+    # shown; a back-up takes back the keyframe it redoes.
+    reached = [e["keyframes_reached"] for e in mine]
+    assert all(len(r) == len(entry["keyframes_reached"]) for r in reached)
+    for r, e in zip(reached, mine):
+        assert all(t is None or t <= (e["first_frame"] + e["frames"]) / e["fps"] + 0.05 for t in r)
+    assert any(t is not None for t in reached[-1])
+    for t, final in zip(reached[-1], entry["keyframes_reached"]):
+        assert t is None or t == pytest.approx(final, abs=1e-6)
+    taken_back = any(a is not None and b is None for r0, r1 in zip(reached, reached[1:]) for a, b in zip(r0, r1))
+    assert taken_back == (seed == 1)
 
 
 def _assisted_sit(folder: Path, settings: dict) -> tuple[list, dict]:

@@ -32,7 +32,8 @@ MEANING = {
     Event.STAGE: "a playable intermediate solution (an assisted solve's curriculum stage) and its file",
     Event.PREVIEW: "a seed's motion as it is found (what an MPC solve has committed, an assisted search's best so "
                    "far, then its physical version as tracked): its frames from first_frame on (fps, nq; qpos "
-                   "as base64 little-endian float32 rows), replacing any sent from there",
+                   "as base64 little-endian float32 rows), replacing any sent from there; MPC keyframe methods add "
+                   "when in it each keyframe was reached (keyframes_reached, null where not yet)",
     Event.SEGMENTS: "on Ray with particles: where each particle of a keyframe segment ran",
     Event.SOLUTION: "a seed's solution: its result.json entry and the path of its result.npz",
     Event.SEED_RETRY: "a worker died; the seed runs again",

@@ -51,4 +51,5 @@ class Progress:
     backups: Optional[int] = None
     motion_time: Optional[float] = None  # s of motion simulated so far (MPC methods: where in the clip it is)
     motion: Optional[tuple] = None  # (times, qpos) sequences of the motion committed so far, for a live preview
+    reached_times: Optional[list] = None  # with `motion`: when in it each keyframe was reached (None: not yet)
     attempt: Optional[int] = None  # MPC: the try at the current keyframe's segment (0: the first; 1: its first retry)

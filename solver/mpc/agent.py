@@ -253,7 +253,8 @@ class Agent:
                     / len(tracker.keyframes))
             progress(Progress(min(frac, 1.0), self.last_cost, reached=tracker.index,
                               keyframes=len(tracker.keyframes), iterations=self.iterations,
-                              motion_time=float(data.time), motion=(self.rec["times"], self.rec["qpos"])))
+                              motion_time=float(data.time), motion=(self.rec["times"], self.rec["qpos"]),
+                              reached_times=list(tracker.reached)))
         if data.time > self.horizon_total + 1.0:  # cannot happen with time limits; a guard against loops
             tracker.failed, tracker.failure = True, "time limit"
 

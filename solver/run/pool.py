@@ -69,6 +69,8 @@ class SeedRunner:
             if self.events is not None and report.motion is not None:
                 event = preview.event(seed, *report.motion)
                 if event is not None:
+                    if report.reached_times is not None:
+                        event["keyframes_reached"] = report.reached_times
                     self.events(event)
             if self.events is not None and (now - last[0] > 0.2 or fraction >= 1.0):
                 last[0] = now

@@ -255,7 +255,7 @@ def _segment_progress(progress, k: int, i: int, n: int, nkf: int, iterations_bef
         progress(Progress(min(1.0, (k + (i + within) / n) / nkf), p.cost, reached=k, keyframes=nkf,
                           iterations=p.iterations + iterations_before, retries=retries, backups=backups,
                           motion_time=p.motion_time, motion=p.motion if i == 0 else None,  # one particle shown
-                          attempt=attempt))
+                          reached_times=p.reached_times if i == 0 else None, attempt=attempt))
     return report
 
 

@@ -133,4 +133,5 @@ def report_outcome(report: StepReport, j: int, spent_before: int, outcome: Segme
     if callback is not None and outcome.last_cost is not None:
         callback(Progress(min(outcome.index / keyframes, 1.0), outcome.last_cost, reached=outcome.index,
                           keyframes=keyframes, iterations=int(outcome.checkpoint.meta["iterations"]),
-                          motion_time=outcome.time, motion=(arrays["record.times"], arrays["record.qpos"])))
+                          motion_time=outcome.time, motion=(arrays["record.times"], arrays["record.qpos"]),
+                          reached_times=list(outcome.checkpoint.meta["tracker"]["reached"])))
