@@ -18,6 +18,7 @@ from solver.mpc.stumble import FloorCatch
 from solver.physics.posture import Posture
 from solver.physics.quality import FALLEN_HEAD_HEIGHT, motion_quality
 from solver.physics.rollout import RolloutEngine
+from solver.physics.verdict import failure_words
 
 ROOT = Path(__file__).resolve().parents[1]
 PAIR = {"body1": "pelvis", "pos1": [0, 0, 0], "body2": "world", "pos2": [9, 0, 1]}
@@ -299,3 +300,25 @@ def test_the_last_keyframe_ends_the_clip_at_rest():
     moving.update(0.0, 0.0)
     assert not at(moving, end + SETTLE_LIMIT_S - 0.01, fast)
     assert at(moving, end + SETTLE_LIMIT_S, fast)
+
+
+def test_a_solution_that_stopped_at_a_keyframe_says_why_first():
+    """The solution's words (its row in Blender, `bench mpc`'s per seed) lead with why the solve stopped: the
+    falling reach with no retry caught itself, and its quality's words name the body; a style that did not
+    hold says what of it."""
+    doc = json.loads((ROOT / "scenes/tasks/reach_hand_targets.json").read_text())
+    doc["settings"] = {"rollouts": 2, "budget": 1, "exploration": 0.0, "planner": "baseline", "overtime": 0.0,
+                       "segment_retries": 0, "backups": 0}
+    doc["keyframes"] = doc["keyframes"][:1]
+    doc["keyframes"][0]["time_limit"] = 4.0
+    prep = CONTACT.prepare(task_from_dict(doc))
+    with RolloutEngine(prep.plan.model, 1) as engine:
+        sol = CONTACT.solve(prep, 0, engine)
+    name = doc["keyframes"][0]["name"]
+    assert not sol.success and sol.summary["failure"] == "stumbled"
+    assert sol.summary["words"][0] == f"'{name}' not reached: caught itself on the floor"
+    stumble = sol.summary["quality"]["stumble"]
+    assert f"stumbles at {stumble['time_s']:.1f} s ({stumble['body']} on the floor)" in sol.summary["words"]
+    assert failure_words("stand", "style", "head at 81% of its standing height") == \
+        "'stand' met, but not in its style (head at 81% of its standing height)"
+    assert failure_words("stand", None) is None

@@ -33,7 +33,7 @@ from ..physics.grasp import grasp_pairs
 from ..physics.model import BuiltModel, build_model
 from ..physics.quality import motion_quality
 from ..physics.rollout import RolloutEngine
-from ..physics.verdict import quality_words
+from ..physics.verdict import failure_words, quality_words
 from .base import Batch, Capabilities, Method, Prepared
 
 
@@ -243,6 +243,12 @@ def _solution(prep: ContactPrepared, run, keyframes: list | None = None) -> Solu
                                         expected_touch=paired_touch(prep, run.keyframe_index, keyframes),
                                         seated=seated)
     summary["words"] = quality_words(summary["quality"], ends_standing=keyframes[-1].style == "standing")
+    if not run.success and run.failed_keyframe is not None and run.failed_keyframe < len(keyframes):
+        name = keyframes[run.failed_keyframe].name
+        name = name if name and name != "keyframe" else f"keyframe {run.failed_keyframe + 1}"  # unnamed: its place
+        # a stumble's body and time are in the quality's own words ("stumbles at 1.1 s (hand_right on the floor)")
+        why = failure_words(name, run.failure, run.failure_detail if run.failure == "style" else None)
+        summary["words"] = [why, *summary["words"]] if why else summary["words"]
     return Solution(times=run.times, qpos=run.qpos, success=run.success,
                     cost=float(run.cost_per_step.mean()) if len(run.cost_per_step) else 0.0,
                     keyframes_reached=[None if t is None else round(float(t), 6) for t in run.reached],

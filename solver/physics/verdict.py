@@ -14,6 +14,21 @@ CARRY_WORDS_S = 0.5
 # s: a seated character's foot up by the seat for at least this long shows (a foot swung past it does not)
 FEET_UP_WORDS_S = 0.5
 
+# Why a keyframe failed (`KeyframeTracker.failure`), as the animator reads it on the solution's row.
+FAILURE_WORDS = {"time limit": "not reached in its time", "style": "met, but not in its style",
+                 "fell": "not reached: fell", "stalled": "not reached: stopped coming closer",
+                 "stumbled": "not reached: caught itself on the floor"}
+
+
+def failure_words(keyframe: str, failure: str | None, detail: str | None = None) -> str | None:
+    """Why the solve stopped at `keyframe` (its name): "'stand' met, but not in its style (head at 81% of its
+    standing height)", "'grasp' not reached: caught itself on the floor (shin_left on the floor at 1.10 s)";
+    None without a failure."""
+    if failure is None:
+        return None
+    what = FAILURE_WORDS.get(failure, f"not reached: {failure}")
+    return f"'{keyframe}' {what}" + (f" ({detail})" if detail else "")
+
 
 def quality_words(quality: dict, ends_standing: bool = False) -> list[str]:
     """The phrases of `quality` (`quality.motion_quality`'s figures) an animator would not accept;
