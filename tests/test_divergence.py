@@ -249,7 +249,9 @@ def test_agent_that_blows_up_is_unstable_at_the_reference_time(tmp_path):
     keyframes = parse_keyframes([{"pairs": [{"body1": "pelvis", "pos1": [0, 0, 0], "body2": "world",
                                              "pos2": [0, 0, 0.9]}], "time_limit": 2.0}])
     with RolloutEngine(plan.model, 2) as engine:
-        run = run_agent(built, plan, keyframes, contact_settings(rollouts=16), 0, engine)
+        # give_up_fallen_s 0: the stiff character goes down before it blows up, and a catch on the floor would end
+        # the keyframe first
+        run = run_agent(built, plan, keyframes, contact_settings(rollouts=16, give_up_fallen_s=0.0), 0, engine)
     assert run.unstable_at is not None and not run.success and "BADQACC" in run.unstable_reason
     # Replaying the agent's own controls in a plain loop warns in the step that starts at unstable_at.
     m, dt = built.model, built.model.opt.timestep
@@ -262,7 +264,8 @@ def test_agent_that_blows_up_is_unstable_at_the_reference_time(tmp_path):
     assert np.all(np.diff(run.times) > 0.5 * dt)
     # The method packages it as an unstable solution; result.json says so.
     # No retries or back-ups: each would blow up again (the packaging is checked, not the recovery).
-    prep = ContactPrepared(None, contact_settings(rollouts=16, segment_retries=0, backups=0), built, keyframes, plan)
+    prep = ContactPrepared(None, contact_settings(rollouts=16, segment_retries=0, backups=0, give_up_fallen_s=0.0),
+                           built, keyframes, plan)
     with RolloutEngine(plan.model, 2) as engine:
         sol = contact.solve(prep, 0, engine)
     assert sol.unstable_time == pytest.approx(run.unstable_at)
