@@ -54,7 +54,10 @@ def smooth_abs(x, p=SMOOTH_P):
 
 def capture_point(com: np.ndarray, comvel: np.ndarray, gravity: float) -> np.ndarray:
     """Where the centre of mass (…, 3) moving at `comvel` is headed on the floor (…, 2): carried on horizontally
-    for BALANCE_LEAD × √(height / g), its height floored at 0.1 m (a body lying down)."""
+    for BALANCE_LEAD × √(height / g), its height floored at 0.1 m (a body lying down); without gravity nothing
+    topples, and it is where it is."""
+    if gravity <= 0.0:
+        return com[..., :2]
     lead = BALANCE_LEAD * np.sqrt(np.maximum(com[..., 2:3], 0.1) / gravity)
     return com[..., :2] + lead * comvel[..., :2]
 
