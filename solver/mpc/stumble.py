@@ -8,7 +8,7 @@ import mujoco
 import numpy as np
 
 from ..formats.contact_keyframes import WORLD
-from ..physics.quality import FOOT_ROLES, hangs_below
+from ..physics.quality import floor_planes, foot_carried, hangs_below
 
 # How high above the floor a pair's world point may be to put its body on the floor: a kneeling knee's
 # or a flat hand's origin is within a limb's thickness of it
@@ -34,12 +34,11 @@ class FloorCatch:
 
     def __init__(self, model: mujoco.MjModel, bodies: list[str], roles: dict[str, str]):
         self.model, self.bodies = model, list(bodies)
-        ids = np.array([model.body(b).id for b in self.bodies])
-        feet = [model.body(roles[r]).id for r in FOOT_ROLES if r in roles]
-        self.active = bool(feet)
-        self.floor = (model.geom_bodyid == 0) & (model.geom_type == int(mujoco.mjtGeom.mjGEOM_PLANE))
-        carried = {int(b) for b in ids if any(hangs_below(model, int(b), f) for f in feet)}
-        self.catching = np.isin(model.geom_bodyid, [int(b) for b in ids if int(b) not in carried])
+        ids = [model.body(b).id for b in self.bodies]
+        carried = foot_carried(model, ids, roles)
+        self.active = carried is not None
+        self.floor = floor_planes(model)
+        self.catching = np.isin(model.geom_bodyid, [b for b, c in zip(ids, carried) if not c] if self.active else [])
         self._keyframe, self._mask = None, self.catching
 
     def body(self, data: mujoco.MjData, keyframe) -> str | None:

@@ -179,10 +179,9 @@ def _first_stumble(model: mujoco.MjModel, bodies: list[str], ids: list[int], rol
                    expected: dict[str, np.ndarray] | None) -> dict | None:
     """`motion_quality`'s `stumble`: when and with which body the character first caught itself on the
     floor with something other than its feet."""
-    feet = {model.body(roles[r]).id for r in FOOT_ROLES if r in roles}
-    if not feet:  # nothing to stand on by role: every touch would read as a stumble
+    carried = foot_carried(model, ids, roles)
+    if carried is None:  # nothing to stand on by role: every touch would read as a stumble
         return None
-    carried = np.array([any(hangs_below(model, b, f) for f in feet) for b in ids], dtype=bool)
     caught = scan.on_floor & ~carried & ~may_lie[:, None]
     if segment is not None and "head" in roles:
         caught &= head_was_up(scan.head_z, segment)[:, None]
@@ -195,6 +194,20 @@ def _first_stumble(model: mujoco.MjModel, bodies: list[str], ids: list[int], rol
         return None
     i, k = hits[0]
     return {"time_s": round(float(times[i]), 6), "body": bodies[k]}
+
+
+def foot_carried(model: mujoco.MjModel, ids: list[int], roles: dict[str, str]) -> np.ndarray | None:
+    """(len(ids),) bool: the bodies the feet carry — the feet and what hangs below them (the toes), which may
+    touch the floor without a stumble; None where no body plays a foot."""
+    feet = [model.body(roles[r]).id for r in FOOT_ROLES if r in roles]
+    if not feet:
+        return None
+    return np.array([any(hangs_below(model, int(b), f) for f in feet) for b in ids], dtype=bool)
+
+
+def floor_planes(model: mujoco.MjModel) -> np.ndarray:
+    """(ngeom,) bool: the world's planes, the floor a body is on (not a seat or a table)."""
+    return (model.geom_bodyid == 0) & (model.geom_type == int(mujoco.mjtGeom.mjGEOM_PLANE))
 
 
 def hangs_below(model: mujoco.MjModel, body: int, ancestor: int) -> bool:
@@ -340,7 +353,7 @@ def _scan(model: mujoco.MjModel, ids: list[int], feet: list[int], head: int | No
                      obj_depth=np.zeros(n), obj_touch=np.zeros((n, len(objects)), dtype=bool),
                      obj_rests=np.zeros((n, len(objects)), dtype=bool),
                      on_floor=np.zeros((n, len(ids)), dtype=bool))
-    floor_geom = (model.geom_bodyid == 0) & (model.geom_type == int(mujoco.mjtGeom.mjGEOM_PLANE))
+    floor_geom = floor_planes(model)
     column = {b: k for k, b in enumerate(ids)}
     for i in range(n):
         data.qpos[:] = qpos[i]
