@@ -170,6 +170,28 @@ def test_a_character_that_cannot_come_closer_gives_up_at_the_stall_time():
     assert 0.5 <= run.times[-1] <= 0.5 + 0.015  # watched once per control step, from the keyframe's start
 
 
+def test_a_keyframe_met_but_not_in_its_style_gives_up_once_its_style_stops_coming_closer():
+    """A seated keyframe whose pair (the pelvis where it stands) is met from the start, the character standing
+    away from any seat: its style never comes closer, so with `give_up_style_s` 0.5 it fails "style" half a
+    second after its style was first found short (at its first control step: the grace of a dip is for a
+    keyframe being held), watched once per control step; with 0 it runs on."""
+    doc = json.loads((ROOT / "scenes/tasks/reach_hand_targets.json").read_text())
+    doc["keyframes"] = doc["keyframes"][:1]
+    doc["keyframes"][0].update(time_limit=2.0, style="seated", tolerance=0.5,
+                               pairs=[dict(PAIR, pos2=[0, 0, 0.95])])
+    runs = {}
+    for give_up in (0.5, 0.0):
+        doc["settings"] = {"rollouts": 2, "budget": 1, "exploration": 0.0, "planner": "baseline", "overtime": 0.0,
+                           "give_up_fallen_s": 0.0, "give_up_style_s": give_up}
+        prep = CONTACT.prepare(task_from_dict(doc))
+        with RolloutEngine(prep.plan.model, 1) as engine:
+            runs[give_up] = run_agent(prep.built, prep.plan, prep.keyframes, prep.settings, 0, engine)
+    run, control_dt = runs[0.5], float(np.diff(runs[0.5].control_times[:2])[0])
+    assert not run.success and run.failure == "style" and run.failure_detail == "resting 0% of its weight on a seat"
+    assert 0.5 < run.times[-1] <= 0.5 + 2 * control_dt
+    assert runs[0.0].times[-1] > 1.0
+
+
 def _run_tracker(distance, overtime: float, time_limit: float = 2.0, held: bool = True) -> tuple[str, float]:
     """Control steps of 0.1 s as the agent takes them (the tracker's update, then progress noted) at
     `distance(i)` until the keyframe is reached or fails: what happened and when. `held` False: within

@@ -50,6 +50,9 @@ def test_standing_is_measured_against_the_characters_own_standing_pose(humanoid)
     assert posture.torso_tilt_deg(leaning) == pytest.approx(30.0, abs=1e-6)
     share = posture.head_share(leaning)
     assert posture.not_standing(leaning) == f"head at {share:.0%} of its standing height, torso 30° from upright"
+    assert posture.style_gap("standing", rest) == 0.0
+    assert posture.style_gap("standing", leaning) == pytest.approx(STANDING_HEAD_SHARE - share + np.radians(15.0))
+    assert posture.style_gap("lying", leaning) == pytest.approx(np.radians(30.0))
     assert 30.0 > STANDING_TILT_DEG
 
     # Knees and hips bent, the torso kept upright: a crouch.
@@ -62,6 +65,8 @@ def test_standing_is_measured_against_the_characters_own_standing_pose(humanoid)
     assert share < STANDING_HEAD_SHARE
     assert posture.head_share(data) == pytest.approx(share)
     assert posture.not_standing(data) == f"head at {share:.0%} of its standing height"
+    assert posture.style_gap("standing", data) == pytest.approx(STANDING_HEAD_SHARE - share)
+    assert posture.style_gap("reaching", data) == posture.style_gap(None, data) == 0.0
 
 
 def test_a_clips_end_is_read_from_its_last_frames(humanoid):
@@ -90,6 +95,36 @@ def test_a_keyframe_met_but_not_in_its_style_fails_for_its_style():
     plain = KeyframeTracker(kf)
     plain.update(2.1, np.inf)
     assert plain.failure == "time limit"
+
+
+def test_a_style_that_stops_coming_closer_fails_after_the_give_up_time():
+    """Hand-computed on the tracker (`STYLE_STEP` 0.01 of the style gap, give-up 1 s): a gap shrinking 4
+    thousandths per 0.1 s is progress every third step; no closer for 1 s fails "style"; a style found short
+    again after its pairs were lost starts the clock anew; 0 turns it off."""
+    kf = parse_keyframes([{"pairs": [PAIR], "time_limit": 10.0, "style": "standing"}])
+    t = KeyframeTracker(kf)
+    t.style_short = "head at 80% of its standing height"
+    for i in range(30):  # 0.2 → 0.084, 4 thousandths per 0.1 s
+        t.watch_style(0.1 * i, 0.2 - 0.004 * i, give_up_s=1.0)
+    assert not t.failed and t.style_mark == pytest.approx(0.2 - 0.004 * 27)
+    since = t.style_since
+    assert since == pytest.approx(2.7)
+    t.watch_style(since + 0.99, 0.09, give_up_s=1.0)
+    assert not t.failed
+    t.style_short = None  # its pairs lost for a step: no style to watch
+    t.watch_style(since + 1.0, 0.0, give_up_s=1.0)
+    assert not t.failed and t.style_mark is None
+    t.style_short = "head at 90% of its standing height"
+    t.watch_style(since + 1.1, 0.09, give_up_s=1.0)
+    t.watch_style(since + 2.09, 0.09, give_up_s=1.0)
+    assert not t.failed
+    t.watch_style(since + 2.1, 0.09, give_up_s=1.0)
+    assert t.failed and t.failure == "style" and t.done
+    off = KeyframeTracker(kf)
+    off.style_short = "head at 80% of its standing height"
+    for i in range(40):
+        off.watch_style(0.1 * i, 0.2, give_up_s=0.0)
+    assert not off.failed
 
 
 def test_an_unknown_style_is_refused_by_name():

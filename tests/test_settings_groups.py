@@ -46,7 +46,8 @@ NEVER_READ = {"TrackSettings": {"grasp", "speed_limit", "speed_weight"}}
 
 # Settings added since the record, with their defaults where the task or preset does not set them.
 ADDED = {"AssistSettings": {"physical_settings": {}, "w_apex": 10.0},
-         "TrackSettings": {"w_slip": 20.0, "stand_ins": True, "w_anchor": 100.0}}
+         "ContactSettings": {"give_up_style_s": 1.0},
+         "TrackSettings": {"w_slip": 20.0, "stand_ins": True, "w_anchor": 100.0, "give_up_style_s": 1.0}}
 # Defaults changed since the record (measured: benchmarks/RESULTS.md), with their new values where the task
 # or preset does not set them.
 CHANGED = {"TrackSettings": {"w_body": 12.0, "planning_timestep": 0.01, "w_penetration": 30.0}}

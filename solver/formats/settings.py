@@ -160,6 +160,10 @@ class RecoverySettings:
     give_up_stalled_s: float = setting(0.0, "A keyframe fails once its distance has gone this long without coming "
                                             "a tenth of its tolerance closer, so the retry starts sooner (0: only "
                                             "the time limit)", unit="s", nonneg=True, max=MAX_MOTION_S)
+    give_up_style_s: float = setting(1.0, "A keyframe whose pairs are met but not its style (a stand met in a "
+                                          "crouch) fails once its posture has gone this long without coming closer "
+                                          "to the style, so the retry starts sooner (0: only the time limit)",
+                                     unit="s", nonneg=True, max=MAX_MOTION_S)
     overtime: float = setting(1.0, "A keyframe still closing in at its time limit (a tenth of its tolerance closer "
                                    "within the last 2 s) runs on, up to this fraction of its time limit longer, "
                                    "before it fails (0: the time limit is final)", nonneg=True, max=10.0)

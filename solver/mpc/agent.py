@@ -239,13 +239,17 @@ class Agent:
         return u
 
     def _watch(self, best_cost: float, progress) -> None:
-        """After a control step: a keyframe failed early (a fall, a stall), the progress reported."""
+        """After a control step: a keyframe failed early (a fall, a stall, a style that stays short), the progress
+        reported."""
         data, tracker, recovery = self.data, self.tracker, self.settings.recovery
         if self.head is not None:
             tracker.watch_fall(data.time, float(data.xpos[self.head, 2]), recovery.give_up_fallen_s)
         if self.job.approaches:
             d = self.rec["dist"][-1]
             tracker.watch_stall(data.time, d, recovery.give_up_stalled_s, held=self.met_within(d))
+        short = tracker.style_short is not None  # its pairs met, its style not
+        gap = self.posture.style_gap(tracker.current.style, data) if short else 0.0
+        tracker.watch_style(data.time, gap, recovery.give_up_style_s)
         if np.isfinite(best_cost):
             self.last_cost = best_cost
         if progress is not None and self.last_cost is not None:

@@ -15,6 +15,7 @@ from ..physics.touching import touching_bodies
 
 PROGRESS_STEP = 0.1  # of a keyframe's tolerance: coming closer by less than this is not progress
 CLOSING_S = 2.0  # a keyframe that made progress within this long is still closing in (see `overtime`)
+STYLE_STEP = 0.01  # of `Posture.style_gap`: coming closer to a keyframe's style by less than this is not progress
 
 
 @dataclass
@@ -37,13 +38,16 @@ class KeyframeTracker:
     style_lost_at: float | None = None  # when the style of a keyframe being held was last lost (see `jobs`)
     still_since: float | None = None  # first instant of the root's current stretch at rest (see `jobs.settled`)
     stumbled_on: str | None = None  # for "stumbled": what caught the character ("shin_left on the floor at 1.10 s")
+    style_mark: float | None = None  # the style gap at the last progress towards the style (see `watch_style`)
+    style_since: float | None = None  # when that was
 
     def __post_init__(self):
         self.reached = [None] * len(self.keyframes)
 
     # What a checkpoint keeps of the tracker (the keyframes themselves are the run's, fingerprinted).
     STATE = ("index", "start", "within_since", "reached", "failed", "failure", "fallen_since", "head_was_up",
-             "progress_mark", "progress_since", "style_short", "still_since", "style_lost_at", "stumbled_on")
+             "progress_mark", "progress_since", "style_short", "still_since", "style_lost_at", "stumbled_on",
+             "style_mark", "style_since")
 
     def get_state(self) -> dict:
         """Everything the tracker carries between control steps, as JSON (for checkpoints)."""
@@ -87,6 +91,7 @@ class KeyframeTracker:
         self.head_was_up, self.fallen_since = False, None
         self.progress_mark, self.progress_since = None, None
         self.style_short, self.still_since, self.style_lost_at = None, None, None
+        self.style_mark, self.style_since = None, None
 
     def note_progress(self, t: float, distance: float, held: bool = True) -> None:
         """Mark progress towards the current keyframe: its distance came `PROGRESS_STEP` × its tolerance
@@ -126,6 +131,21 @@ class KeyframeTracker:
             return
         if t - self.progress_since >= give_up_s - 1e-9:
             self.failed, self.failure = True, "stalled"
+
+    def watch_style(self, t: float, gap: float, give_up_s: float) -> None:
+        """Fail the current keyframe for its style ("style") once its pairs have been met without its style
+        (`style_short`) for `give_up_s` without the style coming `STYLE_STEP` closer (`gap`:
+        `Posture.style_gap`; `give_up_s` 0: never). A stand met in a crouch that stays a crouch would
+        otherwise run to the time limit and on through its overtime — seconds of motion, each costing
+        planning — before the retry that may stand up could start. A character still rising is coming
+        closer, and runs on."""
+        if self.done or give_up_s <= 0 or self.style_short is None:
+            self.style_mark, self.style_since = None, None
+            return
+        if self.style_mark is None or gap < self.style_mark - STYLE_STEP:
+            self.style_mark, self.style_since = gap, t
+        elif t - self.style_since >= give_up_s - 1e-9:
+            self.failed, self.failure = True, "style"
 
     def watch_fall(self, t: float, head_height: float, give_up_s: float) -> None:
         """Fail the current keyframe once the head has stayed below `FALLEN_HEAD_HEIGHT` for

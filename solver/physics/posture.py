@@ -229,6 +229,25 @@ class Posture:
         check = {"standing": self.not_standing, "seated": self.not_seated, "lying": self.not_lying}.get(style)
         return None if check is None else check(data)
 
+    def style_gap(self, style: str | None, data: mujoco.MjData) -> float:
+        """How far the character is from holding `style` now, one number for watching it come closer: for
+        standing, the head's share short of STANDING_HEAD_SHARE plus the torso's lean past STANDING_TILT_DEG
+        (radians: a degree weighs about what 2% of the head's height does); for seated, the share of the weight
+        short of SEATED_LOAD_SHARE plus 1 while a foot is up by the seat; for lying, the torso's lean short of
+        LYING_TILT_DEG (radians). 0 where it holds or the style asks nothing measurable."""
+        if style == "standing":
+            share, tilt = self.head_share(data), self.torso_tilt_deg(data)
+            return (max(0.0, STANDING_HEAD_SHARE - share) if share is not None else 0.0) + (
+                np.radians(max(0.0, tilt - STANDING_TILT_DEG)) if tilt is not None else 0.0)
+        if style == "seated":
+            share = self.seat_share(data)
+            return (max(0.0, SEATED_LOAD_SHARE - share) if share is not None else 0.0) + (
+                1.0 if self.foot_up(data) is not None else 0.0)
+        if style == "lying":
+            tilt = self.torso_tilt_deg(data)
+            return float(np.radians(max(0.0, LYING_TILT_DEG - tilt))) if tilt is not None else 0.0
+        return 0.0
+
     def root_speed(self, data: mujoco.MjData) -> float:
         """The root's linear speed now (m/s); 0 for a root that is not free."""
         if self.root_dof is None:
