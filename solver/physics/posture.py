@@ -238,7 +238,7 @@ class Posture:
         if style == "standing":
             share, tilt = self.head_share(data), self.torso_tilt_deg(data)
             return (max(0.0, STANDING_HEAD_SHARE - share) if share is not None else 0.0) + (
-                np.radians(max(0.0, tilt - STANDING_TILT_DEG)) if tilt is not None else 0.0)
+                float(np.radians(max(0.0, tilt - STANDING_TILT_DEG))) if tilt is not None else 0.0)
         if style == "seated":
             share = self.seat_share(data)
             return (max(0.0, SEATED_LOAD_SHARE - share) if share is not None else 0.0) + (
