@@ -278,6 +278,9 @@ def bench_mpc(task_name: str, trials: int, rollouts: int | None = None, planner:
             "max_fall_s": max((e["quality"]["fall_s"] or 0.0 for e in ok), default=None),
             "max_foot_sliding_m": max((e["quality"]["foot_sliding_m"] for e in ok), default=None),
             "max_jerk_rms": max((e["quality"]["jerk_rms"] for e in ok), default=None),
+            # The largest sideways roll a planted foot held (degrees; feet standing on their edges).
+            "max_foot_roll_deg": max((e["quality"]["foot_roll"]["deg"] for e in ok
+                                      if e["quality"].get("foot_roll")), default=None),
             "max_end_root_speed_mps": round(max(end_speeds), 3) if end_speeds else None,
             # The lowest head at a successful clip's end, as a share of its standing height above the feet.
             "min_end_head_share": min((e["quality"]["end"]["head_share"] for e in ok

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import mujoco
 import numpy as np
 
+from .foot_roll import roll_deg, side_axes, worst_roll
 from .posture import CARRY_PELVIS_SHARE, Posture, at_rest, feet_down, standing_above_feet
 
 FOOT_ROLES = ("foot_left", "foot_right")  # whose sliding is measured (a character playing neither: none)
@@ -66,6 +67,9 @@ def motion_quality(model: mujoco.MjModel, character_bodies: list[str], times: np
       each foot was set down (`planted_sliding`), summed over phases and feet, and `foot_sliding_most`: the phase
       that slid farthest (`{"m", "body", "from_s", "farthest_s", "to_s"}`: set down, farthest from there, lifted;
       None without any), where the animator looks first;
+    - `foot_roll`: how far the planted feet roll onto their edges (`foot_roll.worst_roll`: the largest sideways
+      tilt a planted foot held, which foot and when, and the time some planted foot spent past
+      `foot_roll.ROLLED_DEG`); None without both feet or where none is planted;
     - `jerk_rms`: the RMS of the hinge angles' third time derivative (rad/s³, finite differences)
       at `fps` frames per second — the rate the animator renders, where jitter shows;
     - `max_body_speed`: the fastest any character body moved between consecutive poses
@@ -101,8 +105,10 @@ def motion_quality(model: mujoco.MjModel, character_bodies: list[str], times: np
     scan = _scan(model, ids, foot_ids, model.body(head).id if head is not None else None, objects, qpos)
     n = len(qpos)
     dt = float(np.median(np.diff(times))) if n > 1 else 0.0
-    slides = planted_slides(sole_tracks(scan), bridged(scan.foot_down, int(round(PLANTED_GAP_S / dt)) if dt else 0))
+    planted = bridged(scan.foot_down, int(round(PLANTED_GAP_S / dt)) if dt else 0)
+    slides = planted_slides(sole_tracks(scan), planted)
     feet = [roles[r] for r in FOOT_ROLES if r in roles]
+    sides = side_axes(model, at_rest(model), foot_ids)
     fall = None
     if head is not None and may_lie is not None:
         fallen = (scan.head_z < FALLEN_HEAD_HEIGHT) & ~np.asarray(may_lie, dtype=bool)
@@ -119,6 +125,7 @@ def motion_quality(model: mujoco.MjModel, character_bodies: list[str], times: np
            "max_penetration_at": _deepest(model, char_geom, times, scan.depth, scan.deepest_pair),
            "foot_sliding_m": round(_slid_in_all(slides), 6),
            "foot_sliding_most": _most_slid(feet, times, slides),
+           "foot_roll": None if sides is None else worst_roll(feet, times, roll_deg(scan.foot_mat, sides), planted),
            "jerk_rms": round(_jerk_rms(model, character_bodies, times, qpos, fps), 3),
            "max_body_speed": _fastest(character_bodies, times, scan.body_xyz),
            "fall_s": None if fall is None else round(fall, 6),

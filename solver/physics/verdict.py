@@ -1,9 +1,10 @@
 """A solution's quality figures in the words an animator reads them ("ends crouched", "feet slide
-12 cm", "falls for 0.4 s", "stumbles at 1.2 s", "carries crouched"), said only where a figure is past
-what an animator would accept — the same thresholds the success of a keyframe and the benchmarks hold
-solutions to. Blender shows them beside the numbers; `bench mpc` reports them per seed."""
+12 cm", "feet roll onto their edges", "falls for 0.4 s", "stumbles at 1.2 s", "carries crouched"), said only
+where a figure is past what an animator would accept — the same thresholds the success of a keyframe and the
+benchmarks hold solutions to. Blender shows them beside the numbers; `bench mpc` reports them per seed."""
 from __future__ import annotations
 
+from .foot_roll import ROLLED_DEG
 from .posture import CARRY_PELVIS_SHARE, SETTLED_SPEED, STANDING_HEAD_SHARE, STANDING_TILT_DEG
 
 SLIDING_WORDS_M = 0.05  # planted feet sliding more than this in a clip show
@@ -50,6 +51,10 @@ def quality_words(quality: dict, ends_standing: bool = False) -> list[str]:
         where = (f" ({most['body']} {100 * most['m']:.0f} cm from {most['from_s']:.1f} s to {most['farthest_s']:.1f} s)"
                  if most else "")
         words.append(f"feet slide {100 * quality['foot_sliding_m']:.0f} cm{where}")
+    roll = quality.get("foot_roll")  # absent from results written before it was measured
+    if roll and roll["deg"] > ROLLED_DEG:
+        words.append(f"feet roll onto their edges for {roll['rolled_s']:.1f} s "
+                     f"({roll['body']} {roll['deg']:.0f}° at {roll['time_s']:.1f} s)")
     carry = quality.get("carry")
     if carry and carry["held_s"] >= CARRY_WORDS_S and carry["pelvis_share"] < CARRY_PELVIS_SHARE:
         words.append(f"carries crouched for {carry['crouched_s']:.1f} s of {carry['held_s']:.1f} s "

@@ -1,0 +1,60 @@
+"""How far planted feet roll onto their edges: a loaded foot tilted sideways, standing on its outer or inner
+edge, the ankle's sideways hinge at its limit — what an animator sees as a rolled ankle, and what no other
+figure says (the sole's touching point stays put, so the sliding does not count it). Rolling forward over the
+toes or back onto the heel is a step, not a roll, and is not counted.
+
+Measured on the recorded poses as `quality.motion_quality` scans them: each foot's sideways axis at rest (the
+horizontal direction from the right foot to the left, seen from the foot) carried with the foot; its rise
+from the horizontal is the roll.
+"""
+from __future__ import annotations
+
+import mujoco
+import numpy as np
+
+ROLLED_DEG = 15.0  # a planted foot tilted sideways past this stands on its edge (said in the solution's words)
+HELD_S = 0.1  # s: a roll counts once held this long (a foot landing on its edge and settling flat does not)
+
+
+def side_axes(model: mujoco.MjModel, rest: mujoco.MjData, feet: list[int]) -> np.ndarray | None:
+    """(len(feet), 3) each foot's sideways axis in its own frame, from the character at rest (`rest`): the
+    horizontal direction from the second foot to the first (the left and right feet). None without two feet
+    apart at rest."""
+    if len(feet) != 2:
+        return None
+    across = rest.xpos[feet[0]] - rest.xpos[feet[1]]
+    across[2] = 0.0
+    norm = float(np.linalg.norm(across))
+    if norm < 1e-6:
+        return None
+    across /= norm
+    return np.stack([rest.xmat[f].reshape(3, 3).T @ across for f in feet])
+
+
+def roll_deg(foot_mat: np.ndarray, sides: np.ndarray) -> np.ndarray:
+    """(n, nfeet) each foot's sideways tilt from the horizontal in degrees (0 to 90), from its orientation per
+    pose (`foot_mat`, (n, nfeet, 3, 3)) and its sideways axis (`side_axes`)."""
+    up = np.einsum("nkij,kj->nki", foot_mat, sides)[..., 2]
+    return np.degrees(np.arcsin(np.clip(np.abs(up), 0.0, 1.0)))
+
+
+def worst_roll(feet: list[str], times: np.ndarray, roll: np.ndarray, planted: np.ndarray) -> dict | None:
+    """The planted feet's roll as the animator reads it: `{"deg", "body", "time_s", "rolled_s"}` — the largest
+    roll a planted foot held for HELD_S (`deg`, of which foot, from when), and how long some planted foot spent
+    rolled past ROLLED_DEG (`rolled_s`). None where no foot is ever planted that long."""
+    n = len(times)
+    if n < 2 or not roll.shape[1]:
+        return None
+    dt = float(np.median(np.diff(times)))
+    held = max(1, int(round(HELD_S / dt))) if dt > 0 else 1
+    if n < held:
+        return None
+    on = np.where(planted, roll, -1.0)  # a window with the foot lifted in it holds no roll
+    window = np.lib.stride_tricks.sliding_window_view(on, held, axis=0).min(axis=-1)  # (n - held + 1, nfeet)
+    i, k = np.unravel_index(int(np.argmax(window)), window.shape)
+    if window[i, k] < 0.0:
+        return None
+    dt_each = np.diff(times, append=times[-1])
+    rolled = (on > ROLLED_DEG).any(axis=1)
+    return {"deg": round(float(window[i, k]), 2), "body": feet[k], "time_s": round(float(times[i]), 6),
+            "rolled_s": round(float(dt_each[rolled].sum()), 6)}
