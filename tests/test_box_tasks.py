@@ -26,7 +26,7 @@ def _tool():
 
 def _style(kf) -> str:
     """The box keyframes' styles: the paper's standing weights (the style adds stillness), or reaching."""
-    styles = {"standing": STANDING_WEIGHTS, "reaching": {**STYLES["reaching"][1], "Foot Slip": 0.0, "Feet Flat": 0.0}}
+    styles = {"standing": STANDING_WEIGHTS, "reaching": {**STYLES["reaching"][1], "Foot Slip": 0.0}}
     (name,) = [n for n, w in styles.items() if w == kf["weights"]]
     return name
 

@@ -14,6 +14,7 @@ from solver.physics.verdict import quality_words
 HALF = (0.1, 0.05, 0.02)  # the box feet's half sizes: 20 cm long, 10 cm wide, 4 cm thick
 HANG = 0.9  # m: the feet's centres below the pelvis
 DT = 0.01
+HELD = int(round(HELD_S / DT))  # poses a roll must be held to count
 
 
 def _model():
@@ -47,35 +48,35 @@ def _quality(poses):
 
 def test_a_foot_rolled_onto_its_edge_measures_its_roll():
     theta = np.radians(30.0)
-    got = _quality([_pose(theta)] * 30)["foot_roll"]
+    got = _quality([_pose(theta)] * (HELD + 30))["foot_roll"]
     assert got["deg"] == pytest.approx(30.0, abs=0.01)
     assert got["body"] == "foot_left" and got["time_s"] == 0.0
-    assert got["rolled_s"] == pytest.approx(0.29)  # the last pose has no time after it
+    assert got["rolled_s"] == pytest.approx((HELD + 29) * DT)  # the last pose has no time after it
 
 
 def test_a_foot_pitched_onto_its_heel_or_flat_does_not_roll():
-    flat = _quality([_pose()] * 30)["foot_roll"]
+    flat = _quality([_pose()] * HELD)["foot_roll"]
     assert flat["deg"] == pytest.approx(0.0, abs=1e-6) and flat["rolled_s"] == 0.0
-    heel = _quality([_pose(left_pitch=np.radians(30.0))] * 30)["foot_roll"]
+    heel = _quality([_pose(left_pitch=np.radians(30.0))] * HELD)["foot_roll"]
     assert heel["body"] == "foot_left" and heel["deg"] == pytest.approx(0.0, abs=1e-6)
 
 
 def test_a_roll_counts_only_held_and_planted():
     """Rolled 40° for fewer poses than HELD_S takes (a foot landing on its edge and settling flat), then
-    rolled 40° in the air: the held roll is the 20° that follows, planted."""
-    brief = int(round(HELD_S / DT)) - 2
-    poses = ([_pose(np.radians(40.0))] * brief + [_pose()] * 10 + [_pose(np.radians(40.0), lift=0.05)] * 20
-             + [_pose(np.radians(20.0))] * 20)
+    rolled 40° in the air: the held roll is the 25° that follows, planted."""
+    brief = HELD - 2
+    poses = ([_pose(np.radians(40.0))] * brief + [_pose()] * 10 + [_pose(np.radians(40.0), lift=0.05)] * HELD
+             + [_pose(np.radians(25.0))] * HELD)
     got = _quality(poses)["foot_roll"]
-    assert got["deg"] == pytest.approx(20.0, abs=0.01)
-    assert got["time_s"] == pytest.approx((brief + 30) * DT)
-    assert got["rolled_s"] == pytest.approx((brief + 19) * DT)  # the brief 40° and the 20° held, not the air
-    assert _quality([_pose(lift=0.05)] * 30)["foot_roll"] is None  # never planted
+    assert got["deg"] == pytest.approx(25.0, abs=0.01)
+    assert got["time_s"] == pytest.approx((brief + 10 + HELD) * DT)
+    assert got["rolled_s"] == pytest.approx((brief + HELD - 1) * DT)  # the brief 40° and the 25° held, not the air
+    assert _quality([_pose(lift=0.05)] * HELD)["foot_roll"] is None  # never planted
 
 
 def test_a_roll_past_the_line_is_said_in_the_words():
-    rolled = _quality([_pose(np.radians(ROLLED_DEG + 10.0))] * 30)
-    said = f"feet roll onto their edges for 0.3 s (foot_left {ROLLED_DEG + 10.0:.0f}° at 0.0 s)"
+    rolled = _quality([_pose(np.radians(ROLLED_DEG + 10.0))] * (HELD + 31))
+    said = f"feet roll onto their edges for {(HELD + 30) * DT:.1f} s (foot_left {ROLLED_DEG + 10.0:.0f}° at 0.0 s)"
     assert said in quality_words(rolled)
-    level = _quality([_pose(np.radians(ROLLED_DEG - 5.0))] * 30)
+    level = _quality([_pose(np.radians(ROLLED_DEG - 5.0))] * (HELD + 31))
     assert not any("roll" in w for w in quality_words(level))

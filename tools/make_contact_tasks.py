@@ -44,8 +44,6 @@ STYLED = {("armchair_stand_sit_stand", "stand"): "standing"}
 # The bench shuffle's keyframes all sit on the bench; unjudged, its seeds were reached squatting on the seat
 # with the feet up on it (RESULTS, "Seated with the feet down"). A keyframe judged seated also takes the seated
 # style's `Feet Down` beside the paper's weights: the judgment asks for the feet down, the term pulls them there.
-# A styled keyframe takes its style's `Feet Flat` too: the stand held a foot on its edge, rolled 25–52°, on 6 of 8
-# seeds without it (RESULTS, "Feet on their edges").
 JUDGED = {("armchair_stand_sit_stand", "armchair0"): "seated",
           **{("bench_shuffle", k): "seated" for k in ("bench_sit", "bench_left", "bench_right")}}
 # Keyframes that plan with a longer look-ahead than the settings' 0.35 s, beside the styled ones that take
@@ -96,8 +94,6 @@ def main(ref_dir: str) -> None:
                 kf["style"] = JUDGED[(name, k["name"])]
                 if kf["style"] == "seated":
                     kf["weights"]["Feet Down"] = STYLES["seated"][1]["Feet Down"]
-            if style is not None and STYLES[style][1]["Feet Flat"]:
-                kf["weights"]["Feet Flat"] = STYLES[style][1]["Feet Flat"]
             if (name, k["name"]) in LOOK_AHEAD:
                 kf["horizon"] = LOOK_AHEAD[(name, k["name"])]
             keyframes.append(kf)

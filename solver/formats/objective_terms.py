@@ -9,10 +9,8 @@ from .scene import GROUPS
 
 # The common-objective terms and the contact term, in the order keyframes and Blender list them.
 TERM_NAMES = ("Torso Up", "Pelvis Up", "RFoot Up", "LFoot Up", "Head Height", "Torso Height", "Knee Feet XY",
-              "COM Feet XY", "Facing Dir", "CoM Vel.", "Joint Vel.", "Control", "Contact", "Foot Slip", "Feet Down",
-              "Feet Flat")
-# The feet whose slipping "Foot Slip" counts, whose height "Feet Down" does and whose roll "Feet Flat" does, each
-# in its own leg's group.
+              "COM Feet XY", "Facing Dir", "CoM Vel.", "Joint Vel.", "Control", "Contact", "Foot Slip", "Feet Down")
+# The feet whose slipping "Foot Slip" counts and whose height "Feet Down" does, each in its own leg's group.
 FOOT_TERM_ROLES = ("foot_right", "foot_left")
 # Which groups a whole-body term lands in. "split": divided by joint group, each group seeing its
 # own joints; "pairs": each contact pair lands in the groups of its bodies; "feet": each foot's share in
@@ -22,7 +20,6 @@ TERM_GROUPS = {
     "Head Height": ("core",), "Torso Height": ("core",), "Knee Feet XY": ("right_leg", "left_leg"),
     "COM Feet XY": tuple(GROUPS), "Facing Dir": ("core",), "CoM Vel.": tuple(GROUPS), "Joint Vel.": "split",
     "Control": "split", "Contact": "pairs", "Foot Slip": "feet", "Feet Down": "feet",
-    "Feet Flat": "feet",
 }
 # Planted feet stay planted: the weight of a foot's slip (½ square of the speed of the point it presses
 # at, m/s, times the share of the character's weight on it) in every style — not the paper's, whose
@@ -35,23 +32,16 @@ FOOT_SLIP = 1000.0
 # shuffle was reached with the feet up on the bench, the character squatting on the seat knees to chest for
 # most of the clip (RESULTS, "Seated with the feet down").
 FEET_DOWN = 150.0
-# A planted foot stays flat where the feet carry the body: the weight of each foot's sideways roll (smooth-abs of
-# the rise of its sideways axis from the horizontal) times the share of the character's weight on it, in the
-# styles that stand on the feet. Rolling over the toes or onto the heel costs nothing; a swinging foot carries no
-# weight and costs nothing. Without it the stand that ends stand → sit → stand held a foot on its edge, rolled
-# 25–52°, on 6 of 8 seeds; in the seated keyframes of bench shuffle it stalled the shuffle along the bench
-# (RESULTS, "Feet on their edges").
-FEET_FLAT = 30.0
 # MuJoCo MPC's interact task defaults (Foot Slip off), used for terms a keyframe does not weigh.
 DEFAULT_WEIGHTS = {"Torso Up": 10.0, "Pelvis Up": 10.0, "RFoot Up": 5.0, "LFoot Up": 5.0, "Head Height": 0.0,
                    "Torso Height": 20.0, "Knee Feet XY": 30.0, "COM Feet XY": 0.0, "Facing Dir": 0.0,
                    "CoM Vel.": 10.0, "Joint Vel.": 0.01, "Control": 0.8, "Contact": 100.0, "Foot Slip": 0.0,
-                   "Feet Down": 0.0, "Feet Flat": 0.0}
+                   "Feet Down": 0.0}
 # The paper's strategies' standing keyframes (balance first: COM over the feet, head up).
 STANDING_WEIGHTS = {"Torso Up": 10.0, "Pelvis Up": 0.0, "RFoot Up": 1.0, "LFoot Up": 1.0, "Head Height": 80.0,
                     "Torso Height": 0.0, "Knee Feet XY": 0.0, "COM Feet XY": 100.0, "Facing Dir": 0.0,
                     "CoM Vel.": 0.0, "Joint Vel.": 0.01, "Control": 0.025, "Contact": 100.0, "Foot Slip": 0.0,
-                    "Feet Down": 0.0, "Feet Flat": 0.0}
+                    "Feet Down": 0.0}
 # Style presets for animators and task authors (MuJoCo MPC's sit / stand / relax modes):
 # name → (one-line description, weights of every term).
 # The standing style adds stillness and height to the paper's standing keyframes: a standing keyframe counts
@@ -63,20 +53,19 @@ STANDING_TORSO_UP = 100.0
 STYLES = {
     "standing": ("Balance first: COM over the feet, head up, torso upright, still",
                  {**STANDING_WEIGHTS, "Torso Up": STANDING_TORSO_UP, "CoM Vel.": 10.0, "Torso Height": 20.0,
-                  "Foot Slip": FOOT_SLIP, "Feet Flat": FEET_FLAT}),
+                  "Foot Slip": FOOT_SLIP}),
     "seated": ("MuJoCo MPC's defaults: upright torso, knees over feet, feet down",
                {**DEFAULT_WEIGHTS, "Foot Slip": FOOT_SLIP, "Feet Down": FEET_DOWN}),
     # Standing's balance without its posture: a hand reaching below the hips (a box on a low
     # platform or the floor) bends the torso and lowers the head, which "standing" charges for, so
     # the planner squats bolt upright to the heels instead and cannot rise again with the load.
     "reaching": ("Reaching down: COM over the feet, torso and head free to bend",
-                 {**STANDING_WEIGHTS, "Torso Up": 0.0, "Head Height": 0.0, "Foot Slip": FOOT_SLIP,
-                  "Feet Flat": FEET_FLAT}),
+                 {**STANDING_WEIGHTS, "Torso Up": 0.0, "Head Height": 0.0, "Foot Slip": FOOT_SLIP}),
     "lying": ("No posture terms",
               {"Torso Up": 0.0, "Pelvis Up": 0.0, "RFoot Up": 0.0, "LFoot Up": 0.0, "Head Height": 0.0,
                "Torso Height": 0.0, "Knee Feet XY": 0.0, "COM Feet XY": 0.0, "Facing Dir": 0.0,
                "CoM Vel.": 10.0, "Joint Vel.": 0.01, "Control": 0.8, "Contact": 100.0, "Foot Slip": FOOT_SLIP,
-               "Feet Down": 0.0, "Feet Flat": 0.0}),
+               "Feet Down": 0.0}),
 }
 
 # The look-ahead (s) a style's button gives a keyframe in Blender, where it needs more than the settings'

@@ -12,8 +12,12 @@ from __future__ import annotations
 import mujoco
 import numpy as np
 
-ROLLED_DEG = 15.0  # a planted foot tilted sideways past this stands on its edge (said in the solution's words)
-HELD_S = 0.1  # s: a roll counts once held this long (a foot landing on its edge and settling flat does not)
+# A planted foot tilted sideways past this stands on its edge (said in the solution's words): an ankle resting
+# turned in a little, seated or mid-step, is a person's; 25–50° under the body's weight is a rolled ankle.
+ROLLED_DEG = 20.0
+# s: a roll counts once held this long — a pose, not a foot landing on its edge and settling flat, or the ankle
+# turning for a moment to balance
+HELD_S = 0.5
 
 
 def side_axes(model: mujoco.MjModel, rest: mujoco.MjData, feet: list[int]) -> np.ndarray | None:
