@@ -1,7 +1,7 @@
 """How far planted feet roll onto their edges: a loaded foot tilted sideways, standing on its outer or inner
-edge, the ankle's sideways hinge at its limit — what an animator sees as a rolled ankle, and what no other
-figure says (the sole's touching point stays put, so the sliding does not count it). Rolling forward over the
-toes or back onto the heel is a step, not a roll, and is not counted.
+edge — what an animator sees as a rolled ankle, and what no other figure says (the sole's touching point stays
+put, so the sliding does not count it). Rolling forward over the toes or back onto the heel is a step, not a
+roll, and is not counted.
 
 Measured on the recorded poses as `quality.motion_quality` scans them: each foot's sideways axis at rest (the
 horizontal direction from the right foot to the left, seen from the foot) carried with the foot; its rise
