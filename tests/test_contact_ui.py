@@ -141,8 +141,8 @@ def test_add_pair_with_a_free_object_puts_its_bottom_at_the_cursor():
 @pytest.mark.every_blender
 def test_a_file_saved_before_a_newer_objective_term_keeps_its_weights(tmp_path):
     """A contact keyframe stored with the 13 weights of before `Foot Slip` (Blender would read them back as
-    zeros, the new length not matching) keeps them on load, the newer terms (`Foot Slip`, `Feet Down`) at
-    their defaults, and says so."""
+    zeros, the new length not matching) keeps them on load, the newer terms (`Foot Slip`, `Feet Down`, `Feet Flat`)
+    at their defaults, and says so."""
     bpy, module = installed_extension()
     from solver.formats.objective_terms import DEFAULT_WEIGHTS, TERM_NAMES
     bpy.ops.wm.read_homefile(use_empty=True)
@@ -157,7 +157,7 @@ def test_a_file_saved_before_a_newer_objective_term_keeps_its_weights(tmp_path):
     bpy.ops.wm.save_as_mainfile(filepath=path)
     bpy.ops.wm.open_mainfile(filepath=path)
     props = bpy.context.scene.physkey
-    assert TERM_NAMES[13:] == ("Foot Slip", "Feet Down")
-    assert list(props.contact_keyframes[1].weights) == pytest.approx(old + [DEFAULT_WEIGHTS["Foot Slip"],
-                                                                            DEFAULT_WEIGHTS["Feet Down"]])
+    assert TERM_NAMES[13:] == ("Foot Slip", "Feet Down", "Feet Flat")
+    newer = [DEFAULT_WEIGHTS[t] for t in TERM_NAMES[13:]]
+    assert list(props.contact_keyframes[1].weights) == pytest.approx(old + newer)
     assert "contact keyframes saved by an earlier PhysKey (1)" in props.status

@@ -163,6 +163,56 @@ def test_foot_slip_counts_a_loaded_foot_dragged_not_one_rolling_lifted_or_unload
     assert seen.shape[0] == 1 and list(np.flatnonzero(seen[0])) == [GROUPS.index("right_leg")]
 
 
+def test_feet_flat_charges_a_loaded_foot_rolled_onto_its_edge(objective):
+    """Feet Flat by hand: the right foot turned 30° from its rest orientation about the world's x (the default
+    humanoid's forward: a roll onto its edge) while carrying half the character's weight costs the weight × ½ ×
+    (√(sin² 30° + 0.1²) − 0.1); turned 30° about y (onto its heel) nothing, rolled in the air nothing, rolled
+    carrying a twentieth of the weight a tenth of the half — in the right leg's group only."""
+    import mujoco
+    model = objective.built.model
+    rest = mujoco.MjData(model)
+    mujoco.mj_kinematics(model, rest)
+    at_rest = rest.xquat[model.body("foot_right").id]
+    theta = np.radians(30.0)
+
+    def turned(axis):
+        out = np.zeros(4)
+        mujoco.mju_mulQuat(out, np.r_[np.cos(theta / 2), np.sin(theta / 2) * np.asarray(axis, float)], at_rest)
+        return out
+    feat = fake_features(objective, nroll=4, nstep=3)
+    quat = np.stack([turned([1, 0, 0]), turned([0, 1, 0]), turned([1, 0, 0]), turned([1, 0, 0])])
+    feat["quat"]["foot_right"] = np.repeat(quat[:, None], 3, axis=1)
+    half = 0.5 * objective.weight_n
+    touch = np.zeros((4, 3, 7))
+    touch[:, :, 0], touch[:, :, 3] = 2, -half
+    touch[2, :, 0], touch[2, :, 3] = 0, 0.0  # in the air
+    touch[3, :, 3] = -0.1 * half
+    feat["touch"] = {"foot_right": touch, "foot_left": np.zeros((4, 3, 7))}
+    costs = objective.evaluate(feat, np.zeros((4, 3, 27)), np.zeros((4, 3, 21)), only("Feet Flat", 30.0))
+    rolled = 30.0 * 0.5 * (np.hypot(np.sin(theta), 0.1) - 0.1)
+    assert costs.per_step[0] == pytest.approx(np.full(3, rolled), rel=1e-9)
+    assert costs.per_step[1] == pytest.approx(np.zeros(3), abs=1e-12)
+    assert np.all(costs.per_step[2] == 0.0)
+    assert costs.per_step[3] == pytest.approx(np.full(3, rolled / 10), rel=1e-9)
+    seen = costs.membership[costs.components.sum(axis=0) > 0]
+    assert seen.shape[0] == 1 and list(np.flatnonzero(seen[0])) == [GROUPS.index("right_leg")]
+
+
+def test_feet_flat_is_planned_for_only_while_the_keyframe_is_held():
+    """The keyframe the planner is given (`ContactJob.aim`) weighs Feet Flat only while it is held (its pairs
+    and style met): through the rise before, a stand that weighed it lost its first tries. Its other weights,
+    and a keyframe that does not weigh Feet Flat, are given as they are."""
+    from solver.mpc.jobs import ContactJob
+    stand = only("Feet Flat", 30.0)
+    assert ContactJob().aim(stand, 1.0, held=True).weight("Feet Flat") == 30.0
+    rising = ContactJob().aim(stand, 1.0, held=False)
+    assert rising.weight("Feet Flat") == 0.0
+    assert [rising.weight(t) for t in TERM_NAMES if t != "Feet Flat"] == [stand.weight(t) for t in TERM_NAMES
+                                                                          if t != "Feet Flat"]
+    other = only("Torso Up", 10.0)
+    assert ContactJob().aim(other, 1.0, held=False) is other
+
+
 def test_height_targets_are_mujoco_mpcs_for_the_default_humanoid_and_scaled_for_another(objective):
     """Head Height and Torso Height aim at MuJoCo MPC's 1.4 / 1.3 m for the default humanoid, exactly (its
     results do not move), and for dm_control's humanoid at those times its own head's and torso's height

@@ -28,6 +28,7 @@ NEEDS = {
     "the term Head Height": ("head",), "the term COM Feet XY": ("foot_left", "foot_right"),
     "the term Knee Feet XY": ("foot_left", "foot_right", "shin_left", "shin_right"),
     "the term Foot Slip": ("foot_left", "foot_right"), "the term Feet Down": ("pelvis", "foot_left", "foot_right"),
+    "the term Feet Flat": ("foot_left", "foot_right"),
     "the foot-sliding figure": ("foot_left", "foot_right"), "the fall watch and figure": ("head",),
 }
 

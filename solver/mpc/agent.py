@@ -161,8 +161,9 @@ class Agent:
             if new:
                 self.extend_keyframes(new)
         mujoco.mj_forward(m, data)
-        settling = tracker.index == len(tracker.keyframes) - 1 and tracker.within_since is not None
-        kf = self.job.aim(tracker.current, self.contact_press, settling)
+        held = tracker.within_since is not None
+        kf = self.job.aim(tracker.current, self.contact_press, held and tracker.index == len(tracker.keyframes) - 1,
+                          held)
         if self.grasper:  # sticky hands: welds on where this keyframe holds what a hand touches
             self.grasper.update(m, data, kf)
             self.scorer.eq_active = data.eq_active.astype(float)

@@ -34,14 +34,18 @@ class ContactJob:
     def prepare(self, space) -> None:
         """Nothing to add to the control space: plans are the controls themselves."""
 
-    def aim(self, keyframe, press: float, settling: bool = False):
-        """The keyframe the planner is given: its contact term weighed `press` times (a retry's), and, while
+    def aim(self, keyframe, press: float, settling: bool = False, held: bool = False):
+        """The keyframe the planner is given: its contact term weighed `press` times (a retry's); while
         `settling` (the last keyframe's pairs met, the clip waiting for the character to come to rest), its
         centre of mass held still with at least SETTLE_COM_VEL: the paper's standing reach weighs no stillness,
-        and a reach held with the root still swaying at 0.3–0.6 m/s fell 2 s later."""
+        and a reach held with the root still swaying at 0.3–0.6 m/s fell 2 s later; and its feet kept flat
+        (`Feet Flat`) only while it is `held` (its pairs and style met: the sustain and the settle) — weighed
+        through the rise before, it cost the stand its first tries (RESULTS, "Feet on their edges")."""
         kf = keyframe if press == 1.0 else pressed(keyframe, press)
         if settling and kf.weight("CoM Vel.") < SETTLE_COM_VEL:
             kf = replace(kf, weights=dict(kf.weights, **{"CoM Vel.": SETTLE_COM_VEL}))
+        if not held and kf.weight("Feet Flat"):
+            kf = replace(kf, weights=dict(kf.weights, **{"Feet Flat": 0.0}))
         return kf
 
     def distance(self, agent, keyframe) -> float:
@@ -138,7 +142,7 @@ class TrackingJob:
         if self.reference.feedforward is not None:
             space.feedforward, space.feedforward_dt = self.reference.feedforward, self.reference.dt
 
-    def aim(self, keyframe, press: float, settling: bool = False):
+    def aim(self, keyframe, press: float, settling: bool = False, held: bool = False):
         return keyframe
 
     def distance(self, agent, keyframe) -> float:

@@ -133,6 +133,8 @@ class Objective:
         forward = rest_forward(scene.character, built.roles)
         self.up_local = {b: data.xmat[m.body(b).id].reshape(3, 3).T @ [0, 0, 1] for b in groups}
         self.forward_local = {b: data.xmat[m.body(b).id].reshape(3, 3).T @ forward for b in groups}
+        self.side_local = {b: data.xmat[m.body(b).id].reshape(3, 3).T @ np.cross([0.0, 0.0, 1.0], forward)
+                           for b in groups}
         # the bodies the common terms read, by role (a term whose role no body plays is off: the run
         # says so, `roles.missing_terms`)
         self.roles = {role: body for role, body in built.roles.items() if body in groups}
@@ -200,6 +202,14 @@ class Objective:
         slip = 0.5 * speed2 * np.minimum(load[:, :-1], load[:, 1:])
         return np.concatenate([slip[:, :1], slip], axis=1)
 
+    def foot_roll(self, feat, body: str) -> np.ndarray:
+        """(nroll, nstep) smooth-abs of the rise of `body`'s sideways axis from the horizontal (the sine of its
+        roll onto an edge), times the share of the character's weight it carries where it presses on the scene:
+        a loaded foot on its edge costs, one rolling over its toes or onto its heel, or swinging, does not."""
+        touch = feat["touch"][body]  # found, net force (3), point (3)
+        load = np.minimum(np.abs(touch[..., 3]) / self.weight_n, 1.0) * (touch[..., 0] > 0)
+        return load * smooth_abs(rotate(feat["quat"][body], self.side_local[body])[..., 2])
+
     # -- the objective -----------------------------------------------------------------------------
     def evaluate(self, feat: dict, qvel: np.ndarray, ctrl: np.ndarray, kf: ContactKeyframe) -> Costs:
         """feat: {"pos": {body: (nroll, nstep, 3)}, "quat": {...}, "com": …, "comvel": …} aligned with
@@ -262,6 +272,10 @@ class Objective:
             for foot in FOOT_TERM_ROLES:
                 if foot in role and role[foot] in feat.get("touch", {}):
                     add("Foot Slip", self.foot_slip(feat, role[foot]), (self.body_group[role[foot]],))
+        if kf.weight("Feet Flat"):
+            for foot in FOOT_TERM_ROLES:
+                if foot in role and role[foot] in feat.get("touch", {}):
+                    add("Feet Flat", self.foot_roll(feat, role[foot]), (self.body_group[role[foot]],))
         if kf.weight("Feet Down") and "pelvis" in role and self.feet_down is not None:
             pelvis_z, model = pos[role["pelvis"]][..., 2], self.built.model
             for foot in FOOT_TERM_ROLES:
