@@ -21,6 +21,7 @@ from ...formats.contact_keyframes import WORLD, ContactKeyframe
 from ...formats.objective_terms import FOOT_TERM_ROLES, TERM_GROUPS
 from ...formats.scene import GROUPS
 from ...formats.settings import ContactTermSettings, default_of
+from ...physics.foot_roll import side_axes
 from ...physics.model import BuiltModel
 from ...physics.posture import feet_down, standing_above_feet
 from .control import control_cost, control_softness
@@ -133,11 +134,12 @@ class Objective:
         forward = rest_forward(scene.character, built.roles)
         self.up_local = {b: data.xmat[m.body(b).id].reshape(3, 3).T @ [0, 0, 1] for b in groups}
         self.forward_local = {b: data.xmat[m.body(b).id].reshape(3, 3).T @ forward for b in groups}
-        self.side_local = {b: data.xmat[m.body(b).id].reshape(3, 3).T @ np.cross([0.0, 0.0, 1.0], forward)
-                           for b in groups}
         # the bodies the common terms read, by role (a term whose role no body plays is off: the run
         # says so, `roles.missing_terms`)
         self.roles = {role: body for role, body in built.roles.items() if body in groups}
+        feet = [self.roles[r] for r in FOOT_TERM_ROLES if r in self.roles]
+        sides = side_axes(m, data, [m.body(b).id for b in feet])  # each foot's sideways axis, as foot_roll reads it
+        self.side_local = {} if sides is None else dict(zip(feet, sides))
         self.common_bodies = sorted({self.roles[r] for r in COMMON_ROLES if r in self.roles})
         self.head_height = HEAD_HEIGHT * self._scale(data, "head", DEFAULT_HEAD_ABOVE_FEET)
         self.torso_height = TORSO_HEIGHT * self._scale(data, "torso", DEFAULT_TORSO_ABOVE_FEET)
@@ -274,7 +276,7 @@ class Objective:
                     add("Foot Slip", self.foot_slip(feat, role[foot]), (self.body_group[role[foot]],))
         if kf.weight("Feet Flat"):
             for foot in FOOT_TERM_ROLES:
-                if foot in role and role[foot] in feat.get("touch", {}):
+                if foot in role and role[foot] in feat.get("touch", {}) and role[foot] in self.side_local:
                     add("Feet Flat", self.foot_roll(feat, role[foot]), (self.body_group[role[foot]],))
         if kf.weight("Feet Down") and "pelvis" in role and self.feet_down is not None:
             pelvis_z, model = pos[role["pelvis"]][..., 2], self.built.model
