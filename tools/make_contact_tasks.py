@@ -94,8 +94,8 @@ def main(ref_dir: str) -> None:
                 kf["weights"] = {t: w if t == "Contact" else STYLES[style][1][t] for t, w in kf["weights"].items()}
                 if style in STYLE_LOOK_AHEAD:
                     kf["horizon"] = STYLE_LOOK_AHEAD[style]
-                if (name, k["name"]) in FLAT:
-                    kf["weights"]["Feet Flat"] = FEET_FLAT
+            if (name, k["name"]) in FLAT:
+                kf["weights"]["Feet Flat"] = FEET_FLAT
             if (name, k["name"]) in JUDGED:
                 kf["style"] = JUDGED[(name, k["name"])]
                 if kf["style"] == "seated":
