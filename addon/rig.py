@@ -153,6 +153,13 @@ def read_character(obj) -> Character:
             visit(child)
 
     visit(roots[0])
+    massless = [b.name for i, b in enumerate(bodies) if not b.geoms and (i == 0 or b.joints)]
+    if massless:  # MuJoCo's own word for it names a body, not what to do
+        if len(massless) == len(bodies) or not any(b.geoms for b in bodies):
+            raise ValueError(rpt_("'{}' has no physics shapes on its bones: select it and click Make Physics "
+                                  "Character, or give its bones shapes").format(obj.name))
+        raise ValueError(rpt_("bone '{}' of '{}' moves but has no physics shape, so no mass: give it a shape "
+                              "(Physics, for the active bone)").format(massless[0], obj.name))
     names = {b.name for b in bodies}
     excludes = [[p.body1, p.body2] for p in obj.physkey.exclude_contacts if p.body1 in names and p.body2 in names]
     roles = {r.name: r.bone for r in obj.physkey.roles if r.bone}

@@ -221,6 +221,16 @@ def _remove_previews() -> None:
         bpy.data.actions.remove(old)
 
 
+def showing_preview(context) -> bool:
+    """Whether a solution's preview plays on the character (or its rig) in place of the animator's action."""
+    obj = active_character(context)
+    if obj is None:
+        return False
+    return any(target.physkey.animator_action is not None
+               or (target.animation_data and target.animation_data.action and _is_preview(target.animation_data.action))
+               for target in _previewed(context.scene, obj))
+
+
 def end_preview(context) -> None:
     obj = _character(context)
     for target in _previewed(context.scene, obj):

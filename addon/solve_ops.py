@@ -91,7 +91,9 @@ class _Solve:
     from_here = False
 
     def _warn(self, message: str) -> None:
-        self.report({"WARNING"}, message)
+        """A report of the solve, in the animator's bone names where the character was made from their rig."""
+        from .rig_names import in_rig_names
+        self.report({"WARNING"}, in_rig_names(message, getattr(self, "_names", {})))
 
     def _start(self, context):
         from .taskio import extract_scene, task_from_scene
@@ -99,12 +101,22 @@ class _Solve:
         props = scene.physkey
         if job_for(scene) is not None:
             raise ValueError(rpt_("a solve is already running in this scene: cancel it first"))
+        from .solutions import end_preview, showing_preview
+        if showing_preview(context):  # the solve reads the animator's own animation, not the solution shown
+            end_preview(context)
+            self.report({"INFO"}, rpt_("the preview ended: solving from your own animation"))
+        from .rig_names import rig_names
+        self._names = rig_names(context)
         cont = None
         if self.from_here:
             from .continuation import continuation
             cont = continuation(scene, active_character(context))
-        warn = lambda msg: self.report({"WARNING"}, msg)  # noqa: E731
-        desc = extract_scene(context, warn)
+        warn = self._warn
+        first = None
+        if props.method == "track" and cont is None:  # the reference and what is said of its start: its first frame
+            from .taskio import track_range
+            first = track_range(scene, active_character(context))[0]
+        desc = extract_scene(context, warn, first)
         if cont is not None:
             desc.initial_velocity = cont.velocity
         keyframes = None
@@ -123,8 +135,7 @@ class _Solve:
         if cont is not None:
             start = cont.frame
         elif props.method == "track":  # the reference starts where the frame range does
-            from .taskio import track_range
-            start = track_range(scene, active_character(context))[0]
+            start = first
         else:  # pose-key times count from the first key: the motion starts there; otherwise at the start frame
             start = min(keys) if props.method == "assist" and keys else scene.frame_start
         from .solve_context import make

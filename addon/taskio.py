@@ -17,9 +17,9 @@ from .session import active_character
 from .timeline import scene_fps
 
 
-def extract_scene(context, warn=None):
+def extract_scene(context, warn=None, frame: int | None = None):
     """The current scene as a SceneDesc: the active (or only) PhysKey character, a floor and every
-    object marked as a collider."""
+    object marked as a collider, starting in its pose at `frame` (the current frame where not given)."""
     from ..solver.formats.scene import SCHEMA_VERSION, Environment, Pose, SceneDesc, check_references
     obj = active_character(context)
     if obj is None:
@@ -40,7 +40,7 @@ def extract_scene(context, warn=None):
 
     from ..solver.builders.mjcf import compile_spec, scene_to_spec
     model = compile_spec(scene_to_spec(scene))
-    q, problems, _ = poses_at(context, obj, model, [context.scene.frame_current])
+    q, problems, _ = poses_at(context, obj, model, [context.scene.frame_current if frame is None else frame])
     q = q[0]
     if problems[0] and warn is not None and obj.physkey.animator_rig is not None:  # fitted: what it could not take
         warn(rpt_("the start pose: {}").format(problems[0]))
@@ -243,7 +243,9 @@ def task_from_scene(context, scene_desc, keyframes: list | None = None, start_fr
 def track_range(scene, character=None, warn=None) -> tuple[int, int]:
     """The frames Make Physical follows: the preview range where it is set, else the scene's frame range — within
     the frames the `character`'s action animates (of the animator's rig where it has one), said to `warn`: a
-    capture imported into a longer range would otherwise be followed held still to the range's end."""
+    capture imported into a longer range would otherwise be followed held still to the range's end. A range
+    that shares at most one frame with the animation is refused (ValueError): a pose held still would be
+    followed and marked a success."""
     if scene.use_preview_range:
         first, last = scene.frame_preview_start, scene.frame_preview_end
     else:
@@ -251,15 +253,30 @@ def track_range(scene, character=None, warn=None) -> tuple[int, int]:
     if last <= first:
         raise ValueError(rpt_("Make Physical follows the animation over the frame range, which is a single frame "
                               "({}): set the end frame after the start").format(first))
+    if character is not None and not _animated(character):  # its rest or current pose, held still, is no reference
+        raise ValueError(rpt_("nothing animates '{}' (nor a rig it was made from): Make Physical follows an "
+                              "animation — key it or import a capture").format(character.name))
     keyed = _animated_frames(character)
     if keyed is not None:
         lo, hi = max(first, keyed[0]), min(last, keyed[1])
-        if hi > lo and (lo, hi) != (first, last):
+        if hi <= lo:  # held still over the whole range: nothing to follow, not a success to mark
+            raise ValueError(rpt_("the {} {}–{} misses the animation, keyed from frame {} to {}: set it over the "
+                                  "frames to make physical").format(
+                rpt_("preview range") if scene.use_preview_range else rpt_("frame range"), first, last,
+                keyed[0], keyed[1]))
+        if (lo, hi) != (first, last):
             if warn is not None:
                 warn(rpt_("the animation is keyed from frame {} to {}: followed frames {}–{}, not the whole frame "
                           "range {}–{}").format(keyed[0], keyed[1], lo, hi, first, last))
             first, last = lo, hi
     return first, last
+
+
+def _animated(character) -> bool:
+    """Whether an action or NLA strips drive `character` (its animator's rig's where it has one in the scene)."""
+    rig = character.physkey.animator_rig or character
+    ad = rig.animation_data
+    return ad is not None and (ad.action is not None or any(track.strips for track in ad.nla_tracks))
 
 
 def _animated_frames(character) -> tuple[int, int] | None:

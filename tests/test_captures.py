@@ -258,7 +258,66 @@ def test_make_physical_follows_the_frames_the_capture_animates_and_says_so(blend
     said.clear()
     assert taskio.track_range(scene, taskio.active_character(bpy.context), said.append) == (start + 5, end - 5)
     assert said == []
+    # a range past the capture's frames would be its last pose held still, followed and marked a success
+    scene.frame_preview_start, scene.frame_preview_end = end + 231, end + 281
+    with pytest.raises(ValueError, match=rf"the preview range {end + 231}–{end + 281} misses the animation, keyed "
+                                         rf"from frame {start} to {end}: set it over the frames to make physical"):
+        taskio.track_range(scene, taskio.active_character(bpy.context), said.append)
     scene.use_preview_range = False
+    scene.frame_start, scene.frame_end = end, end + 81  # one frame of it
+    with pytest.raises(ValueError, match=rf"the frame range {end}–{end + 81} misses the animation"):
+        taskio.track_range(scene, taskio.active_character(bpy.context), said.append)
+    scene.physkey.method, scene.physkey.num_seeds = "track", 1
+    with pytest.raises(RuntimeError, match="misses the animation"):  # Solve says it, and starts nothing
+        bpy.ops.physkey.solve(wait=True)
+    assert not scene.physkey.running
+    scene.frame_start, scene.frame_end = start, end
+
+
+def test_solve_while_a_solution_is_previewed_follows_the_capture_not_the_solution(blender):
+    """Clicking a solution's row plays it on the rig in place of the capture; Solve then ends the preview and
+    follows the capture (it had followed the solution shown, 9 cm from the capture, saying nothing)."""
+    bpy, module = blender
+    rig = _capture_character(bpy, "test_freebvh.bvh", fps=True)
+    scene, props = bpy.context.scene, bpy.context.scene.physkey
+    start = int(rig.animation_data.action.frame_range[0])
+    scene.frame_start, scene.frame_end, scene.use_preview_range = start, start + 12, False
+    props.method, props.num_seeds = "track", 1
+    props.settings_json = json.dumps({"rollouts": 8, "max_iterations": 1, "segment_retries": 0, "backups": 0})
+    props.pose_keys.clear()
+    capture = rig.animation_data.action
+    assert bpy.ops.physkey.solve(wait=True) == {"FINISHED"}
+    props.active_solution = 0
+    assert rig.animation_data.action.name == "PhysKey Preview (your rig)"
+    assert bpy.ops.physkey.solve(wait=True) == {"FINISHED"}
+    assert rig.animation_data.action == capture
+    assert not [a.name for a in bpy.data.actions if a.name.startswith("PhysKey Preview")]
+    taskio = addon(module, "taskio")
+    want = taskio.task_from_scene(bpy.context, taskio.extract_scene(bpy.context))["reference"]["qpos"]
+    (item,) = props.solutions
+    sent = json.loads((Path(bpy.path.abspath(item.result_path)).parents[1] / "task.json").read_text())
+    assert np.max(np.abs(np.array(sent["reference"]["qpos"]) - np.array(want))) < 1e-6
+
+
+def test_solve_on_a_rig_without_physics_or_a_character_without_its_rig_says_what_to_do(blender):
+    """Solve on a capture's armature before Make Physics Character: its bones have no shapes, no mass — said as
+    what to do, not as MuJoCo's "mass and inertia of moving bodies must be larger than mjMINVAL". Make Physical
+    on a physics character whose capture rig was deleted: nothing animates it — said, where its rest pose had
+    been followed "100 cm inside floor" and marked done."""
+    bpy, module = blender
+    rig = _import_bvh(bpy, "test_freebvh.bvh", 0.01, True)
+    _select(bpy, rig)
+    assert bpy.ops.physkey.map_humanoid() == {"FINISHED"}
+    bpy.context.scene.physkey.method = "track"
+    with pytest.raises(RuntimeError, match=rf"'{rig.name}' has no physics shapes on its bones: select it and click "
+                                           "Make Physics Character"):
+        bpy.ops.physkey.solve(wait=True)
+    assert bpy.ops.physkey.character_from_rig() == {"FINISHED"}
+    physics, _ = _physics(bpy, module, rig)
+    bpy.data.objects.remove(rig, do_unlink=True)
+    _select(bpy, physics)
+    with pytest.raises(RuntimeError, match=rf"nothing animates '{physics.name}' \(nor a rig it was made from\)"):
+        bpy.ops.physkey.solve(wait=True)
 
 
 # The walk's feet, labelled by hand from the capture's own bones (tests/data/bvh/README.md): frames where

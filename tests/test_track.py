@@ -256,3 +256,16 @@ def test_a_bodys_support_points_are_its_geoms_centres():
     want = [data.geom_xpos[g][:2] for b in feet for g in np.flatnonzero(model.geom_bodyid == b)]
     assert len(want) == 4
     np.testing.assert_allclose(support_points(model, data, ["foot_left", "foot_right"]), np.array(want), atol=1e-12)
+
+
+def test_a_reference_that_ends_in_motion_may_end_in_motion_and_one_held_still_may_not(fall):
+    """A capture cut mid-stride is meant to end in motion: its physical version's end speed is not said ("ends
+    moving at 0.78 m/s" on a walk whose own capture ends at 0.9–1.1 m/s); where the reference ends still it is."""
+    from solver.methods.track import _ends_moving
+    from solver.physics.verdict import quality_words
+    times, qpos = fall
+    assert _ends_moving(track(times[:101], qpos[:101]))  # 0.5 s into the fall
+    assert not _ends_moving(track(times[:101], np.repeat(qpos[:1], 101, axis=0)))
+    moving = {"end": {"root_speed_mps": 0.78, "head_share": None, "torso_tilt_deg": None}}
+    assert quality_words(moving) == ["ends moving at 0.78 m/s"]
+    assert quality_words(moving, may_end_moving=True) == []

@@ -36,7 +36,8 @@ from ..mpc.planners.base import COMPOSED, ORIGINS, planner_options
 from ..mpc.recovery.particles import run_particles
 from ..physics.fidelity import fidelity, reference_problems
 from ..physics.model import BuiltModel
-from ..physics.quality import FALLEN_HEAD_HEIGHT, motion_quality
+from ..physics.posture import SETTLED_SPEED
+from ..physics.quality import FALLEN_HEAD_HEIGHT, end_state, motion_quality
 from ..physics.reference import Reference, build_reference, check_motion, servo_targets, teleports
 from ..physics.rollout import RolloutEngine
 from ..physics.verdict import quality_words
@@ -118,7 +119,7 @@ class Track(Method):
                                             lying_in_reference(prep.reference, run.times, prep.built.roles),
                                             segment=run.keyframe_index, roles=prep.built.roles,
                                             expected_touch=expected_touch(prep.reference, run.times))
-        summary["words"] = quality_words(summary["quality"])
+        summary["words"] = quality_words(summary["quality"], may_end_moving=_ends_moving(prep))
         summary["fidelity"] = fidelity(prep.built.model, prep.built.character_bodies, prep.built.roles,
                                        prep.reference, run.times, run.qpos, prep.problems, judge=judge_clip)
         success = run.success and (not judge_clip or bool(summary["fidelity"]["within"]))
@@ -264,6 +265,18 @@ def track_keyframes(items: list, scene: SceneDesc, built: BuiltModel, reference:
     if reference.duration - last > settings.key_window:
         out.append(key("end", reference.duration, reference.qpos[reference.index(reference.duration)][cols]))
     return out
+
+
+def _ends_moving(prep: TrackPrepared) -> bool:
+    """Whether the reference itself ends in motion (its root at SETTLED_SPEED or faster over its last frames, as
+    `quality.end_state` reads a motion's end): a capture cut mid-stride, whose physical version ending in
+    motion is what was asked, not a clip that failed to come to rest."""
+    ref = prep.reference
+    n = int(np.floor(ref.duration / ref.dt + 1e-9)) + 1
+    built = prep.built
+    end = end_state(built.model, built.roles, built.model.body(built.character_bodies[0]).id, np.arange(n) * ref.dt,
+                    ref.qpos[:n])
+    return end is not None and end["root_speed_mps"] >= SETTLED_SPEED
 
 
 def _root_dof(built: BuiltModel) -> int:

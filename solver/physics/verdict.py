@@ -31,16 +31,17 @@ def failure_words(keyframe: str, failure: str | None, detail: str | None = None)
     return f"'{keyframe}' {what}" + (f" ({detail})" if detail else "")
 
 
-def quality_words(quality: dict, ends_standing: bool = False) -> list[str]:
+def quality_words(quality: dict, ends_standing: bool = False, may_end_moving: bool = False) -> list[str]:
     """The phrases of `quality` (`quality.motion_quality`'s figures) an animator would not accept;
-    `ends_standing`: the clip is meant to end standing, so a low head or a leaning torso at its end is said."""
+    `ends_standing`: the clip is meant to end standing, so a low head or a leaning torso at its end is said;
+    `may_end_moving`: the clip is meant to end in motion (a capture that ends mid-stride), so its end speed is not."""
     words = []
     end = quality.get("end") or {}
     if ends_standing and end.get("head_share") is not None and end["head_share"] < STANDING_HEAD_SHARE:
         words.append(f"ends crouched (head at {end['head_share']:.0%} of standing)")
     if ends_standing and end.get("torso_tilt_deg") is not None and end["torso_tilt_deg"] > STANDING_TILT_DEG:
         words.append(f"ends leaning {end['torso_tilt_deg']:.0f}°")
-    if end.get("root_speed_mps") is not None and end["root_speed_mps"] >= SETTLED_SPEED:
+    if not may_end_moving and end.get("root_speed_mps") is not None and end["root_speed_mps"] >= SETTLED_SPEED:
         words.append(f"ends moving at {end['root_speed_mps']:.2f} m/s")
     if quality.get("fall_s"):
         words.append(f"falls for {quality['fall_s']:.1f} s")
