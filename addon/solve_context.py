@@ -20,7 +20,10 @@ def make(method: str, start_frame: int, cont=None) -> dict:
     """The context of a solve starting now: `cont` is Solve from Here's continuation (or None); `label`
     names the solve on its solutions' rows (its method and when it started)."""
     import time
-    label = f"{method} {time.strftime('%H:%M:%S')}" + (f" from {int(start_frame)}" if cont is not None else "")
+
+    from ..solver.core.registry import METHODS
+    name = METHODS[method].label if method in METHODS else method  # as the Method menu says it: "Make physical"
+    label = f"{name} {time.strftime('%H:%M:%S')}" + (f" from {int(start_frame)}" if cont is not None else "")
     return {"method": method, "start_frame": int(start_frame), "label": label,
             "splice_action": cont.action.name if cont is not None and cont.action is not None else "",
             "splice_rig_action": cont.rig_action.name if cont is not None and cont.rig_action is not None else "",

@@ -299,7 +299,7 @@ def test_a_rigify_rig_keyed_on_its_ik_feet_torso_hips_and_chest(rigs):
     props.solutions.clear()
     assert bpy.ops.physkey.solve(wait=True) == {"FINISHED"}
     import re
-    assert re.fullmatch(r"simulate \d\d:\d\d:\d\d · seed 0", props.solutions[0].name)  # which solve, which seed
+    assert re.fullmatch(r"Simulate \d\d:\d\d:\d\d · seed 0", props.solutions[0].name)  # which solve, which seed
     assert bpy.ops.physkey.keep_solution(index=0) == {"FINISHED"}  # at frame 12: hips and chest turned
     kept = rig.animation_data.action
     assert kept.name.startswith(f"{scene.name}_simulate_seed0")  # the solution's own method and seed

@@ -153,7 +153,7 @@ def test_solve_panel_idle_running_and_with_solutions():
     sols = _text("solutions", "PHYSKEY_PT_solve")
     assert "list PHYSKEY_UL_solutions PHYSKEY_PG_scene.solutions: 2 items, active 0" in sols
     for seed in (0, 1):  # which solve (its method and start time) and which seed
-        assert re.search(rf"label 'simulate \d\d:\d\d:\d\d · seed {seed}' \[CHECKMARK\]", sols), sols
+        assert re.search(rf"label 'Simulate \d\d:\d\d:\d\d · seed {seed}' \[CHECKMARK\]", sols), sols
     assert "label 'β² 0.013'" in sols  # only the assisted solution shows β²
     assert "label 'done: 2 solution(s)" in sols
     assert "operator physkey.keep_solution 'Keep' [ACTION]" in sols and "enabled=False" not in sols

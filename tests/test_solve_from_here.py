@@ -176,7 +176,7 @@ def test_assisted_keyframes_solve_towards_the_pose_keys_after_the_frame():
     final = next(i for i, s in enumerate(scene.physkey.solutions) if s.stage < 0)  # after the curriculum's
     physical = scene.physkey.solutions[final + 1]  # its physical version, listed right under it
     assert (physical.variant, physical.seed) == ("physical", 0)
-    assert re.fullmatch(r"assist \d\d:\d\d:\d\d · seed 0 · physical", physical.name), physical.name
+    assert re.fullmatch(r"Assisted keyframes \d\d:\d\d:\d\d · seed 0 · physical", physical.name), physical.name
     assert Path(physical.result_path).name == "physical.npz" and physical.keys_total == len(keys) - 1
     assert bpy.ops.physkey.keep_solution(index=final) == {"FINISHED"}
     kept = arm.animation_data.action
