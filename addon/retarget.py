@@ -61,6 +61,9 @@ def _world(obj, bone_name: str) -> tuple[np.ndarray, np.ndarray]:
 
 
 HAND_PER_FOREARM = 0.7  # a hand's length per forearm length, where a skeleton ends at the wrist
+# A bone whose head lies within this share of the body's height (pelvis to head) of a mapped bone's segment lies on
+# it: a Rigify control starts on its ORG bone (0 apart), a finger a few centimetres past the hand's end.
+ALONG_SHARE = 0.08
 
 
 def _slot_world(obj, mapping, slot: str) -> tuple[np.ndarray, np.ndarray]:
@@ -419,16 +422,37 @@ def linked_physics(rig):
 
 
 def body_of(rig, bone_name: str, mapping: dict[str, str]) -> str:
-    """The physics body a bone of the rig belongs to: its slot, or its nearest mapped ancestor's
-    (a finger belongs to the hand); ValueError for a bone above the mapping."""
+    """The physics body a bone of the rig belongs to: its slot; else the slot whose bone it starts on as posed now
+    (a Rigify control: `hand_ik.R` at `ORG-hand.R`'s head, `foot_fk.L` at `ORG-foot.L`'s, parented to neither —
+    the parent chain had put a leg's FK controls on the pelvis and refused the IK hands) where its nearest mapped
+    ancestor's bone is farther; else that ancestor's (a finger belongs to the hand, a prop to the hand holding
+    it); ValueError for a bone with neither."""
     slot_of = {bone: slot for slot, bone in mapping.items() if not hand_at_forearm_end(mapping, slot)}
     b = rig.data.bones[bone_name]
     while b is not None and b.name not in slot_of:
         b = b.parent
+    gaps = {bone: _gap(rig, bone_name, bone) for bone in slot_of}
+    nearest = min(gaps, key=gaps.get)
+    pose, world = rig.pose.bones, rig.matrix_world
+    height = (world @ pose[mapping["head"]].head - world @ pose[mapping["pelvis"]].head).length \
+        if mapping.get("head") in pose and mapping.get("pelvis") in pose else 0.0
+    if gaps[nearest][0] <= ALONG_SHARE * height and (b is None or gaps[nearest] < gaps[b.name]):
+        return slot_of[nearest]
     if b is None:
-        raise ValueError(rpt_("bone '{}' is not part of the humanoid (it is above the pelvis '{}'): pick a bone "
-                              "of the body").format(bone_name, mapping['pelvis']))
+        raise ValueError(rpt_("bone '{}' is not part of the humanoid (neither on nor below one of its bones): pick "
+                              "a bone of the body").format(bone_name))
     return slot_of[b.name]
+
+
+def _gap(rig, bone_name: str, other: str) -> tuple[float, float]:
+    """How far (world units) the head of bone `bone_name` is from bone `other`'s segment, then from its head, both
+    as posed now: at a joint, the bone that starts there comes first (the foot's at the ankle, not the shin's)."""
+    pose, world = rig.pose.bones, rig.matrix_world
+    at = world @ pose[bone_name].head
+    head, tail = world @ pose[other].head, world @ pose[other].tail
+    seg = tail - head
+    t = 0.0 if seg.length_squared == 0.0 else min(max((at - head).dot(seg) / seg.length_squared, 0.0), 1.0)
+    return round((head + seg * t - at).length, 6), (head - at).length
 
 
 def to_body_frame(rig, physics, bone_name: str, point_world) -> tuple[str, np.ndarray]:

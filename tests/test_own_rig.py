@@ -367,3 +367,32 @@ def test_a_preset_loads_onto_a_generated_rigify_rig_in_ik(rigs):
     scaled = {fc.data_path.split('"')[1] for fc in curves if fc.data_path.endswith(".scale")}
     assert scaled and all(sorted(int(p.co[0]) for p in fc.keyframe_points) == keys
                           for fc in curves if fc.data_path.endswith(".scale")), scaled
+
+
+def test_a_pair_on_a_rigify_control_goes_on_the_body_the_control_moves(rigs):
+    """Add Pair on the controls an animator clicks on a generated Rigify rig: each goes on the body of the ORG
+    bone it lies on — the IK hand on the hand (refused before: no mapped bone above it), the FK foot and the
+    IK thigh on theirs (put on the pelvis before, through the parent chain), a finger on the hand."""
+    from mathutils import Matrix, Vector
+    bpy, module, by_name = rigs
+    rig = by_name["rigify generated"]
+    for pb in rig.pose.bones:
+        pb.matrix_basis = Matrix.Identity(4)
+    bpy.context.view_layer.update()
+    physics, mapping = _physics(bpy, module, rig)
+    retarget = addon(module, "retarget")
+    want = {"hand_ik.R": "hand_right", "hand_fk.L": "hand_left", "foot_fk.L": "foot_left", "foot_ik.R": "foot_right",
+            "thigh_ik.L": "thigh_left", "shin_fk.R": "shin_right", "DEF-hand.R": "hand_right",
+            "f_index.01.R": "hand_right", "ORG-shin.L": "shin_left", "head": "head"}
+    got = {bone: retarget.body_of(rig, bone, mapping) for bone in want}
+    assert got == want
+    _select(bpy, rig)
+    bpy.ops.object.mode_set(mode="POSE")
+    props = bpy.context.scene.physkey
+    props.method = "contact"
+    bpy.ops.physkey.contact_keyframe_edit(action="ADD")
+    rig.data.bones.active = rig.data.bones["hand_ik.R"]
+    bpy.context.scene.cursor.location = rig.matrix_world @ rig.pose.bones["hand_ik.R"].head + Vector((0, 0, 0.05))
+    assert bpy.ops.physkey.add_pair() == {"FINISHED"}
+    assert props.contact_keyframes[props.active_contact_keyframe].pairs[-1].body1 == "hand_right"
+    bpy.ops.object.mode_set(mode="OBJECT")
