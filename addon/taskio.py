@@ -213,6 +213,10 @@ def task_from_scene(context, scene_desc, keyframes: list | None = None, start_fr
     if keyframes is not None:
         task["keyframes"] = keyframes
     elif props.method == "contact":
+        empty = next((item.name for item in props.contact_keyframes if not item.pairs), None)
+        if empty is not None:  # said here, not by the solver after it started ("keyframes[3].pairs: …")
+            raise ValueError(rpt_("contact keyframe '{}' has no pairs: add one (Add Pair) or remove the "
+                                  "keyframe").format(empty))
         task["keyframes"] = [contact_keyframe_dict(item) for item in props.contact_keyframes]
     elif props.method == "assist":
         sync_pose_keys(scene, active_character(context))

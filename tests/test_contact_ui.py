@@ -76,6 +76,14 @@ def test_add_pair_from_the_3d_cursor():
     arm.select_set(True)
     bpy.ops.physkey.add_pair()
     assert props.contact_keyframes[-1].pairs[1].body2 == "world"
+    # a keyframe left without pairs is named before anything starts (the solver had stopped with exit 2,
+    # "keyframes[6].pairs: must have at least 1 entry")
+    bpy.ops.physkey.contact_keyframe_edit(action="ADD")
+    empty = props.contact_keyframes[-1].name
+    props.method, props.num_seeds = "contact", 1
+    with pytest.raises(RuntimeError, match=rf"contact keyframe '{empty}' has no pairs: add one \(Add Pair\)"):
+        bpy.ops.physkey.solve(wait=True)
+    assert not props.running
 
 
 @pytest.mark.every_blender
