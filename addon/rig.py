@@ -115,7 +115,8 @@ def read_character(obj) -> Character:
     arm = obj.data
     roots = [b for b in arm.bones if b.parent is None]
     if len(roots) != 1:
-        raise ValueError(rpt_("the rig has {} root bones; PhysKey needs exactly one").format(len(roots)))
+        raise ValueError(rpt_("'{}' has {} root bones; a physics character has one: for your own rig, select it and "
+                              "click Make Physics Character").format(obj.name, len(roots)))
     scale = check_uniform_scale(obj)
     unscale = obj.matrix_world.normalized()  # rotation + translation of the object, scale removed
     bodies, actuators = [], []
