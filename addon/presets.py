@@ -120,17 +120,28 @@ def load(context, name: str):
     if physics is not None:  # the preset on the selected character: never a second one
         from .rig import read_character
         character = read_character(physics)
-        # the preset's own skeleton (a physics humanoid made from a rig has its joints): its pose as it is; a
-        # start pose naming no joints (the reach's, standing at rest) says nothing about another skeleton
-        if _joint_names(character) >= _joint_names(scene.character):
+        # the preset's own skeleton (a physics humanoid made from a rig has its joints): its pose as it is, rested
+        # on the furniture — but one made from a rig, of other proportions and rest frames, starting on its feet
+        # alone, is fitted by roles as another skeleton is (its torso put where the default's stands, its feet
+        # 11 cm into the floor, had been rested with the legs thrown 40° forward); a start pose naming no joints
+        # (the reach's, standing at rest) says nothing about another skeleton
+        from ..solver.physics.character_start import stands_on_its_feet
+        if _joint_names(character) >= _joint_names(scene.character) and not (
+                physics.physkey.animator_rig is not None and stands_on_its_feet(scene)):
             from ..solver.builders.rest import rest_pose  # the preset's own pose, rested on the furniture
             scene.character = character
             scene.initial_pose = rest_pose(scene)
         else:  # another skeleton (an imported MJCF): the preset's start pose fitted onto it by roles
-            from ..solver.physics.character_start import posed_like
+            from ..solver.formats.scene import Pose
+            from ..solver.physics.character_start import posed_like, set_down
             from .taskio import extract_scene
-            scene.initial_pose = posed_like(character, extract_scene(context).initial_pose, scene)
+            made = physics.physkey.animator_rig is not None  # from the animator's rig: fitted from its rest, standing
+            root = character.bodies[0]
+            own = Pose(root_pos=root.pos, root_quat=root.quat) if made else extract_scene(context).initial_pose
+            scene.initial_pose = posed_like(character, own, scene)
             scene.character = character
+            if made:  # fitted standing: on the floor, not above it
+                scene.initial_pose = set_down(scene)
     pose_kfs = None
     if task.method in ("assist", "track"):  # pose it at its first pose keyframe, where the motion starts
         from ..solver.formats.pose_keyframes import resolve, scene_at_first_pose

@@ -1643,7 +1643,7 @@ translations_tuple = (
       ()),
      ),
     (("*", "no file '{}'"),
-     (("addon/presets.py:207",),
+     (("addon/presets.py:218",),
       ()),
      ),
     (("*", "seed {} retrying keyframe {}/{} (try {})"),

@@ -396,3 +396,34 @@ def test_a_pair_on_a_rigify_control_goes_on_the_body_the_control_moves(rigs):
     assert bpy.ops.physkey.add_pair() == {"FINISHED"}
     assert props.contact_keyframes[props.active_contact_keyframe].pairs[-1].body1 == "hand_right"
     bpy.ops.object.mode_set(mode="OBJECT")
+
+
+@pytest.mark.parametrize("name", ["rigify generated", "mixamo"])
+def test_a_standing_preset_loads_onto_the_animators_rig_standing_on_its_feet(rigs, name):
+    """Load Scene Preset (the reach, a standing start) with the animator's rig selected: the physics humanoid made
+    from it starts upright on its feet on the floor, fitted by roles. With the default humanoid's torso height and
+    joint angles it had started with its feet 11 cm in the floor, rested with the legs thrown 40° forward (feet
+    48–76 cm ahead of the pelvis), and fell at the start."""
+    from mathutils import Matrix
+    bpy, module, by_name = rigs
+    rig = by_name[name]
+    for pb in rig.pose.bones:
+        pb.matrix_basis = Matrix.Identity(4)
+    for obj in (rig, next((o for o in bpy.data.objects if o.physkey.animator_rig == rig), None)):
+        if obj is not None and obj.animation_data:  # a motion kept by an earlier test would pose them instead
+            obj.animation_data.action = None
+    _select(bpy, rig)
+    assert bpy.ops.physkey.load_preset(preset="reach_hand_targets") == {"FINISHED"}
+    physics = next(o for o in bpy.data.objects if o.physkey.animator_rig == rig)
+    model = _model(bpy, module, physics)
+    data = mujoco.MjData(model)
+    mujoco.mj_resetDataKeyframe(model, data, 0)
+    mujoco.mj_forward(model, data)
+    pos = {b: data.xpos[model.body(b).id] for b in ("pelvis", "head", "foot_left", "foot_right")}
+    feet = (pos["foot_left"] + pos["foot_right"]) / 2
+    assert np.linalg.norm((pos["pelvis"] - feet)[:2]) < 0.08  # the feet under the hips
+    assert np.linalg.norm((pos["head"] - pos["pelvis"])[:2]) < 0.08  # the head over them
+    floor = model.geom("floor").id
+    soles = [mujoco.mj_geomDistance(model, data, g, floor, 0.5, None) for g in range(model.ngeom)
+             if model.body(int(model.geom_bodyid[g])).name.startswith("foot_")]
+    assert -0.005 < min(soles) < 0.015, soles

@@ -7,7 +7,7 @@ import copy
 import os
 
 from ..builders.character_files import character_file, placed_like
-from ..formats.scene import SceneDesc
+from ..formats.scene import Pose, SceneDesc
 
 
 def with_character(task, path, notes: list[str]):
@@ -46,7 +46,6 @@ def posed_like(character, own_pose, scene: SceneDesc):
     from ..builders.mjcf import HINGE, ROOT_JOINT, compile_spec, initial_qpos, scene_to_spec
     from ..builders.rest import rest_pose
     from ..builders.roles import roles_of, standing
-    from ..formats.scene import Pose
     from .pose_fit import END_WEIGHT, PoseTargets, fit_poses
     default, roles = humanoid(), roles_of(character)
     ours, base = standing(default, roles_of(default))
@@ -81,3 +80,55 @@ def posed_like(character, own_pose, scene: SceneDesc):
                                      if fitted.jnt_type[j] == HINGE})
     return rest_pose(mine)
 
+
+
+def stands_on_its_feet(scene: SceneDesc) -> bool:
+    """Whether the scene's character starts on its feet alone (a standing start, where a character of other
+    proportions is fitted by roles to stand on the floor) rather than also on a seat, a bed, an armrest or the
+    floor under another body (where its own joint angles rested on the furniture keep it seated): no body but
+    the feet (and their toes) within RESTING_GAP of anything outside the character."""
+    import mujoco
+    import numpy as np
+
+    from ..builders.mjcf import compile_spec, initial_qpos, scene_to_spec
+    from ..builders.roles import roles_of
+    model = compile_spec(scene_to_spec(scene))
+    data = mujoco.MjData(model)
+    data.qpos[:] = initial_qpos(scene, model)
+    mujoco.mj_forward(model, data)
+    roles = roles_of(scene.character)
+    feet = {model.body(roles[r]).id for r in ("foot_left", "foot_right") if r in roles}
+    feet |= {b for b in range(model.nbody) if model.body_parentid[b] in feet}  # toes
+    ours = np.isin(model.geom_bodyid, [model.body(b.name).id for b in scene.character.bodies])
+    resting = {int(model.geom_bodyid[g]) for g in np.flatnonzero(ours) for h in np.flatnonzero(~ours)
+               if mujoco.mj_geomDistance(model, data, int(g), int(h), RESTING_GAP, None) < RESTING_GAP}
+    return bool(resting) and resting <= feet
+
+
+def set_down(scene: SceneDesc) -> Pose:
+    """The scene's start pose lowered, as it is, until the character touches what is under it (a standing start
+    fitted by roles from a default humanoid's of other ankle heights stands 5–6 cm above the floor, and would
+    drop at the start); the pose itself where it touches already or nothing is under it."""
+    import mujoco
+    import numpy as np
+
+    from ..builders.mjcf import compile_spec, initial_qpos, scene_to_spec
+    model = compile_spec(scene_to_spec(scene))
+    data = mujoco.MjData(model)
+    data.qpos[:] = initial_qpos(scene, model)
+    mujoco.mj_forward(model, data)
+    ours = np.isin(model.geom_bodyid, [model.body(b.name).id for b in scene.character.bodies])
+    gap = min((mujoco.mj_geomDistance(model, data, int(g), int(h), SET_DOWN_MAX, None)
+               for g in np.flatnonzero(ours) for h in np.flatnonzero(~ours)), default=SET_DOWN_MAX)
+    if not 0.0 < gap < SET_DOWN_MAX:
+        return scene.initial_pose
+    pose = copy.deepcopy(scene.initial_pose)
+    pose.root_pos = [pose.root_pos[0], pose.root_pos[1], pose.root_pos[2] - gap]
+    return pose
+
+
+# m: how far `set_down` looks below the character (a start pose higher above everything is left as it is)
+SET_DOWN_MAX = 0.2
+# m: a body this near something outside the character rests on it (MuJoCo MPC's seated start holds the pelvis 7 mm
+# above the bench)
+RESTING_GAP = 0.02
