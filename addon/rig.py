@@ -156,7 +156,7 @@ def read_character(obj) -> Character:
     visit(roots[0])
     massless = [b.name for i, b in enumerate(bodies) if not b.geoms and (i == 0 or b.joints)]
     if massless:  # MuJoCo's own word for it names a body, not what to do
-        if len(massless) == len(bodies) or not any(b.geoms for b in bodies):
+        if not any(b.geoms for b in bodies):
             raise ValueError(rpt_("'{}' has no physics shapes on its bones: select it and click Make Physics "
                                   "Character, or give its bones shapes").format(obj.name))
         raise ValueError(rpt_("bone '{}' of '{}' moves but has no physics shape, so no mass: give it a shape "

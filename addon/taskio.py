@@ -276,10 +276,14 @@ def track_range(scene, character=None, warn=None) -> tuple[int, int]:
     return first, last
 
 
+def _animation(character):
+    """The animation data of what moves `character`: its animator's rig's where it has one, else its own."""
+    return (character.physkey.animator_rig or character).animation_data
+
+
 def _animated(character) -> bool:
-    """Whether an action or NLA strips drive `character` (its animator's rig's where it has one in the scene)."""
-    rig = character.physkey.animator_rig or character
-    ad = rig.animation_data
+    """Whether an action or NLA strips drive `character` (its animator's rig where it has one)."""
+    ad = _animation(character)
     return ad is not None and (ad.action is not None or any(track.strips for track in ad.nla_tracks))
 
 
@@ -288,8 +292,7 @@ def _animated_frames(character) -> tuple[int, int] | None:
     None where no single action drives it (none, or NLA strips besides)."""
     if character is None:
         return None
-    rig = character.physkey.animator_rig or character
-    ad = rig.animation_data
+    ad = _animation(character)
     if ad is None or ad.action is None or any(track.strips for track in ad.nla_tracks):
         return None
     start, end = ad.action.frame_range
