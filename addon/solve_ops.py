@@ -114,7 +114,7 @@ class _Solve:
         warn = self._warn
         first = None
         if props.method == "track" and cont is None:  # the reference and what is said of its start: its first frame
-            from .taskio import track_range
+            from .track_range import track_range
             first = track_range(scene, active_character(context))[0]
         desc = extract_scene(context, warn, first)
         if cont is not None:
