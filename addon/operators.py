@@ -123,7 +123,7 @@ class PHYSKEY_OT_load_preset(bpy.types.Operator):
     def execute(self, context):
         from .presets import load
         try:
-            obj = load(context, self.preset)
+            obj = load(context, self.preset, lambda msg: self.report({"WARNING"}, msg))
         except ValueError as e:
             self.report({"ERROR"}, str(e))
             return {"CANCELLED"}

@@ -108,8 +108,27 @@ def _select_only(context, obj) -> None:
     context.view_layer.objects.active = obj
 
 
-def load(context, name: str):
-    """Build preset `name`; returns the character's armature object."""
+def _set_animation_aside(obj, warn) -> None:
+    """`obj`'s action (kept with a fake user, never lost) and NLA tracks taken off it, said through `warn`:
+    what it played would pose it at every frame over the preset's start, and a solve would start there."""
+    ad = obj.animation_data
+    if ad is None:
+        return
+    if ad.action is not None:
+        action = ad.action
+        action.use_fake_user = True
+        ad.action = None
+        warn(rpt_("'{}' played the action '{}': it is set aside (kept) so the preset's start pose shows; "
+                  "assign it again in the Action Editor").format(obj.name, action.name))
+    if ad.use_nla and any(track.strips and not track.mute for track in ad.nla_tracks):
+        ad.use_nla = False
+        warn(rpt_("the NLA tracks of '{}' are switched off so the preset's start pose shows; switch them on again "
+                  "in the NLA Editor").format(obj.name))
+
+
+def load(context, name: str, warn=lambda msg: None):
+    """Build preset `name`; returns the character's armature object. What it does to the animator's
+    own animation is said through `warn`."""
     from ..solver.formats.task import build_scene, load_task
     names = preset_names()
     if name not in names:
@@ -118,6 +137,15 @@ def load(context, name: str):
     scene = build_scene(task.scene)
     physics = _own_rig_physics(context) or _selected_character(context)
     if physics is not None:  # the preset on the selected character: never a second one
+        if physics.physkey.animator_rig is not None:  # made from a rig rescaled since: said before anything changes
+            from .retarget import check_link
+            check_link(physics.physkey.animator_rig, physics)
+        from .solutions import end_preview, showing_preview
+        if showing_preview(context):  # a solution shown: the animator's own action back first, then set aside
+            end_preview(context)
+        for obj in (physics, physics.physkey.animator_rig):
+            if obj is not None:
+                _set_animation_aside(obj, warn)
         from .rig import read_character
         character = read_character(physics)
         # the preset's own skeleton (a physics humanoid made from a rig has its joints): its pose as it is, rested

@@ -84,6 +84,16 @@ def test_add_pair_from_the_3d_cursor():
     with pytest.raises(RuntimeError, match=rf"contact keyframe '{empty}' has no pairs: add one \(Add Pair\)"):
         bpy.ops.physkey.solve(wait=True)
     assert not props.running
+    # a pair on an armature that is no physics character (a capture or a rig before Make Physics Character)
+    # is refused at Add Pair, as Solve would refuse it, not kept until Solve
+    bpy.ops.object.armature_add()
+    other = bpy.context.active_object
+    other.data.bones.active = other.data.bones[0]
+    count = len(props.contact_keyframes[-1].pairs)
+    with pytest.raises(RuntimeError, match=rf"'{other.name}' has no physics shapes on its bones: select it and click "
+                       "Make Physics Character"):
+        bpy.ops.physkey.add_pair()
+    assert len(props.contact_keyframes[-1].pairs) == count
 
 
 @pytest.mark.every_blender

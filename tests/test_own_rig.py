@@ -409,11 +409,19 @@ def test_a_standing_preset_loads_onto_the_animators_rig_standing_on_its_feet(rig
     rig = by_name[name]
     for pb in rig.pose.bones:
         pb.matrix_basis = Matrix.Identity(4)
-    for obj in (rig, next((o for o in bpy.data.objects if o.physkey.animator_rig == rig), None)):
-        if obj is not None and obj.animation_data:  # a motion kept by an earlier test would pose them instead
-            obj.animation_data.action = None
+    # the animator's own action plays on the rig (its root moved 40 cm, the whole rig off the floor): it is set
+    # aside, kept and said, or it would pose the rig over the preset's start at every frame
+    root = next(pb for pb in rig.pose.bones if pb.parent is None)
+    root.location = (0.4, 0.4, 0.4)
+    rig.animation_data_create()
+    rig.animation_data.action = own = bpy.data.actions.new("animator's own")
+    own.use_fake_user = False
+    root.keyframe_insert("location", frame=bpy.context.scene.frame_current)
     _select(bpy, rig)
-    assert bpy.ops.physkey.load_preset(preset="reach_hand_targets") == {"FINISHED"}
+    said = []
+    addon(module, "presets").load(bpy.context, "reach_hand_targets", said.append)
+    assert rig.animation_data.action is None and own.use_fake_user and own.name in bpy.data.actions
+    assert any("animator's own" in msg and "set aside" in msg for msg in said), said
     physics = next(o for o in bpy.data.objects if o.physkey.animator_rig == rig)
     model = _model(bpy, module, physics)
     data = mujoco.MjData(model)

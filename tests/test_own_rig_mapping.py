@@ -124,6 +124,11 @@ def test_limb_thickness_comes_from_the_mesh_the_rig_deforms(rigs):
     assert shin.size[0] == pytest.approx(plain.data.bones["shin_left"].physkey.geoms[0].size[0], rel=1e-6)
 
 
+def retarget_slot(module, rig, slot: str) -> str:
+    """The rig's bone mapped to `slot`."""
+    return addon(module, "retarget").mapping_of(rig)[slot]
+
+
 def test_a_rig_rescaled_after_linking_is_linked_again_to_one_physics_character(rigs):
     """Scaled after its physics character was made, a rig no longer matches it: Solve says so; Make
     Physics Character again replaces the old one (one physics character, the rig's new size), and a
@@ -139,7 +144,19 @@ def test_a_rig_rescaled_after_linking_is_linked_again_to_one_physics_character(r
     _select(bpy, physics)
     with pytest.raises(ValueError, match=r"was scaled from 1 to 0\.5 since .* Make Physics Character again"):
         addon(module, "taskio").extract_scene(bpy.context)
+    # Load Scene Preset and Add Pair say so too, before anything changes (they had gone on with the old size)
     _select(bpy, rig)
+    scene = bpy.context.scene.physkey
+    with pytest.raises(RuntimeError, match=r"was scaled from 1 to 0\.5 since .* Make Physics Character again"):
+        bpy.ops.physkey.load_preset(preset="reach_hand_targets")
+    assert scene.preset != "reach_hand_targets"
+    scene.contact_keyframes.add()
+    scene.active_contact_keyframe = len(scene.contact_keyframes) - 1
+    rig.data.bones.active = rig.data.bones[retarget_slot(module, rig, "hand_right")]
+    with pytest.raises(RuntimeError, match=r"was scaled from 1 to 0\.5 since .* Make Physics Character again"):
+        bpy.ops.physkey.add_pair()
+    assert not len(scene.contact_keyframes[-1].pairs)
+    scene.contact_keyframes.remove(len(scene.contact_keyframes) - 1)
     assert bpy.ops.physkey.character_from_rig() == {"FINISHED"}
     linked = [o for o in bpy.data.objects if o.physkey.animator_rig == rig]
     assert len(linked) == 1 and linked[0].dimensions.z == pytest.approx(0.5 * height, rel=0.02)
