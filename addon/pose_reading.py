@@ -79,14 +79,15 @@ def fitted_poses(context, rig, physics, model, frames: list[int] | None = None,
     return fit_poses(model, grounded, lowered=lowered)
 
 
-def misfit(fit: PoseFit, f: int, mapping: dict[str, str]) -> str:
-    """What frame `f` of a fit could not meet, in the rig's bones ('' when every mapped bone is within
-    REPORT_DISTANCE and REPORT_ANGLE): the worst bones and the joints held at a limit."""
+def misfit(fit: PoseFit, f: int, names: dict[str, str]) -> str:
+    """What frame `f` of a fit could not meet, in the bones the animator knows (`names`: slot → bone; '' when
+    every mapped bone is within REPORT_DISTANCE and REPORT_ANGLE): the worst bones and the joints held at a
+    limit."""
     bad = []
     for k, slot in enumerate(SLOTS):
         cm, deg = 100.0 * fit.position_error[f, k], math.degrees(fit.angle_error[f, k])
         if cm >= 100.0 * REPORT_DISTANCE or deg >= REPORT_ANGLE:
-            bad.append((cm / (100.0 * REPORT_DISTANCE) + deg / REPORT_ANGLE, mapping.get(slot, slot), cm, deg))
+            bad.append((cm / (100.0 * REPORT_DISTANCE) + deg / REPORT_ANGLE, names.get(slot, slot), cm, deg))
     if not bad:
         return ""
     bad.sort(reverse=True)

@@ -64,11 +64,12 @@ def poses_at(context, obj, model, frames: list[int], clip: bool = False) -> tupl
     if rig is not None:
         from .pose_reading import fitted_poses, misfit
         from .retarget import mapping_of
+        from .rig_names import animator_names
         fit = fitted_poses(context, rig, obj, model, frames, clip_dt=1.0 / scene_fps(context.scene) if clip else None)
-        mapping = mapping_of(rig)
+        names = animator_names(rig, mapping_of(rig))  # a Rigify rig's controls, not its ORG bones
         pose_from_qpos(obj, model, fit.qpos[-1])
         context.view_layer.update()
-        return fit.qpos, [misfit(fit, f, mapping) for f in range(len(frames))], fit.lowered
+        return fit.qpos, [misfit(fit, f, names) for f in range(len(frames))], fit.lowered
     scene = context.scene
     current = scene.frame_current
     rows, problems = [], []

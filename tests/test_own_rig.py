@@ -435,3 +435,28 @@ def test_a_standing_preset_loads_onto_the_animators_rig_standing_on_its_feet(rig
     soles = [mujoco.mj_geomDistance(model, data, g, floor, 0.5, None) for g in range(model.ngeom)
              if model.body(int(model.geom_bodyid[g])).name.startswith("foot_")]
     assert -0.005 < min(soles) < 0.015, soles
+
+
+def test_what_is_said_of_a_rigify_rig_names_the_controls_the_animator_keys(rigs):
+    """Solve's reports and the solution rows name a generated Rigify rig's controls, not its hidden ORG bones: the
+    IK foot where the leg is in IK, the FK foot once its switch stands on FK, the torso for the pelvis."""
+    bpy, module, by_name = rigs
+    rig = by_name["rigify generated"]
+    physics, _ = _physics(bpy, module, rig)
+    names_of = addon(module, "rig_names")
+    switch = rig.pose.bones["thigh_parent.L"]
+    before = switch["IK_FK"]
+    _select(bpy, rig)
+    try:
+        switch["IK_FK"] = 0.0
+        names = names_of.rig_names(bpy.context)
+        assert (names["foot_left"], names["shin_left"], names["thigh_left"], names["pelvis"]) == \
+            ("foot_ik.L", "shin.L", "thigh_ik.L", "torso")
+        assert names_of.in_rig_names("foot_left 3.1 cm into the floor at 1.20 s", names) == \
+            "foot_ik.L 3.1 cm into the floor at 1.20 s"
+        switch["IK_FK"] = 1.0
+        names = names_of.rig_names(bpy.context)
+        assert (names["foot_left"], names["shin_left"], names["thigh_left"]) == ("foot_fk.L", "shin_fk.L", "thigh_fk.L")
+        assert not [bone for bone in names.values() if bone.startswith(("ORG-", "DEF-", "MCH-"))], names
+    finally:
+        switch["IK_FK"] = before
