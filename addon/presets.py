@@ -143,9 +143,6 @@ def load(context, name: str, warn=lambda msg: None):
         from .solutions import end_preview, showing_preview
         if showing_preview(context):  # a solution shown: the animator's own action back first, then set aside
             end_preview(context)
-        for obj in (physics, physics.physkey.animator_rig):
-            if obj is not None:
-                _set_animation_aside(obj, warn)
         from .rig import read_character
         character = read_character(physics)
         # the preset's own skeleton (a physics humanoid made from a rig has its joints): its pose as it is, rested
@@ -170,6 +167,9 @@ def load(context, name: str, warn=lambda msg: None):
             scene.character = character
             if made:  # fitted standing: on the floor, not above it
                 scene.initial_pose = set_down(scene)
+        for obj in (physics, physics.physkey.animator_rig):  # once nothing more can refuse the preset
+            if obj is not None:
+                _set_animation_aside(obj, warn)
     pose_kfs = None
     if task.method in ("assist", "track"):  # pose it at its first pose keyframe, where the motion starts
         from ..solver.formats.pose_keyframes import resolve, scene_at_first_pose
