@@ -173,12 +173,9 @@ class PHYSKEY_OT_add_pair(bpy.types.Operator):
         if bone is None:
             self.report({"ERROR"}, "no active bone: select a bone of the character")
             return {"CANCELLED"}
-        from .rig import read_character
+        from .taskio import checked_character
         try:  # a pair on an armature that is no physics character, or is stale, would be refused only at Solve
-            read_character(arm)
-            if arm.physkey.animator_rig is not None:
-                from .retarget import check_link
-                check_link(arm.physkey.animator_rig, arm)
+            checked_character(arm)
         except ValueError as e:
             self.report({"ERROR"}, str(e))
             return {"CANCELLED"}

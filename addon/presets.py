@@ -137,14 +137,11 @@ def load(context, name: str, warn=lambda msg: None):
     scene = build_scene(task.scene)
     physics = _own_rig_physics(context) or _selected_character(context)
     if physics is not None:  # the preset on the selected character: never a second one
-        if physics.physkey.animator_rig is not None:  # made from a rig rescaled since: said before anything changes
-            from .retarget import check_link
-            check_link(physics.physkey.animator_rig, physics)
+        from .taskio import checked_character
+        character = checked_character(physics)  # made from a rig rescaled since: said before anything changes
         from .solutions import end_preview, showing_preview
         if showing_preview(context):  # a solution shown: the animator's own action back first, then set aside
             end_preview(context)
-        from .rig import read_character
-        character = read_character(physics)
         # the preset's own skeleton (a physics humanoid made from a rig has its joints): its pose as it is, rested
         # on the furniture — but one made from a rig, of other proportions and rest frames, starting on its feet
         # alone, is fitted by roles as another skeleton is (its torso put where the default's stands, its feet

@@ -18,6 +18,15 @@ from .timeline import scene_fps
 from .track_range import track_range
 
 
+def checked_character(obj):
+    """The physics character `obj` as a solve reads it (`read_character`); ValueError, as for a rig without
+    shapes, where the animator's rig it was made from was rescaled since (`check_link`)."""
+    if obj.physkey.animator_rig is not None:
+        from .retarget import check_link
+        check_link(obj.physkey.animator_rig, obj)
+    return read_character(obj)
+
+
 def extract_scene(context, warn=None, frame: int | None = None):
     """The current scene as a SceneDesc: the active (or only) PhysKey character, a floor and every
     object marked as a collider, starting in its pose at `frame` (the current frame where not given)."""
@@ -25,10 +34,7 @@ def extract_scene(context, warn=None, frame: int | None = None):
     obj = active_character(context)
     if obj is None:
         raise ValueError(rpt_("no armature selected: select the character's armature"))
-    if obj.physkey.animator_rig is not None:
-        from .retarget import check_link
-        check_link(obj.physkey.animator_rig, obj)
-    character = read_character(obj)
+    character = checked_character(obj)
     root = character.bodies[0]
     bodies = collider_bodies(context.scene, warn or (lambda msg: None))
     scene = SceneDesc(schema_version=SCHEMA_VERSION, name=context.scene.name or "scene", character=character,
