@@ -243,6 +243,14 @@ def end_preview(context) -> None:
     _remove_previews()
 
 
+def kept_stem(method: str) -> str:
+    """A kept action's name for its method, as the Method menu says it ("make_physical", "contact_keyframes"),
+    so the Action Editor names the button the animator pressed."""
+    from ..solver.core.registry import METHODS
+    label = METHODS[method].label if method in METHODS else (method or "solution")
+    return "_".join(label.lower().split())
+
+
 def keep(context, index: int):
     """Bake solution `index` into a new Action and make it the character's; returns the action.
     An unstable solution is refused (ValueError, reported by the operator) before anything changes."""
@@ -253,7 +261,7 @@ def keep(context, index: int):
     obj = _character(context)
     arrays, model = _load(item)
     fps, start = scene_fps(scene), item.start_frame  # the solution's own context, not the scene's last solve
-    name = f"{scene.name}_{item.method or 'solution'}_seed{item.seed}" + (f"_{item.variant}" if item.variant else "")
+    name = f"{scene.name}_{kept_stem(item.method)}_seed{item.seed}" + (f"_{item.variant}" if item.variant else "")
     for target in _characters(scene, obj):  # their own actions kept (fake user), then given back
         _set_aside(target)
     end_preview(context)

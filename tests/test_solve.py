@@ -469,5 +469,5 @@ def test_make_physical_tracks_the_keyed_animation_into_a_new_action():
     scene.physkey.active_solution = 0
     assert bpy.ops.physkey.keep_solution() == {"FINISHED"}
     kept = arm.animation_data.action
-    assert kept != keyed and kept.name.startswith(f"{scene.name}_track_seed0")
+    assert kept != keyed and kept.name.startswith(f"{scene.name}_make_physical_seed0")  # the button's words
     assert [tuple(k.co) for fc in fcurves(module, keyed) for k in fc.keyframe_points] == before
