@@ -28,6 +28,9 @@ END_WINDOW_S = 0.1  # s: the root's speed at the clip's end is measured over its
 # s: a foot that stops touching for less than this is still planted (MuJoCo's soft contacts chatter: a
 # standing foot loses its touch for a step or two dozens of times a second; a step takes far longer).
 PLANTED_GAP_S = 0.05
+# s: a dragged foot's contacts chatter too — lost for a step or two, found again a centimetre on; its sole is
+# carried between touches at most this far apart (`sole_tracks`), not further (a foot grazing the floor mid-swing).
+CHATTER_GAP_S = 0.02
 
 
 def character_hinges(model: mujoco.MjModel, character_bodies: list[str]) -> list[int]:
@@ -63,7 +66,7 @@ def motion_quality(model: mujoco.MjModel, character_bodies: list[str], times: np
       animator can go to that frame;
     - `foot_sliding_m`: how far the feet slide while they touch something outside the character: how far
       the soles' touching points travel over what they touch (`sole_tracks`; a foot rolling over its toes
-      does not slide), per planted phase (touch lost for under PLANTED_GAP_S does not end one) from where
+      does not slide, one dragged while its contacts chatter does), per planted phase (touch lost for under PLANTED_GAP_S does not end one) from where
       each foot was set down (`planted_sliding`), summed over phases and feet, and `foot_sliding_most`: the phase
       that slid farthest (`{"m", "body", "from_s", "farthest_s", "to_s"}`: set down, farthest from there, lifted;
       None without any), where the animator looks first;
@@ -106,7 +109,7 @@ def motion_quality(model: mujoco.MjModel, character_bodies: list[str], times: np
     n = len(qpos)
     dt = float(np.median(np.diff(times))) if n > 1 else 0.0
     planted = bridged(scan.foot_down, int(round(PLANTED_GAP_S / dt)) if dt else 0)
-    slides = planted_slides(sole_tracks(scan), planted)
+    slides = planted_slides(sole_tracks(scan, max(1, int(round(CHATTER_GAP_S / dt))) if dt else 1), planted)
     feet = [roles[r] for r in FOOT_ROLES if r in roles]
     sides = side_axes(model, at_rest(model), foot_ids)
     fall = None
@@ -287,18 +290,25 @@ def _most_slid(feet: list[str], times: np.ndarray, slides: list[tuple[int, int, 
             "farthest_s": round(float(times[far]), 6), "to_s": round(float(times[b]), 6)}
 
 
-def sole_tracks(scan: _PoseScan) -> np.ndarray:
+def sole_tracks(scan: _PoseScan, chatter: int = 1) -> np.ndarray:
     """(n, nfeet, 2) where each foot's sole has slipped to, seen from above: from pose to pose, the point
-    where the foot touched (the mean of its contacts with the scene) carried with the foot to the next pose,
-    its horizontal move added up while the foot touches at both — so a foot rolling from heel to toe or
-    turning on its heel stays put, and one dragged moves as far as it is dragged."""
+    where the foot touched (the mean of its contacts with the scene) carried with the foot to the next pose
+    it touches at, at most `chatter` poses on, its horizontal move added up — so a foot rolling from heel to
+    toe or turning on its heel stays put, one dragged moves as far as it is dragged (its contacts chattering,
+    lost for a step and found again a centimetre on, as MuJoCo's soft contacts do under a dragged foot), and
+    a foot that grazes the scene and swings on is not carried across its swing."""
     n, nfeet = scan.foot_down.shape
     steps = np.zeros((n, nfeet, 2))
-    if n > 1:
-        arm = np.einsum("nfji,nfj->nfi", scan.foot_mat[:-1], scan.foot_touch[:-1] - scan.foot_pos[:-1])
-        moved = np.einsum("nfij,nfj->nfi", scan.foot_mat[1:], arm) + scan.foot_pos[1:] - scan.foot_touch[:-1]
-        both = scan.foot_down[:-1] & scan.foot_down[1:]
-        steps[1:] = np.where(both[..., None], moved[..., :2], 0.0)
+    for k in range(nfeet):
+        at = np.flatnonzero(scan.foot_down[:, k])
+        if len(at) < 2:
+            continue
+        before, after = at[:-1], at[1:]
+        joined = after - before <= chatter
+        before, after = before[joined], after[joined]
+        arm = np.einsum("nji,nj->ni", scan.foot_mat[before, k], scan.foot_touch[before, k] - scan.foot_pos[before, k])
+        carried = np.einsum("nij,nj->ni", scan.foot_mat[after, k], arm) + scan.foot_pos[after, k]
+        steps[after, k] = (carried - scan.foot_touch[before, k])[:, :2]
     return np.cumsum(steps, axis=0)
 
 
