@@ -64,12 +64,12 @@ def motion_quality(model: mujoco.MjModel, character_bodies: list[str], times: np
       or its own other bodies), over every recorded pose, and `max_penetration_at`: where and when
       (`{"time_s", "bodies": [character body, what it went into]}`; None without any overlap), so the
       animator can go to that frame;
-    - `foot_sliding_m`: how far the feet slide while they touch something outside the character: how far
-      the soles' touching points travel over what they touch (`sole_tracks`; a foot rolling over its toes
-      does not slide, one dragged while its contacts chatter does), per planted phase (touch lost for under
-      PLANTED_GAP_S does not end one) from where each foot was set down (`planted_sliding`), summed over
-      phases and feet, and `foot_sliding_most`: the phase that slid farthest (`{"m", "body", "from_s", "farthest_s", "to_s"}`: set down, farthest from there, lifted;
-      None without any), where the animator looks first;
+    - `foot_sliding_m`: how far the feet slide while they touch something outside the character: how far the
+      soles' touching points travel over what they touch (`sole_tracks`; a foot rolling over its toes does not
+      slide, one dragged while its contacts chatter does), per planted phase (touch lost for under PLANTED_GAP_S
+      does not end one) from where each foot was set down (`planted_sliding`), summed over phases and feet, and
+      `foot_sliding_most`: the phase that slid farthest (`{"m", "body", "from_s", "farthest_s", "to_s"}`: set
+      down, farthest from there, lifted; None without any), where the animator looks first;
     - `foot_roll`: how far the planted feet roll onto their edges (`foot_roll.worst_roll`: the largest sideways
       tilt a planted foot held, which foot and when, and the time some planted foot spent past
       `foot_roll.ROLLED_DEG`); None without both feet or where none is planted;
