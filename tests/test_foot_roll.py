@@ -76,7 +76,25 @@ def test_a_roll_counts_only_held_and_planted():
 
 def test_a_roll_past_the_line_is_said_in_the_words():
     rolled = _quality([_pose(np.radians(ROLLED_DEG + 10.0))] * (HELD + 31))
-    said = f"feet roll onto their edges for {(HELD + 30) * DT:.1f} s (foot_left {ROLLED_DEG + 10.0:.0f}° at 0.0 s)"
+    said = (f"feet roll onto their edges for {(HELD + 30) * DT:.1f} s in all "
+            f"(foot_left {ROLLED_DEG + 10.0:.0f}° at 0.0 s)")
     assert said in quality_words(rolled)
     level = _quality([_pose(np.radians(ROLLED_DEG - 5.0))] * (HELD + 31))
     assert not any("roll" in w for w in quality_words(level))
+
+
+def test_a_foot_left_on_its_heel_at_the_clip_s_end_is_said_where_the_clip_ends_standing():
+    """The left foot pitched 30° toes up (about the sideways axis, −y turning +x up) for the clip's last HELD_S
+    measures +30 (on its heel), toes down −30 (on its toes); the words say it where the clip is meant to end
+    standing, not where a foot rolls over its heel mid-clip, nor flat."""
+    heel = _quality([_pose()] * 20 + [_pose(left_pitch=-np.radians(30.0))] * (HELD + 1))
+    assert heel["foot_end_pitch"]["deg"] == pytest.approx(30.0, abs=0.01)
+    assert heel["foot_end_pitch"]["body"] == "foot_left"
+    assert "ends with foot_left on its heel (toes 30° up)" in quality_words(heel, ends_standing=True)
+    assert not any("heel" in w for w in quality_words(heel))  # a clip not meant to end standing
+    toes = _quality([_pose(left_pitch=np.radians(30.0))] * (HELD + 1))
+    assert toes["foot_end_pitch"]["deg"] == pytest.approx(-30.0, abs=0.01)
+    assert "ends with foot_left on its toes (heel 30° up)" in quality_words(toes, ends_standing=True)
+    mid = _quality([_pose(left_pitch=-np.radians(30.0))] * HELD + [_pose()] * (HELD + 1))
+    assert abs(mid["foot_end_pitch"]["deg"]) < 1.0
+    assert not any("ends with" in w for w in quality_words(mid, ends_standing=True))

@@ -143,7 +143,7 @@ def test_the_figures_an_animator_would_not_accept_are_said_in_words():
                                                          "torso_tilt_deg": 29.0}}
     assert quality_words(bad, ends_standing=True) == [
         "ends crouched (head at 81% of standing)", "ends leaning 29°", "ends moving at 0.27 m/s", "falls for 0.4 s",
-        "feet slide 86 cm", "sinks 2.3 cm into chair"]
+        "feet slide 86 cm", "hand_left sinks 2.3 cm into chair at 1.0 s"]
     assert quality_words(bad)[0] == "ends moving at 0.27 m/s"  # a clip not meant to end standing: no posture words
     where = {"m": 0.2, "body": "foot_right", "from_s": 0.0, "farthest_s": 7.93, "to_s": 8.75}  # where to look first
     said = quality_words(dict(bad, foot_sliding_most=where))

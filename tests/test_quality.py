@@ -104,13 +104,14 @@ def test_a_foot_that_loses_its_touch_for_a_pose_is_still_planted():
     out_back = np.r_[np.linspace(0.0, 0.1, 11), np.linspace(0.1, 0.0, 11)[1:]]
     qpos = np.stack([_pose([x, 0, z + (0.01 if i == 10 else 0.0)]) for i, x in enumerate(out_back)])
     got = motion_quality(model, bodies, np.arange(len(qpos)) * 0.01, qpos)
-    assert got["foot_sliding_m"] == pytest.approx(0.09, abs=1e-9)  # its sole carried across the lift: 0.09 to 0.09
+    assert got["foot_sliding_m"] == pytest.approx(0.09, abs=1e-9)  # 1 cm up: its sole not carried across
 
 
 def test_a_dragged_foot_whose_touch_chatters_slides_as_far_as_it_is_dragged():
-    """Dragged 0.2 m in 5 ms steps, its touch lost every other step (a millimetre up, as MuJoCo's contacts under
-    a dragged foot chatter): 0.2 m, every step counted. A foot that grazes the floor twice 40 ms apart as it
-    swings on 0.1 m is carried across no swing: it slides nothing."""
+    """Dragged 0.2 m in 5 ms steps, its touch lost every other step (2 mm up, as MuJoCo's contacts under a
+    dragged foot chatter): 0.2 m, every step counted. A foot that grazes the floor twice 40 ms apart as it swings
+    on 0.1 m, 3 cm up between, is carried across no swing, and one rolled 1 rad along the floor across its lost
+    touch slides nothing either."""
     model, bodies = _model()
     z = R - 0.001
     xs = np.linspace(0.0, 0.2, 41)
@@ -120,6 +121,9 @@ def test_a_dragged_foot_whose_touch_chatters_slides_as_far_as_it_is_dragged():
     swing = np.stack([_pose([x, 0, z if i in (0, 8) else z + 0.03]) for i, x in enumerate(np.linspace(0, 0.1, 9))])
     grazed = motion_quality(model, bodies, np.arange(9) * 0.005, swing)
     assert grazed["foot_sliding_m"] == pytest.approx(0.0, abs=1e-9)
+    rolled = np.stack([_pose([(R - 0.0005) * 0.5 * i, 0, z + (0.002 if i == 1 else 0.0)], ankle=0.5 * i)
+                       for i in range(3)])
+    assert motion_quality(model, bodies, np.arange(3) * 0.005, rolled)["foot_sliding_m"] < 1e-3  # not dragged
 
 
 def test_jerk_of_a_cubic_is_six_a():

@@ -24,15 +24,28 @@ def side_axes(model: mujoco.MjModel, rest: mujoco.MjData, feet: list[int]) -> np
     """(len(feet), 3) each foot's sideways axis in its own frame, from the character at rest (`rest`): the
     horizontal direction from the second foot to the first (the left and right feet). None without two feet
     apart at rest."""
+    across = _across(rest, feet)
+    return None if across is None else np.stack([rest.xmat[f].reshape(3, 3).T @ across for f in feet])
+
+
+def forward_axes(model: mujoco.MjModel, rest: mujoco.MjData, feet: list[int]) -> np.ndarray | None:
+    """(len(feet), 3) each foot's forward axis in its own frame at rest: level, across the sideways axis, the way
+    the character faces. None without two feet apart at rest."""
+    across = _across(rest, feet)
+    if across is None:
+        return None
+    forward = np.cross(across, [0.0, 0.0, 1.0])
+    return np.stack([rest.xmat[f].reshape(3, 3).T @ forward for f in feet])
+
+
+def _across(rest: mujoco.MjData, feet: list[int]) -> np.ndarray | None:
+    """The level unit vector from the second foot to the first at rest, or None."""
     if len(feet) != 2:
         return None
     across = rest.xpos[feet[0]] - rest.xpos[feet[1]]
     across[2] = 0.0
     norm = float(np.linalg.norm(across))
-    if norm < 1e-6:
-        return None
-    across /= norm
-    return np.stack([rest.xmat[f].reshape(3, 3).T @ across for f in feet])
+    return None if norm < 1e-6 else across / norm
 
 
 def roll_deg(foot_mat: np.ndarray, sides: np.ndarray) -> np.ndarray:
@@ -62,3 +75,21 @@ def worst_roll(feet: list[str], times: np.ndarray, roll: np.ndarray, planted: np
     rolled = (on > ROLLED_DEG).any(axis=1)
     return {"deg": round(float(window[i, k]), 2), "body": feet[k], "time_s": round(float(times[i]), 6),
             "rolled_s": round(float(dt_each[rolled].sum()), 6)}
+
+
+def end_pitch(feet: list[str], times: np.ndarray, foot_mat: np.ndarray, forward: np.ndarray,
+              planted: np.ndarray) -> dict | None:
+    """The planted foot tipped furthest forward or back over the clip's last HELD_S, as `{"deg", "body"}`: its
+    forward axis at rest (`forward_axes`) carried with the foot, its median rise from the horizontal there —
+    positive with the toes up (standing on the heel), negative on the toes. None where no foot is planted
+    throughout that time."""
+    if len(times) < 2 or not len(feet):
+        return None
+    last = times >= times[-1] - HELD_S
+    down = planted[last].all(axis=0)
+    if not down.any():
+        return None
+    rise = np.einsum("nkij,kj->nki", foot_mat[last], forward)[..., 2]
+    pitch = np.degrees(np.arcsin(np.clip(np.median(rise, axis=0), -1.0, 1.0)))
+    k = int(np.argmax(np.where(down, np.abs(pitch), -1.0)))
+    return {"deg": round(float(pitch[k]), 2), "body": feet[k]}

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import mujoco
 import numpy as np
 
-from .foot_roll import roll_deg, side_axes, worst_roll
+from .foot_roll import end_pitch, forward_axes, roll_deg, side_axes, worst_roll
 from .posture import CARRY_PELVIS_SHARE, Posture, at_rest, feet_down, standing_above_feet
 
 FOOT_ROLES = ("foot_left", "foot_right")  # whose sliding is measured (a character playing neither: none)
@@ -24,13 +24,14 @@ MOVING_OBJECT_SPEED = 0.05  # m/s: a free object moving faster than this touches
 # m: an object this close to something touches it. A box slid along a platform or held by a weld
 # keeps a fraction of a millimetre of air now and then (MuJoCo's soft contacts), which is no flight.
 TOUCH_TOLERANCE = 0.005
+# deg: a foot that lost its touch and found it again turned less than this was dragged (its sole carried across);
+# turned further, it rocked over (onto its heel, its toes or an edge), and its sole is not carried.
+DRAG_TURN_DEG = 5.0
+DRAG_COS = float(np.cos(np.radians(DRAG_TURN_DEG)))
 END_WINDOW_S = 0.1  # s: the root's speed at the clip's end is measured over its last this long
 # s: a foot that stops touching for less than this is still planted (MuJoCo's soft contacts chatter: a
 # standing foot loses its touch for a step or two dozens of times a second; a step takes far longer).
 PLANTED_GAP_S = 0.05
-# s: a dragged foot's contacts chatter too — lost for a step or two, found again a centimetre on; its sole is
-# carried between touches at most this far apart (`sole_tracks`), not further (a foot grazing the floor mid-swing).
-CHATTER_GAP_S = 0.02
 
 
 def character_hinges(model: mujoco.MjModel, character_bodies: list[str]) -> list[int]:
@@ -73,6 +74,8 @@ def motion_quality(model: mujoco.MjModel, character_bodies: list[str], times: np
     - `foot_roll`: how far the planted feet roll onto their edges (`foot_roll.worst_roll`: the largest sideways
       tilt a planted foot held, which foot and when, and the time some planted foot spent past
       `foot_roll.ROLLED_DEG`); None without both feet or where none is planted;
+    - `foot_end_pitch`: the planted foot left furthest on its heel (positive: toes up) or its toes over the clip's
+      last half second (`foot_roll.end_pitch`: `{"deg", "body"}`); None without both feet or none planted there;
     - `jerk_rms`: the RMS of the hinge angles' third time derivative (rad/s³, finite differences)
       at `fps` frames per second — the rate the animator renders, where jitter shows;
     - `max_body_speed`: the fastest any character body moved between consecutive poses
@@ -109,9 +112,10 @@ def motion_quality(model: mujoco.MjModel, character_bodies: list[str], times: np
     n = len(qpos)
     dt = float(np.median(np.diff(times))) if n > 1 else 0.0
     planted = bridged(scan.foot_down, int(round(PLANTED_GAP_S / dt)) if dt else 0)
-    slides = planted_slides(sole_tracks(scan, max(1, int(round(CHATTER_GAP_S / dt))) if dt else 1), planted)
+    slides = planted_slides(sole_tracks(scan), planted)
     feet = [roles[r] for r in FOOT_ROLES if r in roles]
-    sides = side_axes(model, at_rest(model), foot_ids)
+    rest = at_rest(model)
+    sides, forward = side_axes(model, rest, foot_ids), forward_axes(model, rest, foot_ids)
     fall = None
     if head is not None and may_lie is not None:
         fallen = (scan.head_z < FALLEN_HEAD_HEIGHT) & ~np.asarray(may_lie, dtype=bool)
@@ -129,6 +133,7 @@ def motion_quality(model: mujoco.MjModel, character_bodies: list[str], times: np
            "foot_sliding_m": round(_slid_in_all(slides), 6),
            "foot_sliding_most": _most_slid(feet, times, slides),
            "foot_roll": None if sides is None else worst_roll(feet, times, roll_deg(scan.foot_mat, sides), planted),
+           "foot_end_pitch": None if forward is None else end_pitch(feet, times, scan.foot_mat, forward, planted),
            "jerk_rms": round(_jerk_rms(model, character_bodies, times, qpos, fps), 3),
            "max_body_speed": _fastest(character_bodies, times, scan.body_xyz),
            "fall_s": None if fall is None else round(fall, 6),
@@ -290,13 +295,15 @@ def _most_slid(feet: list[str], times: np.ndarray, slides: list[tuple[int, int, 
             "farthest_s": round(float(times[far]), 6), "to_s": round(float(times[b]), 6)}
 
 
-def sole_tracks(scan: _PoseScan, chatter: int = 1) -> np.ndarray:
+def sole_tracks(scan: _PoseScan) -> np.ndarray:
     """(n, nfeet, 2) where each foot's sole has slipped to, seen from above: from pose to pose, the point
-    where the foot touched (the mean of its contacts with the scene) carried with the foot to the next pose
-    it touches at, at most `chatter` poses on, its horizontal move added up — so a foot rolling from heel to
-    toe or turning on its heel stays put, one dragged moves as far as it is dragged (its contacts chattering,
-    lost for a step and found again a centimetre on, as MuJoCo's soft contacts do under a dragged foot), and
-    a foot that grazes the scene and swings on is not carried across its swing."""
+    where the foot touched (the mean of its contacts with the scene) carried with the foot to the next pose it
+    touches at, its horizontal move added up, where the foot stays within TOUCH_TOLERANCE of the scene between
+    them — so a foot rolling from heel to toe or turning on its heel stays put, one dragged moves as far as it is
+    dragged (its contacts chattering, lost for a step a fraction of a millimetre up and found again a centimetre
+    on, as MuJoCo's soft contacts do under a dragged foot), and one that grazes the scene and swings on is not
+    carried across its swing. Across a lost touch only a drag is carried: the point still on the scene and the
+    foot turned less than DRAG_TURN_DEG — one rocking over onto its heel or edge meanwhile slid nowhere."""
     n, nfeet = scan.foot_down.shape
     steps = np.zeros((n, nfeet, 2))
     for k in range(nfeet):
@@ -304,11 +311,15 @@ def sole_tracks(scan: _PoseScan, chatter: int = 1) -> np.ndarray:
         if len(at) < 2:
             continue
         before, after = at[:-1], at[1:]
-        joined = after - before <= chatter
+        away = np.cumsum(~scan.foot_near[:, k])  # near the scene all the way from one touch to the next
+        joined = away[after] == away[before]
         before, after = before[joined], after[joined]
         arm = np.einsum("nji,nj->ni", scan.foot_mat[before, k], scan.foot_touch[before, k] - scan.foot_pos[before, k])
         carried = np.einsum("nij,nj->ni", scan.foot_mat[after, k], arm) + scan.foot_pos[after, k]
-        steps[after, k] = (carried - scan.foot_touch[before, k])[:, :2]
+        moved = carried - scan.foot_touch[before, k]
+        turn = np.einsum("nij,nij->n", scan.foot_mat[before, k], scan.foot_mat[after, k])  # 1 + 2 cos(angle)
+        slid = (after == before + 1) | ((np.abs(moved[:, 2]) <= TOUCH_TOLERANCE) & (turn >= 1 + 2 * DRAG_COS))
+        steps[after[slid], k] = moved[slid, :2]
     return np.cumsum(steps, axis=0)
 
 
@@ -342,6 +353,7 @@ class _PoseScan:
     foot_pos: np.ndarray
     foot_mat: np.ndarray
     foot_down: np.ndarray
+    foot_near: np.ndarray  # (n, nfeet): within TOUCH_TOLERANCE of the scene (touching or not)
     foot_touch: np.ndarray
     head_z: np.ndarray
     body_xyz: np.ndarray
@@ -358,13 +370,16 @@ def _scan(model: mujoco.MjModel, ids: list[int], feet: list[int], head: int | No
     char_body = np.isin(np.arange(model.nbody), ids)
     char_geom = char_body[model.geom_bodyid]
     obj_geom = np.isin(model.geom_bodyid, objects)
-    if objects:  # near-contacts reported too (positive distances), for the objects' touch only
-        model = _with_margin(model, obj_geom, TOUCH_TOLERANCE)
+    # near-contacts reported too (positive distances), for the objects' touch and the feet's nearness only
+    near_geom = obj_geom | np.isin(model.geom_bodyid, feet)
+    if near_geom.any():
+        model = _with_margin(model, near_geom, TOUCH_TOLERANCE)
     data = mujoco.MjData(model)
     n = len(qpos)
     nf = len(feet)
     scan = _PoseScan(depth=np.zeros(n), deepest_pair=np.zeros((n, 2), dtype=int), foot_pos=np.zeros((n, nf, 3)),
                      foot_mat=np.zeros((n, nf, 3, 3)), foot_down=np.zeros((n, nf), dtype=bool),
+                     foot_near=np.zeros((n, nf), dtype=bool),
                      foot_touch=np.zeros((n, nf, 3)), head_z=np.zeros(n),
                      body_xyz=np.zeros((n, len(ids), 3)), obj_xyz=np.zeros((n, len(objects), 3)),
                      obj_depth=np.zeros(n), obj_touch=np.zeros((n, len(objects)), dtype=bool),
@@ -391,7 +406,10 @@ def _scan(model: mujoco.MjModel, ids: list[int], feet: list[int], head: int | No
                 scan.obj_touch[i, k] = bool(on.any())
                 other = np.where(bodies[:, 0] == o, bodies[:, 1], bodies[:, 0])[on]
                 scan.obj_rests[i, k] = bool((~char_body[other]).any())  # MuJoCo never pairs a body with itself
-            near = np.asarray(con.dist) > 0.0  # within the objects' margin, not touching: counts for nothing else
+            near = np.asarray(con.dist) > 0.0  # within the margin, not touching: counts for nothing else
+            for k, f in enumerate(feet):
+                scan.foot_near[i, k] = bool((((bodies[:, 0] == f) & ~char_body[bodies[:, 1]])
+                                             | ((bodies[:, 1] == f) & ~char_body[bodies[:, 0]])).any())
             points = np.asarray(con.pos)
             if near.any():
                 g, bodies, mine, points = g[~near], bodies[~near], mine[~near], points[~near]

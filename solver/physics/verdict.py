@@ -54,8 +54,12 @@ def quality_words(quality: dict, ends_standing: bool = False, may_end_moving: bo
         words.append(f"feet slide {100 * quality['foot_sliding_m']:.0f} cm{where}")
     roll = quality.get("foot_roll")  # absent from results written before it was measured
     if roll and roll["deg"] > ROLLED_DEG:
-        words.append(f"feet roll onto their edges for {roll['rolled_s']:.1f} s "
+        words.append(f"feet roll onto their edges for {roll['rolled_s']:.1f} s in all "
                      f"({roll['body']} {roll['deg']:.0f}° at {roll['time_s']:.1f} s)")
+    pitch = quality.get("foot_end_pitch")  # absent from results written before it was measured
+    if ends_standing and pitch and abs(pitch["deg"]) > ROLLED_DEG:
+        on, up = ("heel", "toes") if pitch["deg"] > 0 else ("toes", "heel")
+        words.append(f"ends with {pitch['body']} on its {on} ({up} {abs(pitch['deg']):.0f}° up)")
     carry = quality.get("carry")
     if carry and carry["held_s"] >= CARRY_WORDS_S and carry["pelvis_share"] < CARRY_PELVIS_SHARE:
         words.append(f"carries crouched for {carry['crouched_s']:.1f} s of {carry['held_s']:.1f} s "
@@ -64,7 +68,9 @@ def quality_words(quality: dict, ends_standing: bool = False, may_end_moving: bo
     if up and up["s"] >= FEET_UP_WORDS_S:
         words.append(f"a foot up by the seat for {up['s']:.1f} s (from {up['from_s']:.1f} s)")
     if quality.get("max_penetration_m", 0.0) > SINKING_WORDS_M:
-        at = quality.get("max_penetration_at") or {}
+        at = quality.get("max_penetration_at") or {}  # which body, into what and when (absent from old results)
+        what = f"{at['bodies'][0]} " if at.get("bodies") else ""
         into = f" into {at['bodies'][1]}" if at.get("bodies") else ""
-        words.append(f"sinks {100 * quality['max_penetration_m']:.1f} cm{into}")
+        when = f" at {at['time_s']:.1f} s" if at.get("time_s") is not None else ""
+        words.append(f"{what}sinks {100 * quality['max_penetration_m']:.1f} cm{into}{when}")
     return words
