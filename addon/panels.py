@@ -141,8 +141,18 @@ class PHYSKEY_PT_contacts(_Sidebar, bpy.types.Panel):
             layout.operator("physkey.add_pair", icon="CURSOR")
             if props.method == "contact" and _solve_running(context):
                 layout.operator("physkey.send_keyframe", icon="EXPORT")
+            from .rig_names import rig_names
+            names = rig_names(context)  # a character made from the animator's rig: its bones, the physics' beside
             for p in item.pairs:
-                layout.label(text=f"{p.body1} ↔ {p.body2}", icon="LINKED", translate=False)
+                layout.label(text=f"{_named(p.body1, names)} ↔ {_named(p.body2, names)}", icon="LINKED",
+                             translate=False)
+
+
+def _named(body: str, names: dict[str, str]) -> str:
+    """A pair's body as the animator's rig calls it, the physics body's own name beside it ("foot_ik.R
+    (foot_right)"); as it is where the rig has no other name for it."""
+    bone = names.get(body)
+    return body if bone is None or bone == body else f"{bone} ({body})"
 
 
 class PHYSKEY_UL_hits(bpy.types.UIList):

@@ -454,6 +454,8 @@ def test_what_is_said_of_a_rigify_rig_names_the_controls_the_animator_keys(rigs)
             ("foot_ik.L", "shin.L", "thigh_ik.L", "torso")
         assert names_of.in_rig_names("foot_left 3.1 cm into the floor at 1.20 s", names) == \
             "foot_ik.L 3.1 cm into the floor at 1.20 s"
+        named = addon(module, "panels")._named  # the Contact Keyframes panel's pairs
+        assert (named("foot_left", names), named("world", names)) == ("foot_ik.L (foot_left)", "world")
         switch["IK_FK"] = 1.0
         names = names_of.rig_names(bpy.context)
         assert (names["foot_left"], names["shin_left"], names["thigh_left"]) == ("foot_fk.L", "shin_fk.L", "thigh_fk.L")
