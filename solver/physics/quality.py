@@ -408,8 +408,7 @@ def _scan(model: mujoco.MjModel, ids: list[int], feet: list[int], head: int | No
                 scan.obj_rests[i, k] = bool((~char_body[other]).any())  # MuJoCo never pairs a body with itself
             near = np.asarray(con.dist) > 0.0  # within the margin, not touching: counts for nothing else
             for k, f in enumerate(feet):
-                scan.foot_near[i, k] = bool((((bodies[:, 0] == f) & ~char_body[bodies[:, 1]])
-                                             | ((bodies[:, 1] == f) & ~char_body[bodies[:, 0]])).any())
+                scan.foot_near[i, k] = bool(_with_scene(bodies, f, char_body).any())
             points = np.asarray(con.pos)
             if near.any():
                 g, bodies, mine, points = g[~near], bodies[~near], mine[~near], points[~near]
@@ -417,8 +416,7 @@ def _scan(model: mujoco.MjModel, ids: list[int], feet: list[int], head: int | No
                 for body in bodies[floor_geom[g[:, b]] & char_geom[g[:, a]], a]:
                     scan.on_floor[i, column[int(body)]] = True
             for k, f in enumerate(feet):
-                touching = (((bodies[:, 0] == f) & ~char_body[bodies[:, 1]])
-                            | ((bodies[:, 1] == f) & ~char_body[bodies[:, 0]]))
+                touching = _with_scene(bodies, f, char_body)
                 if touching.any():
                     scan.foot_down[i, k] = True
                     scan.foot_touch[i, k] = points[touching].mean(axis=0)
@@ -449,6 +447,11 @@ def _fastest(bodies: list[str], times: np.ndarray, xyz: np.ndarray) -> dict | No
     speed = np.linalg.norm(np.diff(xyz, axis=0), axis=-1) / np.maximum(np.diff(times), 1e-12)[:, None]
     i, b = np.unravel_index(int(np.argmax(speed)), speed.shape)
     return {"mps": round(float(speed[i, b]), 4), "body": bodies[b], "time_s": round(float(times[i + 1]), 6)}
+
+
+def _with_scene(bodies: np.ndarray, body: int, char_body: np.ndarray) -> np.ndarray:
+    """Which contacts (their two bodies per row of `bodies`) are between `body` and something not the character."""
+    return ((bodies[:, 0] == body) & ~char_body[bodies[:, 1]]) | ((bodies[:, 1] == body) & ~char_body[bodies[:, 0]])
 
 
 def _deepest(model: mujoco.MjModel, char_geom: np.ndarray, times: np.ndarray, depth: np.ndarray,
