@@ -25,17 +25,19 @@ def side_axes(model: mujoco.MjModel, rest: mujoco.MjData, feet: list[int]) -> np
     horizontal direction from the second foot to the first (the left and right feet). None without two feet
     apart at rest."""
     across = _across(rest, feet)
-    return None if across is None else np.stack([rest.xmat[f].reshape(3, 3).T @ across for f in feet])
+    return None if across is None else _in_feet(rest, feet, across)
 
 
 def forward_axes(model: mujoco.MjModel, rest: mujoco.MjData, feet: list[int]) -> np.ndarray | None:
     """(len(feet), 3) each foot's forward axis in its own frame at rest: level, across the sideways axis, the way
     the character faces. None without two feet apart at rest."""
     across = _across(rest, feet)
-    if across is None:
-        return None
-    forward = np.cross(across, [0.0, 0.0, 1.0])
-    return np.stack([rest.xmat[f].reshape(3, 3).T @ forward for f in feet])
+    return None if across is None else _in_feet(rest, feet, np.cross(across, [0.0, 0.0, 1.0]))
+
+
+def _in_feet(rest: mujoco.MjData, feet: list[int], direction: np.ndarray) -> np.ndarray:
+    """(len(feet), 3) a world direction at rest in each foot's own frame."""
+    return np.stack([rest.xmat[f].reshape(3, 3).T @ direction for f in feet])
 
 
 def _across(rest: mujoco.MjData, feet: list[int]) -> np.ndarray | None:
@@ -51,8 +53,12 @@ def _across(rest: mujoco.MjData, feet: list[int]) -> np.ndarray | None:
 def roll_deg(foot_mat: np.ndarray, sides: np.ndarray) -> np.ndarray:
     """(n, nfeet) each foot's sideways tilt from the horizontal in degrees (0 to 90), from its orientation per
     pose (`foot_mat`, (n, nfeet, 3, 3)) and its sideways axis (`side_axes`)."""
-    up = np.einsum("nkij,kj->nki", foot_mat, sides)[..., 2]
-    return np.degrees(np.arcsin(np.clip(np.abs(up), 0.0, 1.0)))
+    return np.degrees(np.arcsin(np.clip(np.abs(_rise(foot_mat, sides)), 0.0, 1.0)))
+
+
+def _rise(foot_mat: np.ndarray, axes: np.ndarray) -> np.ndarray:
+    """(n, nfeet) how far each foot's own `axes` (nfeet, 3) point up, per pose of `foot_mat` (n, nfeet, 3, 3)."""
+    return np.einsum("nkij,kj->nki", foot_mat, axes)[..., 2]
 
 
 def worst_roll(feet: list[str], times: np.ndarray, roll: np.ndarray, planted: np.ndarray) -> dict | None:
@@ -89,7 +95,6 @@ def end_pitch(feet: list[str], times: np.ndarray, foot_mat: np.ndarray, forward:
     down = planted[last].all(axis=0)
     if not down.any():
         return None
-    rise = np.einsum("nkij,kj->nki", foot_mat[last], forward)[..., 2]
-    pitch = np.degrees(np.arcsin(np.clip(np.median(rise, axis=0), -1.0, 1.0)))
+    pitch = np.degrees(np.arcsin(np.clip(np.median(_rise(foot_mat[last], forward), axis=0), -1.0, 1.0)))
     k = int(np.argmax(np.where(down, np.abs(pitch), -1.0)))
     return {"deg": round(float(pitch[k]), 2), "body": feet[k]}
