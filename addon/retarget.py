@@ -11,8 +11,8 @@ A-pose), the feet and hands carried as they are at rest (a foot flat at the rig'
 physics foot's sole) — and the rig's
 pelvis follows the physics pelvis. The spine bones between mapped ones are welded in the physics
 character, so the bake holds them at rest; every bone head of a mapped bone then lands on the point
-of its physics body that it marks at rest. Bones outside the mapping (fingers, face, twist bones)
-are not keyed and keep the animator's pose.
+of its physics body that it marks at rest; the toes bend up off the floor (`toe_bend`). Bones outside
+the mapping (fingers, face, twist bones) are not keyed and keep the animator's pose.
 """
 from __future__ import annotations
 
@@ -341,12 +341,19 @@ def mapped_targets(rig, physics, model, frame_qpos, mapping) -> dict[str, np.nda
     return out
 
 
-def rig_channels(rig, physics, model, frame_qpos, mapping) -> dict:
-    """Per bone of a plain rig (deform bones driven directly): (location (F, 3) or None,
-    rotation (F, 4) quaternions) putting the mapped bones on their physics bodies; the bones
-    between mapped bones at rest."""
+def rig_targets(rig, physics, model, frame_qpos, mapping) -> dict[str, np.ndarray]:
+    """`mapped_targets`, and the toes under the feet bent up off the floor (`toe_bend`)."""
+    from .toe_bend import bent_toes
     targets = mapped_targets(rig, physics, model, frame_qpos, mapping)
-    nf = len(frame_qpos)
+    rest = mapped_targets(rig, physics, model, model.qpos0[None], mapping)
+    return targets | bent_toes(rig, model, rest, targets, mapping)
+
+
+def rig_channels(rig, targets: dict[str, np.ndarray], mapping) -> dict:
+    """Per bone of a plain rig (deform bones driven directly): (location (F, 3) or None,
+    rotation (F, 4) quaternions) putting the bones on their `targets` (`rig_targets`); the bones
+    between mapped bones at rest."""
+    nf = len(next(iter(targets.values())))
     keyed = set(targets)
     for bone in list(keyed):  # the chain between mapped bones: welded, held at rest
         b = rig.data.bones[bone].parent
@@ -397,10 +404,10 @@ def bake_onto_rig(rig, physics, clip, name: str):
     model, frame_qpos = clip.model, np.asarray(clip.qpos, float)
     if is_rigify_generated(rig):
         from .rigify_ik import switch_curves
-        channels, switches = rigify_channels(rig, mapped_targets(rig, physics, model, frame_qpos, mapping))
+        channels, switches = rigify_channels(rig, rig_targets(rig, physics, model, frame_qpos, mapping))
         switches.update(switch_curves(rig, clip.frames()))
     else:
-        channels, switches = rig_channels(rig, physics, model, frame_qpos, mapping), {}
+        channels, switches = rig_channels(rig, rig_targets(rig, physics, model, frame_qpos, mapping), mapping), {}
     current = rig.animation_data.action if rig.animation_data else None
     if current is not None:
         current.use_fake_user = True
@@ -476,11 +483,11 @@ def pose_rig_from_qpos(rig, physics, model, qpos) -> dict:
     q = np.asarray(qpos, float)[None]
     if is_rigify_generated(rig):
         from .rigify_ik import set_path
-        channels, switches = rigify_channels(rig, mapped_targets(rig, physics, model, q, mapping))
+        channels, switches = rigify_channels(rig, rig_targets(rig, physics, model, q, mapping))
         for path, value in switches.items():
             set_path(rig, path, value)
     else:
-        channels = rig_channels(rig, physics, model, q, mapping)
+        channels = rig_channels(rig, rig_targets(rig, physics, model, q, mapping), mapping)
     for name, (loc, rot, *scale) in channels.items():
         pb = rig.pose.bones[name]
         if loc is not None:

@@ -9,7 +9,7 @@ stays welded to the upper chest and `head` turns with the physics head; each lim
 controls (`thigh_fk`, `shin_fk`, `foot_fk`, `upper_arm_fk`, `forearm_fk`, `hand_fk`) and on its IK
 controls snapped to the same pose (`rigify_ik`), so the limb lands on its bodies whichever way its IK/FK
 switch stands: the switches are left as the animator keyed them, and a limb animated in IK stays in IK.
-The controls that would add to that (`hips`, `chest`, the FK spine, the shoulders, the limbs' tweaks, the
+The toes go on `toe_fk` and `toe_ik`, rigid with the foot or bent up off the floor (`toe_bend`). The controls that would add to that (`hips`, `chest`, the FK spine, the shoulders, the limbs' tweaks, the
 foot roll) are keyed at rest, and `head_follow` to 1 (the head follows the neck).
 
 The bones between a control and its parent control (Rigify's MCH mechanism) are rigid with the
@@ -36,8 +36,10 @@ _LIMBS = [(f"{fk}_fk.{s}", f"ORG-{org}.{s}") for s in SIDES for fk, org in (
     ("thigh", "thigh"), ("shin", "shin"), ("foot", "foot"), ("upper_arm", "upper_arm"), ("forearm", "forearm"),
     ("hand", "hand"))]
 CONTROLS = _TRUNK + _LIMBS
+# The toes' FK controls, where the rig has them: keyed with the toes bent off the floor (`toe_bend`).
+TOES = [(f"toe_fk.{s}", f"ORG-toe.{s}") for s in SIDES]
 # Controls that move a mapped deform bone besides those the motion goes on: held at rest over a bake.
-_HELD = re.compile(r"^(hips|chest|spine_fk(\.\d+)?|tweak_spine(\.\d+)?|shoulder\.[LR]|"
+_HELD = re.compile(r"^(hips|chest|spine_fk(\.\d+)?|tweak_spine(\.\d+)?|shoulder\.[LR]|toe_(fk|ik)\.[LR]|"
                    r"(thigh|shin|foot|upper_arm|forearm|hand)_tweak\.[LR](\.\d+)?)$")
 SPINE = [f"ORG-spine{suffix}" for suffix in ("", ".001", ".002", ".003", ".004", ".005", ".006")]
 _LOCATED = {"torso", "tweak_spine", "tweak_spine.001", "tweak_spine.002", "tweak_spine.003", "neck", "head"}
@@ -78,10 +80,11 @@ def rigify_channels(rig, targets: dict[str, np.ndarray]) -> tuple[dict, dict]:
             below = SPINE[k - 1]
             goal[org] = goal[below] @ rigid_inverse(_rest(rig, below)) @ _rest(rig, org)
     nf = len(next(iter(goal.values())))
-    keyed = {c for c, _ in CONTROLS}
+    controls = CONTROLS + [(c, o) for c, o in TOES if c in rig.data.bones and o in goal]
+    keyed = {c for c, _ in controls}
     posed: dict[str, np.ndarray] = {}
     out = {}
-    for control, org in sorted(CONTROLS, key=lambda c: len(rig.data.bones[c[0]].parent_recursive)):
+    for control, org in sorted(controls, key=lambda c: len(rig.data.bones[c[0]].parent_recursive)):
         # where the control must be for its ORG bone to be on target (the torso: rigid with the pelvis)
         target = goal[org] @ rigid_inverse(_rest(rig, org)) @ _rest(rig, control)
         bone = rig.data.bones[control]
@@ -102,7 +105,7 @@ def rigify_channels(rig, targets: dict[str, np.ndarray]) -> tuple[dict, dict]:
             basis[:, :3, 3] = 0.0
         out[control] = (loc, quaternions(basis[:, :3, :3]))
         posed[control] = base @ basis
-    for control in held_controls(rig):
+    for control in (c for c in held_controls(rig) if c not in keyed):
         connected = rig.data.bones[control].use_connect
         out[control] = (None if connected else np.zeros((nf, 3)), np.tile([1.0, 0.0, 0.0, 0.0], (nf, 1)))
     from .rigify_ik import ik_channels, ik_root_twists

@@ -265,4 +265,9 @@ def ik_channels(rig, goal: dict[str, np.ndarray], posed: dict[str, np.ndarray], 
         out[ik_end] = (location, quaternions(turn))
         for name in (ik_root, *rolls):
             out[name] = (None if rig.data.bones[name].use_connect else np.zeros((nf, 3)), identity)
+        toe, toe_ik = end.replace("ORG-foot", "ORG-toe"), ik_end.replace("foot_ik", "toe_ik")
+        if toe != end and toe in goal and toe_ik in at_rest:  # the toe bent off the floor (`toe_bend`)
+            unbent = goal[end] @ rigid_inverse(at_rest[end]) @ at_rest[toe_ik]
+            bent = goal[toe] @ rigid_inverse(at_rest[toe]) @ at_rest[toe_ik]
+            out[toe_ik] = (None if rig.data.bones[toe_ik].use_connect else np.zeros((nf, 3)), quaternions((rigid_inverse(unbent) @ bent)[:, :3, :3]))
     return out
