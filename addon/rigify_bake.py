@@ -9,8 +9,9 @@ stays welded to the upper chest and `head` turns with the physics head; each lim
 controls (`thigh_fk`, `shin_fk`, `foot_fk`, `upper_arm_fk`, `forearm_fk`, `hand_fk`) and on its IK
 controls snapped to the same pose (`rigify_ik`), so the limb lands on its bodies whichever way its IK/FK
 switch stands: the switches are left as the animator keyed them, and a limb animated in IK stays in IK.
-The toes go on `toe_fk` and `toe_ik`, rigid with the foot or bent up off the floor (`toe_bend`). The controls that would add to that (`hips`, `chest`, the FK spine, the shoulders, the limbs' tweaks, the
-foot roll) are keyed at rest, and `head_follow` to 1 (the head follows the neck).
+The toes go on `toe_fk` and `toe_ik`, rigid with the foot or bent up off the floor (`toe_bend`). The
+controls that would add to that (`hips`, `chest`, the FK spine, the shoulders, the limbs' tweaks, the foot
+roll) are keyed at rest, and `head_follow` to 1 (the head follows the neck).
 
 The bones between a control and its parent control (Rigify's MCH mechanism) are rigid with the
 nearest keyed control above them when every control is keyed as here; their offsets are measured

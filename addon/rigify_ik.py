@@ -269,5 +269,6 @@ def ik_channels(rig, goal: dict[str, np.ndarray], posed: dict[str, np.ndarray], 
         if toe != end and toe in goal and toe_ik in at_rest:  # the toe bent off the floor (`toe_bend`)
             unbent = goal[end] @ rigid_inverse(at_rest[end]) @ at_rest[toe_ik]
             bent = goal[toe] @ rigid_inverse(at_rest[toe]) @ at_rest[toe_ik]
-            out[toe_ik] = (None if rig.data.bones[toe_ik].use_connect else np.zeros((nf, 3)), quaternions((rigid_inverse(unbent) @ bent)[:, :3, :3]))
+            turn = quaternions((rigid_inverse(unbent) @ bent)[:, :3, :3])
+            out[toe_ik] = (None if rig.data.bones[toe_ik].use_connect else np.zeros((nf, 3)), turn)
     return out
