@@ -276,7 +276,9 @@ class PHYSKEY_UL_solutions(bpy.types.UIList):
                       icon="ERROR" if item.penetration > 0.02 else "NONE", translate=False)
         if item.words:  # what the animator would not accept, in the solver's words (and the rig's bones)
             from .rig_names import in_rig_names, rig_names
-            row.label(text=in_rig_names(item.words, rig_names(context)), icon="INFO", translate=False)
+            from .timeline import in_frames
+            row.label(text=in_frames(in_rig_names(item.words, rig_names(context)), item.start_frame, context.scene),
+                      icon="INFO", translate=False)
         _ghost_toggle(row, item)
 
 
@@ -293,7 +295,7 @@ def _draw_quality(layout, item, scene, names: dict[str, str]) -> None:
     penetration, what went into what and at which frame, so the animator can look. Bodies are named
     by the animator's rig bones where the character was made from a rig (`names`, `rig_names`)."""
     from .rig_names import in_rig_names
-    from .timeline import scene_fps
+    from .timeline import in_frames, scene_fps
     col = layout.column(align=True)
     deep = item.penetration > 0.02
     where = [names.get(b, b) for b in json.loads(item.penetration_bodies or "[]")]
@@ -306,7 +308,7 @@ def _draw_quality(layout, item, scene, names: dict[str, str]) -> None:
     col.label(text=iface_("Feet slide {:.1f} cm where they touch · jerk {:.3g} rad/s³").format(
         100 * item.foot_sliding, item.jerk), translate=False)
     for phrase in filter(None, item.words.split(", ")):
-        col.label(text=in_rig_names(phrase, names), icon="INFO", translate=False)
+        col.label(text=in_frames(in_rig_names(phrase, names), item.start_frame, scene), icon="INFO", translate=False)
     if item.object_penetration >= 0:
         col.label(text=iface_("Object: penetration {:.1f} cm · loose {:.2f} s").format(
             100 * item.object_penetration, item.object_loose), icon="ERROR" if item.object_penetration > 0.02
@@ -327,7 +329,7 @@ def _draw_quality(layout, item, scene, names: dict[str, str]) -> None:
                 g["max_couple_nm"]), translate=False)
     if item.fidelity_json:
         _draw_fidelity(col, json.loads(item.fidelity_json), item, scene, names)
-    if item.fall >= 0:
+    if item.fall > 0 or (item.fall == 0 and not item.stumbled):  # a stumble is in the words, with its frame
         col.label(text=iface_("Fallen {:.2f} s").format(item.fall) if item.fall > 0 else iface_("No fall"),
                   icon="ERROR" if item.fall > 0 else "NONE", translate=False)
 
@@ -337,7 +339,7 @@ def _draw_fidelity(col, fid: dict, item, scene, names: dict[str, str]) -> None:
     worst frame with its furthest body), the feet's sliding where the animation plants them against its
     own, floating, and why it is not within the tolerances — bodies by the rig's bones (`names`)."""
     from .rig_names import in_rig_names
-    from .timeline import scene_fps
+    from .timeline import in_frames, scene_fps
     worst = fid["worst"]
     frame = item.start_frame + round(worst["time_s"] * scene_fps(scene))
     col.label(text=iface_("Off the animation {:.1f} cm on average, {:.0f} cm at frame {} ({} {:.0f} cm)").format(
@@ -351,7 +353,8 @@ def _draw_fidelity(col, fid: dict, item, scene, names: dict[str, str]) -> None:
             fid["floating"]["s"], names.get(fid["floating"]["body"], fid["floating"]["body"])), icon="ERROR",
             translate=False)
     if fid.get("why"):
-        col.label(text=in_rig_names(fid["why"], names), icon="INFO", translate=False)
+        col.label(text=in_frames(in_rig_names(fid["why"], names), item.start_frame, scene), icon="INFO",
+                  translate=False)
 
 
 class PHYSKEY_PT_solve(_Sidebar, bpy.types.Panel):

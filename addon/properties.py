@@ -239,6 +239,8 @@ class PHYSKEY_PG_solution(bpy.types.PropertyGroup):
                                 "the most force the weld carried")
     fall: FloatProperty(default=-1.0, unit="TIME_ABSOLUTE",
                         description="Seconds fallen where no keyframe asks for lying (-1: not judged)")
+    stumbled: BoolProperty(default=False, description="It caught itself on the floor with a knee, a hand or the "
+                           "pelvis where it should stay up (its words say when and with what)")
     ghost: BoolProperty(default=False, update=_redraw_viewports,
                         description="Show this solution as a ghost in the viewport, to compare it with others")
     ghost_color: FloatVectorProperty(size=4, subtype="COLOR", min=0.0, max=1.0, default=(1.0, 0.55, 0.1, 1.0),

@@ -81,6 +81,7 @@ def _add(scene, entry: dict, event: dict, result_path: str, context: dict, varia
         item.penetration_bodies = json.dumps(at["bodies"]) if at else ""
         item.penetration_time = at["time_s"] if at else -1.0
         item.fall = -1.0 if quality.get("fall_s") is None else quality["fall_s"]
+        item.stumbled = bool(quality.get("stumble"))
         item.object_penetration = quality.get("object_penetration_m", -1.0)
         item.object_loose = quality.get("object_unsupported_s", -1.0)
     item.words = ", ".join(entry.get("words", []))

@@ -94,6 +94,8 @@ def _solutions(bpy, module):
     deep = props.solutions[0]  # as a deep overlap arrives: 3 cm, a shin into the armchair, 0.5 s in
     deep.penetration, deep.penetration_time = 0.03, 0.5
     deep.penetration_bodies = json.dumps(["shin_left", "armchair"])
+    deep.words = "stumbles at 0.50 s (shin_left on the floor), feet slide 12 cm (foot_right 9 cm from 0.25 s to 1.00 s)"
+    deep.fall, deep.stumbled = 0.0, True  # caught itself on a knee without falling
     props.solutions[0].grasps_json = json.dumps([{"body": "hand_right", "object": "box", "held_s": 2.5,
                                                   "max_force_n": 31.0, "object_weight_n": 19.6,
                                                   "max_squeeze_n": 24.0, "max_shear_n": 30.0, "max_couple_nm": 7.4,

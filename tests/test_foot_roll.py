@@ -77,7 +77,7 @@ def test_a_roll_counts_only_held_and_planted():
 def test_a_roll_past_the_line_is_said_in_the_words():
     rolled = _quality([_pose(np.radians(ROLLED_DEG + 10.0))] * (HELD + 31))
     said = (f"feet roll onto their edges for {(HELD + 30) * DT:.1f} s in all "
-            f"(foot_left {ROLLED_DEG + 10.0:.0f}° at 0.0 s)")
+            f"(foot_left {ROLLED_DEG + 10.0:.0f}° at 0.00 s)")
     assert said in quality_words(rolled)
     level = _quality([_pose(np.radians(ROLLED_DEG - 5.0))] * (HELD + 31))
     assert not any("roll" in w for w in quality_words(level))

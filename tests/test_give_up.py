@@ -340,7 +340,7 @@ def test_a_solution_that_stopped_at_a_keyframe_says_why_first():
     assert not sol.success and sol.summary["failure"] == "stumbled"
     assert sol.summary["words"][0] == f"'{name}' not reached: caught itself on the floor"
     stumble = sol.summary["quality"]["stumble"]
-    assert f"stumbles at {stumble['time_s']:.1f} s ({stumble['body']} on the floor)" in sol.summary["words"]
+    assert f"stumbles at {stumble['time_s']:.2f} s ({stumble['body']} on the floor)" in sol.summary["words"]
     assert failure_words("stand", "style", "head at 81% of its standing height") == \
         "'stand' met, but not in its style (head at 81% of its standing height)"
     assert failure_words("stand", None) is None

@@ -166,6 +166,10 @@ def test_solve_panel_idle_running_and_with_solutions():
     assert "label 'Object: penetration 1.2 cm · loose 0.00 s'" in solutions
     # 0.5 s into a motion that starts at frame 1, at 24 fps: frame 13
     assert "label 'Penetration 3.0 cm: shin_left into armchair at frame 13' [ERROR]" in solutions
+    # the words' times as frames, the same way; a stumble without a fall is not "No fall"
+    assert "label 'stumbles at frame 13 (shin_left on the floor)' [INFO]" in solutions
+    assert "label 'feet slide 12 cm (foot_right 9 cm from frame 7 to frame 25)' [INFO]" in solutions
+    assert "No fall" not in solutions  # its fall is 0 s: "No fall" beside "stumbles" read as a contradiction
     assert ("label 'hand_right holds box 2.5 s: beyond friction 0.4 s (squeeze up to 24 N, shear 30 N)' [ERROR]"
             in solutions)
     assert "label '  turning it with up to 7 N·m'" in solutions

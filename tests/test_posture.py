@@ -143,11 +143,11 @@ def test_the_figures_an_animator_would_not_accept_are_said_in_words():
                                                          "torso_tilt_deg": 29.0}}
     assert quality_words(bad, ends_standing=True) == [
         "ends crouched (head at 81% of standing)", "ends leaning 29°", "ends moving at 0.27 m/s", "falls for 0.4 s",
-        "feet slide 86 cm", "hand_left sinks 2.3 cm into chair at 1.0 s"]
+        "feet slide 86 cm", "hand_left sinks 2.3 cm into chair at 1.00 s"]
     assert quality_words(bad)[0] == "ends moving at 0.27 m/s"  # a clip not meant to end standing: no posture words
     where = {"m": 0.2, "body": "foot_right", "from_s": 0.0, "farthest_s": 7.93, "to_s": 8.75}  # where to look first
     said = quality_words(dict(bad, foot_sliding_most=where))
-    assert "feet slide 86 cm (foot_right 20 cm from 0.0 s to 7.9 s)" in said
+    assert "feet slide 86 cm (foot_right 20 cm from 0.00 s to 7.93 s)" in said
 
 
 def _start(name: str):
@@ -286,7 +286,7 @@ def test_a_foot_up_on_the_seat_where_the_clip_means_sitting_is_measured_and_said
     bodies = built.character_bodies
     q = motion_quality(m, bodies, times, qpos, roles=built.roles, seated=seated)
     assert q["feet_up"] == {"s": pytest.approx(1.0), "from_s": pytest.approx(1.0)}
-    assert "a foot up by the seat for 1.0 s (from 1.0 s)" in quality_words(q)
+    assert "a foot up by the seat for 1.0 s (from 1.00 s)" in quality_words(q)
     assert "feet_up" not in motion_quality(m, bodies, times, qpos, roles=built.roles)
     short = np.array([data.qpos] * 5 + [folded] * 3 + [data.qpos] * 5)
     brief = motion_quality(m, bodies, times[:13], short, roles=built.roles, seated=np.ones(13, dtype=bool))

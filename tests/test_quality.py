@@ -187,7 +187,7 @@ def test_a_stumble_is_a_body_other_than_the_feet_put_down_on_the_floor():
     assert only_foot["stumble"] is None and only_foot["foot_sliding_m"] == 0.0
     got = motion_quality(model, bodies, times, qpos, upright)
     assert got["stumble"] == {"time_s": pytest.approx(0.3), "body": "pelvis"}
-    assert "stumbles at 0.3 s (pelvis on the floor)" in quality_words(got)
+    assert "stumbles at 0.30 s (pelvis on the floor)" in quality_words(got)
     assert motion_quality(model, bodies, times, qpos, np.array([False] * 3 + [True] * 3))["stumble"] is None
     expected = {"pelvis": np.array([False] * 3 + [True] * 3)}
     assert motion_quality(model, bodies, times, qpos, upright, expected_touch=expected)["stumble"] is None

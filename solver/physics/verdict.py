@@ -46,16 +46,16 @@ def quality_words(quality: dict, ends_standing: bool = False, may_end_moving: bo
     if quality.get("fall_s"):
         words.append(f"falls for {quality['fall_s']:.1f} s")
     if quality.get("stumble"):
-        words.append(f"stumbles at {quality['stumble']['time_s']:.1f} s ({quality['stumble']['body']} on the floor)")
+        words.append(f"stumbles at {quality['stumble']['time_s']:.2f} s ({quality['stumble']['body']} on the floor)")
     if quality.get("foot_sliding_m", 0.0) > SLIDING_WORDS_M:
         most = quality.get("foot_sliding_most")  # absent from results written before it was measured
-        where = (f" ({most['body']} {100 * most['m']:.0f} cm from {most['from_s']:.1f} s to {most['farthest_s']:.1f} s)"
+        where = (f" ({most['body']} {100 * most['m']:.0f} cm from {most['from_s']:.2f} s to {most['farthest_s']:.2f} s)"
                  if most else "")
         words.append(f"feet slide {100 * quality['foot_sliding_m']:.0f} cm{where}")
     roll = quality.get("foot_roll")  # absent from results written before it was measured
     if roll and roll["deg"] > ROLLED_DEG:
         words.append(f"feet roll onto their edges for {roll['rolled_s']:.1f} s in all "
-                     f"({roll['body']} {roll['deg']:.0f}° at {roll['time_s']:.1f} s)")
+                     f"({roll['body']} {roll['deg']:.0f}° at {roll['time_s']:.2f} s)")
     pitch = quality.get("foot_end_pitch")  # absent from results written before it was measured
     if ends_standing and pitch and abs(pitch["deg"]) > ROLLED_DEG:
         on, up = ("heel", "toes") if pitch["deg"] > 0 else ("toes", "heel")
@@ -66,11 +66,11 @@ def quality_words(quality: dict, ends_standing: bool = False, may_end_moving: bo
                      f"(pelvis at {carry['pelvis_share']:.0%} of standing)")
     up = quality.get("feet_up")
     if up and up["s"] >= FEET_UP_WORDS_S:
-        words.append(f"a foot up by the seat for {up['s']:.1f} s (from {up['from_s']:.1f} s)")
+        words.append(f"a foot up by the seat for {up['s']:.1f} s (from {up['from_s']:.2f} s)")
     if quality.get("max_penetration_m", 0.0) > SINKING_WORDS_M:
         at = quality.get("max_penetration_at") or {}  # which body, into what and when (absent from old results)
         what = f"{at['bodies'][0]} " if at.get("bodies") else ""
         into = f" into {at['bodies'][1]}" if at.get("bodies") else ""
-        when = f" at {at['time_s']:.1f} s" if at.get("time_s") is not None else ""
+        when = f" at {at['time_s']:.2f} s" if at.get("time_s") is not None else ""
         words.append(f"{what}sinks {100 * quality['max_penetration_m']:.1f} cm{into}{when}")
     return words
