@@ -166,20 +166,24 @@ def bake_action(obj, clip: Clip, name: str, extra: dict | None = None):
     return action, slot  # every bone keyed in its own rotation mode, which stays as the animator set it
 
 
-KEPT_MARKER = re.compile(r".*_seed\d+(_\w+)? kf\d+$")  # a Keep's markers: "<action name> kf<k>"
+# A Keep's markers: "<keyframe> · <action name>" (or "<action name> kf<k>" where the keyframes have no names)
+KEPT_MARKER = re.compile(r"(.+ · .*_seed\d+(_\w+)?|.*_seed\d+(_\w+)? kf\d+)$")
 
 
-def add_markers(scene, reached, frame_start: int, fps: float, prefix: str, keep_before: int | None = None) -> list:
-    """Timeline markers `<prefix><k>` at the frames the keyframes were reached; the markers an earlier
-    Keep left (of this solution or another) are replaced, not piled up — but for those before
-    `keep_before` (Solve from Here's kept part). The animator's own markers are never touched."""
+def add_markers(scene, reached, frame_start: int, fps: float, action: str, names: list[str] | None = None,
+                keep_before: int | None = None) -> list:
+    """Timeline markers at the frames the keyframes were reached, named after the keyframes (`names`, as many
+    as `reached`) and the kept `action`; the markers an earlier Keep left (of this solution or another) are
+    replaced, not piled up — but for those before `keep_before` (Solve from Here's kept part). The
+    animator's own markers are never touched."""
     for old in [m for m in scene.timeline_markers if KEPT_MARKER.match(m.name)
                 and (keep_before is None or m.frame >= keep_before)]:
         scene.timeline_markers.remove(old)
     markers = []
     for k, t in enumerate(reached):
         if t is not None:
-            markers.append(scene.timeline_markers.new(f"{prefix}{k}", frame=int(round(frame_start + t * fps))))
+            label = f"{names[k]} · {action}" if names else f"{action} kf{k}"
+            markers.append(scene.timeline_markers.new(label, frame=int(round(frame_start + t * fps))))
     return markers
 
 

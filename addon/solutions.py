@@ -93,6 +93,19 @@ def _add(scene, entry: dict, event: dict, result_path: str, context: dict, varia
     item.ghost_color = GHOST_COLORS[(len(scene.physkey.solutions) - 1) % len(GHOST_COLORS)]
 
 
+def _keyframe_names(item, count: int) -> list[str] | None:
+    """The names of the `count` keyframes a solution's reached times are of, from the task its solver ran
+    (`task.json` beside its `seed_<k>/` folder); None where it cannot be read or names other keyframes (Make
+    physical's poses between marked frames, a preset's included keyframes)."""
+    folder = os.path.dirname(os.path.dirname(bpy.path.abspath(item.result_path)))
+    try:
+        with open(os.path.join(folder, "task.json"), encoding="utf-8") as f:
+            names = [str(k.get("name") or "") for k in json.load(f).get("keyframes", [])]
+    except (OSError, ValueError, AttributeError):
+        return None
+    return names if len(names) == count and all(names) else None
+
+
 def unstable_message(item) -> str:
     """The one line that says why an unstable solution cannot be kept."""
     return (rpt_("{} is unstable: its simulation blew up at {:.3f} s, so it cannot be kept (preview shows it up "
@@ -288,7 +301,8 @@ def keep(context, index: int):
             splice(rig_action, item.splice_rig_action, start)
     # the timeline shows the kept solution's keyframes: an earlier Keep's markers go (before the frame it
     # was solved from, Solve from Here's kept part keeps its own)
-    add_markers(scene, json.loads(item.reached_json), start, fps, f"{name} kf",
+    reached = json.loads(item.reached_json)
+    add_markers(scene, reached, start, fps, name, _keyframe_names(item, len(reached)),
                 keep_before=start if item.splice_action is not None else None)
     last = start + int(np.ceil(float(times[-1]) * fps - 1e-6)) if len(times) else start
     if last > scene.frame_end:  # the whole clip plays and renders

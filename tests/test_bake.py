@@ -111,10 +111,11 @@ def test_keep_replaces_the_last_kept_solutions_markers_and_never_the_animators(r
     scene = bpy.context.scene
     scene.timeline_markers.clear()
     scene.timeline_markers.new("blocking pass", frame=5)
-    bake.add_markers(scene, [0.5, 1.0], 1, 30.0, "Scene_contact_seed0 kf")
-    bake.add_markers(scene, [0.4, None, 1.2], 1, 30.0, "Scene_contact_seed1 kf")
+    scene.timeline_markers.new("Scene_contact_seed3 kf1", frame=9)  # as a Keep before markers were named
+    bake.add_markers(scene, [0.5, 1.0], 1, 30.0, "Scene_contact_seed0", ["sit", "stand"])
+    bake.add_markers(scene, [0.4, None, 1.2], 1, 30.0, "Scene_contact_seed1", ["lean", "sit", "rise"])
     names = sorted((m.name, m.frame) for m in scene.timeline_markers)
-    assert names == [("Scene_contact_seed1 kf0", 13), ("Scene_contact_seed1 kf2", 37), ("blocking pass", 5)]
-    bake.add_markers(scene, [0.2], 20, 30.0, "Scene_contact_seed2_physical kf", keep_before=20)
+    assert names == [("blocking pass", 5), ("lean · Scene_contact_seed1", 13), ("rise · Scene_contact_seed1", 37)]
+    bake.add_markers(scene, [0.2], 20, 30.0, "Scene_contact_seed2_physical", keep_before=20)  # no names: numbered
     names = sorted((m.name, m.frame) for m in scene.timeline_markers)
-    assert names == [("Scene_contact_seed1 kf0", 13), ("Scene_contact_seed2_physical kf0", 26), ("blocking pass", 5)]
+    assert names == [("Scene_contact_seed2_physical kf0", 26), ("blocking pass", 5), ("lean · Scene_contact_seed1", 13)]
