@@ -91,9 +91,13 @@ class _Solve:
     from_here = False
 
     def _warn(self, message: str) -> None:
-        """A report of the solve, in the animator's bone names where the character was made from their rig."""
+        """A report of the solve, in the animator's bone names where the character was made from their rig, its
+        times as frames once the frame its motion starts at is known."""
         from .rig_names import in_rig_names
-        self.report({"WARNING"}, in_rig_names(message, getattr(self, "_names", {})))
+        from .timeline import in_frames
+        text = in_rig_names(message, getattr(self, "_names", {}))
+        start = getattr(self, "_start_frame", None)
+        self.report({"WARNING"}, text if start is None else in_frames(text, start, bpy.context.scene))
 
     def _start(self, context):
         from .taskio import extract_scene, task_from_scene
@@ -140,6 +144,7 @@ class _Solve:
             start = min(keys) if props.method == "assist" and keys else scene.frame_start
         from .solve_context import make
         solve_context = make(props.method, start, cont)
+        self._start_frame = int(start)
         scene.physkey.solutions.clear()
         from .ghosts import forget
         forget()  # this solve's files may reuse the last one's paths
