@@ -37,3 +37,17 @@ def solved(task: Path, seeds: int = 2, workers: int = 2) -> Path:
 def solution(out: Path, seed: int) -> dict:
     """The entry of seed `seed` in a solve's result.json."""
     return next(s for s in json.loads((out / "result.json").read_text())["solutions"] if s["seed"] == seed)
+
+
+def short_contact_task() -> dict:
+    """The armchair's first two keyframes, 0.3 s each, on a small planning budget with one retry and one back-up:
+    seed 0 reaches both, seed 1 misses, is retried once and backs up once — the retries, back-ups, rewound previews
+    and worker placement the tests check, not the motion. In the preset's weights before its seated feet were
+    kept planted (`Foot Slip`, 2026-12-04), under which both seeds reach both keyframes first time."""
+    doc = json.loads((ROOT / "scenes/tasks/armchair_stand_sit_stand.json").read_text())
+    doc["keyframes"] = doc["keyframes"][:2]
+    for kf in doc["keyframes"]:
+        kf["time_limit"] = 0.3
+        kf["weights"].pop("Foot Slip", None)
+    doc["settings"].update(backups=1, segment_retries=1, rollouts=16, max_iterations=2)
+    return doc

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from shared_solves import short_contact_task
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -17,12 +18,7 @@ def _task(tmp_path, method):
         doc = json.loads((ROOT / "scenes/tasks/drop_onto_armchair.json").read_text())
         doc["settings"]["duration"] = 0.6
     elif method == "contact":
-        doc = json.loads((ROOT / "scenes/tasks/armchair_stand_sit_stand.json").read_text())
-        doc["keyframes"] = doc["keyframes"][:2]
-        doc["settings"].update(backups=1, segment_retries=1)  # seed 1's keyframe fails: retried, backed up
-        doc["settings"].update(rollouts=16, max_iterations=2)  # determinism is checked, not the motion
-        for kf in doc["keyframes"]:
-            kf["time_limit"] = 0.3
+        doc = short_contact_task()  # seed 1's keyframe fails: retried, backed up; determinism is checked
     else:
         doc = json.loads((ROOT / "scenes/tasks/assist_box_jump_low.json").read_text())
         # One physical version per seed (no re-tracking, no new plans), on a small tracking budget: its

@@ -18,9 +18,11 @@ def objective():
 
 
 def test_foot_slip_counts_a_loaded_foot_dragged_not_one_rolling_lifted_or_unloaded():
-    """The slip term by hand: a foot carrying half the character's weight dragged at 0.2 m/s costs
-    W × ½ × 0.2² × ½ a step, in its leg's group only; one rolling over its toes (the pressed point still)
-    costs nothing, one in the air nothing, and one carrying a twentieth of the weight a twentieth as much.
+    """The slip term by hand: a standing foot carrying half the character's weight (the other foot the other
+    half) dragged at 0.2 m/s costs W × ½ × 0.2² × ½ a step, in its leg's group only; one rolling over its toes
+    (the pressed point still) costs nothing, one in the air nothing, one drawn lightly while the other foot
+    carries the rest (a twentieth of the weight on it) a tenth as much; a seated one, each foot carrying a
+    tenth and the seat the rest, counts that tenth and the seat's share: 0.9, 1.8 times as much.
     Its touch sensor is MuJoCo's own contacts: at rest the standing character's right foot presses the
     floor with their net force, at their force-weighted centre."""
     import mujoco
@@ -48,11 +50,11 @@ def test_foot_slip_counts_a_loaded_foot_dragged_not_one_rolling_lifted_or_unload
     assert np.asarray(sensed[3:]) == pytest.approx(weighted / normal, abs=1e-6)
 
     dt, nstep = m.opt.timestep, 5
-    feat = fake_features(objective, nroll=4, nstep=nstep)
+    feat = fake_features(objective, nroll=5, nstep=nstep)
     t = np.arange(nstep) * dt
     toe = np.array([0.1, 0.0, 0.0])  # the pressed point
-    half = 0.5 * objective.weight_n
-    pos, quat = np.zeros((4, nstep, 3)), np.zeros((4, nstep, 4))
+    weight = objective.weight_n
+    pos, quat = np.zeros((5, nstep, 3)), np.zeros((5, nstep, 4))
     pos[0] = [0.0, 0.0, 0.1] + np.outer(0.2 * t, [1.0, 0.0, 0.0])  # dragged along x, level
     quat[0] = [1.0, 0.0, 0.0, 0.0]
     angle = 3.0 * t  # rolling over the toe about y at 3 rad/s: the ankle goes up and forward
@@ -61,20 +63,27 @@ def test_foot_slip_counts_a_loaded_foot_dragged_not_one_rolling_lifted_or_unload
     toe_to_ankle = np.array([0.0, 0.0, 0.1]) - toe
     pos[1] = toe + np.stack([c * toe_to_ankle[0] - s * toe_to_ankle[2], 0 * t,
                              s * toe_to_ankle[0] + c * toe_to_ankle[2]], axis=-1)
-    pos[2], quat[2] = pos[0], quat[0]  # dragged too, but in the air
-    pos[3], quat[3] = pos[0], quat[0]  # dragged, pressing lightly
-    touch = np.zeros((4, nstep, 7))
-    for r, (n, fz, point) in enumerate([(3, -half, pos[0] - [0.0, 0.0, 0.1]), (2, -half, toe), (0, 0.0, 0.0),
-                                        (1, -0.1 * half, pos[0] - [0.0, 0.0, 0.1])]):
-        touch[r, :, 0], touch[r, :, 3], touch[r, :, 4:] = n, fz, point
+    for r in (2, 3, 4):  # dragged too: in the air, drawn lightly, seated
+        pos[r], quat[r] = pos[0], quat[0]
+    right, left = np.zeros((5, nstep, 7)), np.zeros((5, nstep, 7))
+    sole = pos[0] - [0.0, 0.0, 0.1]
+    # (contacts, share of the weight on the right foot, where it presses; share on the left foot)
+    for r, (n, mine, point, other) in enumerate([(3, 0.5, sole, 0.5), (2, 0.5, toe, 0.5), (0, 0.0, 0.0, 1.0),
+                                                (1, 0.05, sole, 0.95), (2, 0.1, sole, 0.1)]):
+        right[r, :, 0], right[r, :, 3], right[r, :, 4:] = n, -mine * weight, point
+        left[r, :, 0], left[r, :, 3] = 2, -other * weight
+    left[..., 4:] = [0.0, 0.3, 0.0]  # the left foot stands still
+    feat["pos"]["foot_left"] = np.zeros((5, nstep, 3)) + [0.0, 0.3, 0.1]
+    feat["quat"]["foot_left"] = np.tile([1.0, 0.0, 0.0, 0.0], (5, nstep, 1))
     feat["pos"]["foot_right"], feat["quat"]["foot_right"] = pos, quat
-    feat["touch"] = {"foot_right": touch, "foot_left": np.zeros((4, nstep, 7))}
-    costs = objective.evaluate(feat, np.zeros((4, nstep, 27)), np.zeros((4, nstep, 21)), only("Foot Slip", 100.0))
+    feat["touch"] = {"foot_right": right, "foot_left": left}
+    costs = objective.evaluate(feat, np.zeros((5, nstep, 27)), np.zeros((5, nstep, 21)), only("Foot Slip", 100.0))
     dragged = 100.0 * 0.5 * 0.2 ** 2 * 0.5
     assert costs.per_step[0] == pytest.approx(np.full(nstep, dragged), rel=1e-9)
     assert costs.per_step[1] == pytest.approx(np.zeros(nstep), abs=1e-9)
     assert np.all(costs.per_step[2] == 0.0)
     assert costs.per_step[3] == pytest.approx(np.full(nstep, dragged / 10), rel=1e-9)
+    assert costs.per_step[4] == pytest.approx(np.full(nstep, dragged * 1.8), rel=1e-9)
     seen = costs.membership[costs.components.sum(axis=0) > 0]
     assert seen.shape[0] == 1 and list(np.flatnonzero(seen[0])) == [GROUPS.index("right_leg")]
 

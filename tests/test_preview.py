@@ -10,6 +10,7 @@ from pathlib import Path
 import mujoco
 import numpy as np
 import pytest
+from shared_solves import short_contact_task
 
 from solver.formats.preview_frames import apply, canonical
 from solver.run.preview import CHUNK_FRAMES
@@ -21,11 +22,7 @@ ROOT = Path(__file__).resolve().parents[1]
 def run(tmp_path_factory):
     """The armchair's first two keyframes, 0.3 s each, on a small budget: seed 1 misses, is retried once
     and backs up once (as `test_ray` has it)."""
-    doc = json.loads((ROOT / "scenes/tasks/armchair_stand_sit_stand.json").read_text())
-    doc["keyframes"] = doc["keyframes"][:2]
-    for kf in doc["keyframes"]:
-        kf["time_limit"] = 0.3
-    doc["settings"].update(backups=1, segment_retries=1, rollouts=16, max_iterations=2)
+    doc = short_contact_task()
     folder = tmp_path_factory.mktemp("preview")
     task = folder / "task.json"
     task.write_text(json.dumps(doc))

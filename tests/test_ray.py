@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
+from shared_solves import short_contact_task
 
 ROOT = Path(__file__).resolve().parents[1]
 SEEDS = 2
@@ -53,11 +54,7 @@ def cluster():
 def task(tmp_path_factory):
     """A short contact solve (the armchair's first two keyframes, 0.3 s each; seed 1 misses, is retried once
     and backs up once) on a small planning budget: where it runs is checked, not the motion."""
-    doc = json.loads((ROOT / "scenes/tasks/armchair_stand_sit_stand.json").read_text())
-    doc["keyframes"] = doc["keyframes"][:2]
-    doc["settings"].update(backups=1, segment_retries=1, rollouts=16, max_iterations=2)
-    for kf in doc["keyframes"]:
-        kf["time_limit"] = 0.3
+    doc = short_contact_task()
     path = tmp_path_factory.mktemp("task") / "short.json"
     path.write_text(json.dumps(doc))
     return path

@@ -23,7 +23,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
 from solver.core import rotations, schema  # noqa: E402
-from solver.formats.objective_terms import FEET_FLAT, STYLE_LOOK_AHEAD, STYLES, TERM_NAMES  # noqa: E402
+from solver.formats.objective_terms import FEET_FLAT, FOOT_SLIP, STYLE_LOOK_AHEAD, STYLES, TERM_NAMES  # noqa: E402
 
 DEFAULT_REF = os.path.join(HERE, "..", "..", "shared", "reference", "mjpc_interact")
 TASKS = {  # our task name: (reference strategy, environment, paper's note)
@@ -50,6 +50,10 @@ FLAT = {("armchair_stand_sit_stand", "stand")}
 # style's `Feet Down` beside the paper's weights: the judgment asks for the feet down, the term pulls them there.
 JUDGED = {("armchair_stand_sit_stand", "armchair0"): "seated",
           **{("bench_shuffle", k): "seated" for k in ("bench_sit", "bench_left", "bench_right")}}
+# Keyframes whose feet stay planted while seated (`objective_terms.FOOT_SLIP`, a seated foot counted in full however
+# lightly it presses): stand → sit → stand's seated keyframes each drew the feet 6–10 cm along the floor to their
+# points (RESULTS, "Planted feet").
+STILL = {("armchair_stand_sit_stand", k) for k in ("sit_leanforward1", "armchair0", "sit_leanforward2")}
 # Keyframes that plan with a longer look-ahead than the settings' 0.35 s, beside the styled ones that take
 # their style's (`objective_terms.STYLE_LOOK_AHEAD`): rising from the armchair (RESULTS, "A longer look-ahead
 # where the character rises").
@@ -94,6 +98,8 @@ def main(ref_dir: str) -> None:
                 kf["weights"] = {t: w if t == "Contact" else STYLES[style][1][t] for t, w in kf["weights"].items()}
                 if style in STYLE_LOOK_AHEAD:
                     kf["horizon"] = STYLE_LOOK_AHEAD[style]
+            if (name, k["name"]) in STILL:
+                kf["weights"]["Foot Slip"] = FOOT_SLIP
             if (name, k["name"]) in FLAT:
                 kf["weights"]["Feet Flat"] = FEET_FLAT
             if (name, k["name"]) in JUDGED:

@@ -189,13 +189,18 @@ class Objective:
 
     def foot_slip(self, feat, body: str) -> np.ndarray:
         """(nroll, nstep) ½ square of the horizontal speed at which `body` slips where it presses on the scene,
-        times the share of the character's weight it carries: the point it presses at one step (its `_touch`
-        sensor's force-weighted centre) carried with the body to the next, measured against where it was — a
-        loaded foot dragged slips, one rolling over its toes or turning on its heel does not, and one drawn
-        back lightly (a foot set under the hips before rising) hardly counts; counted where it touches at
-        both steps (the first step repeats the second's)."""
+        times how planted it is: the share of the character's weight it carries, and the share the feet do not
+        carry (on a seat, a knee, the hands) besides. The point it presses at one step (its `_touch` sensor's
+        force-weighted centre) is carried with the body to the next and measured against where it was — a
+        loaded foot dragged slips, one rolling over its toes or turning on its heel does not; a standing
+        character's foot drawn lightly while the other carries the weight hardly counts, and a seated one's
+        counts in full, however lightly it presses; counted where it touches at both steps (the first step
+        repeats the second's)."""
         touch = feat["touch"][body]  # found, net force (3), point (3)
-        load = np.minimum(np.abs(touch[..., 3]) / self.weight_n, 1.0) * (touch[..., 0] > 0)
+        found = touch[..., 0] > 0
+        share = np.abs(touch[..., 3]) / self.weight_n
+        on_feet = sum(np.abs(t[..., 3]) * (t[..., 0] > 0) for t in feat["touch"].values()) / self.weight_n
+        load = np.clip(share + np.maximum(1.0 - on_feet, 0.0), 0.0, 1.0) * found
         pos, quat = feat["pos"][body], feat["quat"][body]
         conj = quat[:, :-1] * np.array([1.0, -1.0, -1.0, -1.0])
         arm = rotate(conj, touch[:, :-1, 4:] - pos[:, :-1])  # the pressed point in the body's frame
