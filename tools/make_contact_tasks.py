@@ -52,9 +52,10 @@ JUDGED = {("armchair_stand_sit_stand", "armchair0"): "seated",
           **{("bench_shuffle", k): "seated" for k in ("bench_sit", "bench_left", "bench_right")}}
 # Keyframes whose feet stay planted while seated (`objective_terms.FOOT_SLIP`, a seated foot counted in full however
 # lightly it presses): stand → sit → stand's seated keyframes each drew the feet 6–10 cm along the floor to their
-# points, and cross legs dragged the crossing foot (RESULTS, "Planted feet").
+# points, and cross legs and turn to relax dragged the feet they lift (RESULTS, "Planted feet").
 STILL = {("armchair_stand_sit_stand", k) for k in ("sit_leanforward1", "armchair0", "sit_leanforward2")} | {
-    ("armchair_cross_legs", k) for k in ("armchair1", "cross_leg2", "cross_leg3", "cross_leg_r2", "cross_leg_r3")}
+    ("armchair_cross_legs", k) for k in ("armchair1", "cross_leg2", "cross_leg3", "cross_leg_r2", "cross_leg_r3")} | {
+    ("armchair_turn_to_relax", f"armchair_relax{k}") for k in range(1, 8)}
 # Keyframes that plan with a longer look-ahead than the settings' 0.35 s, beside the styled ones that take
 # their style's (`objective_terms.STYLE_LOOK_AHEAD`): rising from the armchair (RESULTS, "A longer look-ahead
 # where the character rises").
