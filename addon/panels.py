@@ -295,12 +295,12 @@ def _draw_quality(layout, item, scene, names: dict[str, str]) -> None:
     penetration, what went into what and at which frame, so the animator can look. Bodies are named
     by the animator's rig bones where the character was made from a rig (`names`, `rig_names`)."""
     from .rig_names import in_rig_names
-    from .timeline import in_frames, scene_fps
+    from .timeline import frame_at, in_frames
     col = layout.column(align=True)
     deep = item.penetration > 0.02
     where = [names.get(b, b) for b in json.loads(item.penetration_bodies or "[]")]
     if deep and len(where) == 2 and item.penetration_time >= 0:
-        frame = item.start_frame + round(item.penetration_time * scene_fps(scene))
+        frame = frame_at(item.penetration_time, item.start_frame, scene)
         text = iface_("Penetration {:.1f} cm: {} into {} at frame {}").format(100 * item.penetration, *where, frame)
     else:
         text = iface_("Penetration {:.1f} cm").format(100 * item.penetration)
@@ -339,9 +339,9 @@ def _draw_fidelity(col, fid: dict, item, scene, names: dict[str, str]) -> None:
     worst frame with its furthest body), the feet's sliding where the animation plants them against its
     own, floating, and why it is not within the tolerances — bodies by the rig's bones (`names`)."""
     from .rig_names import in_rig_names
-    from .timeline import in_frames, scene_fps
+    from .timeline import frame_at, in_frames
     worst = fid["worst"]
-    frame = item.start_frame + round(worst["time_s"] * scene_fps(scene))
+    frame = frame_at(worst["time_s"], item.start_frame, scene)
     col.label(text=iface_("Off the animation {:.1f} cm on average, {:.0f} cm at frame {} ({} {:.0f} cm)").format(
         fid["mean_cm"], worst["cm"], frame, names.get(worst["body"], worst["body"]), worst["body_cm"]),
         icon="ERROR" if fid.get("within") is False else "NONE", translate=False)

@@ -13,8 +13,12 @@ def scene_fps(scene) -> float:
 _TIME = re.compile(r"\b(at|from|to) (\d+(?:\.\d+)?) s\b")
 
 
+def frame_at(seconds: float, start_frame: int, scene) -> int:
+    """The frame `seconds` into a motion that starts at `start_frame`."""
+    return start_frame + round(seconds * scene_fps(scene))
+
+
 def in_frames(text: str, start_frame: int, scene) -> str:
     """The solver's `text` with its times as the frames an animator scrubs to: "stumbles at 1.20 s" of a motion
     starting at frame 1, at 30 fps, reads "stumbles at frame 37"."""
-    fps = scene_fps(scene)
-    return _TIME.sub(lambda m: f"{m.group(1)} frame {start_frame + round(float(m.group(2)) * fps)}", text)
+    return _TIME.sub(lambda m: f"{m.group(1)} frame {frame_at(float(m.group(2)), start_frame, scene)}", text)

@@ -187,20 +187,19 @@ class Objective:
         over = np.maximum(speed - self.speed_limit, 0.0)
         return 0.5 * over * over
 
-    def foot_slip(self, feat, body: str) -> np.ndarray:
+    def foot_slip(self, feat, body: str, off_feet: np.ndarray) -> np.ndarray:
         """(nroll, nstep) ½ square of the horizontal speed at which `body` slips where it presses on the scene,
         times how planted it is: the share of the character's weight it carries, and the share the feet do not
         carry (on a seat, a knee, the hands) besides. The point it presses at one step (its `_touch` sensor's
         force-weighted centre) is carried with the body to the next and measured against where it was — a
         loaded foot dragged slips, one rolling over its toes or turning on its heel does not; a standing
         character's foot drawn lightly while the other carries the weight hardly counts, and a seated one's
-        counts in full, however lightly it presses; counted where it touches at both steps (the first step
-        repeats the second's)."""
+        counts in full, however lightly it presses (`off_feet`, (nroll, nstep): the share of the weight the feet
+        do not carry, `off_feet_share`); counted where it touches at both steps (the first step repeats the
+        second's)."""
         touch = feat["touch"][body]  # found, net force (3), point (3)
         found = touch[..., 0] > 0
-        share = np.abs(touch[..., 3]) / self.weight_n
-        on_feet = sum(np.abs(t[..., 3]) * (t[..., 0] > 0) for t in feat["touch"].values()) / self.weight_n
-        load = np.clip(share + np.maximum(1.0 - on_feet, 0.0), 0.0, 1.0) * found
+        load = np.clip(np.abs(touch[..., 3]) / self.weight_n + off_feet, 0.0, 1.0) * found
         pos, quat = feat["pos"][body], feat["quat"][body]
         conj = quat[:, :-1] * np.array([1.0, -1.0, -1.0, -1.0])
         arm = rotate(conj, touch[:, :-1, 4:] - pos[:, :-1])  # the pressed point in the body's frame
@@ -208,6 +207,11 @@ class Objective:
         speed2 = np.sum(moved[..., :2] ** 2, axis=-1) / self.built.model.opt.timestep ** 2
         slip = 0.5 * speed2 * np.minimum(load[:, :-1], load[:, 1:])
         return np.concatenate([slip[:, :1], slip], axis=1)
+
+    def off_feet_share(self, feat) -> np.ndarray:
+        """(nroll, nstep) the share of the character's weight its touching feet do not carry (0 standing)."""
+        on_feet = sum(np.abs(t[..., 3]) * (t[..., 0] > 0) for t in feat["touch"].values()) / self.weight_n
+        return np.maximum(1.0 - on_feet, 0.0)
 
     def foot_roll(self, feat, body: str) -> np.ndarray:
         """(nroll, nstep) smooth-abs of the rise of `body`'s sideways axis from the horizontal (the sine of its
@@ -275,10 +279,11 @@ class Objective:
                 mine = self.character_body_group == g
                 if mine.any():
                     add_weighted(self.speed_weight, excess[..., mine].sum(axis=-1), (name,))
-        if kf.weight("Foot Slip") and nstep > 1:
+        if kf.weight("Foot Slip") and nstep > 1 and feat.get("touch"):
+            off_feet = self.off_feet_share(feat)
             for foot in FOOT_TERM_ROLES:
-                if foot in role and role[foot] in feat.get("touch", {}):
-                    add("Foot Slip", self.foot_slip(feat, role[foot]), (self.body_group[role[foot]],))
+                if foot in role and role[foot] in feat["touch"]:
+                    add("Foot Slip", self.foot_slip(feat, role[foot], off_feet), (self.body_group[role[foot]],))
         if kf.weight("Feet Flat"):
             for foot in FOOT_TERM_ROLES:
                 if foot in role and role[foot] in feat.get("touch", {}) and role[foot] in self.side_local:
