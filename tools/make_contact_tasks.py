@@ -50,12 +50,16 @@ FLAT = {("armchair_stand_sit_stand", "stand")}
 # style's `Feet Down` beside the paper's weights: the judgment asks for the feet down, the term pulls them there.
 JUDGED = {("armchair_stand_sit_stand", "armchair0"): "seated",
           **{("bench_shuffle", k): "seated" for k in ("bench_sit", "bench_left", "bench_right")}}
-# Keyframes whose feet stay planted while seated (`objective_terms.FOOT_SLIP`, a seated foot counted in full however
-# lightly it presses): stand → sit → stand's seated keyframes each drew the feet 6–10 cm along the floor to their
-# points, and cross legs and turn to relax dragged the feet they lift (RESULTS, "Planted feet").
+# Keyframes whose feet stay planted while seated or lying (`objective_terms.FOOT_SLIP`, a seated foot counted in full
+# however lightly it presses), by name or by place where a preset repeats a name: stand → sit → stand's seated
+# keyframes each drew the feet 6–10 cm along the floor to their points, cross legs and turn to relax dragged the feet
+# they lift, the stool's rotation dragged the feet round it, and the bed's lie-down dragged them along the floor and
+# the bed (RESULTS, "Planted feet"). Not the bed's closing sit-up (its fifth keyframe): holding the feet there
+# doubled the retries the sit-up already needs.
 STILL = {("armchair_stand_sit_stand", k) for k in ("sit_leanforward1", "armchair0", "sit_leanforward2")} | {
     ("armchair_cross_legs", k) for k in ("armchair1", "cross_leg2", "cross_leg3", "cross_leg_r2", "cross_leg_r3")} | {
-    ("armchair_turn_to_relax", f"armchair_relax{k}") for k in range(1, 8)}
+    ("armchair_turn_to_relax", f"armchair_relax{k}") for k in range(1, 8)} | {
+    ("stool_rotate", f"rot{k}") for k in range(1, 9)} | {("bed_lie_down_get_up", k) for k in range(4)}
 # Keyframes that plan with a longer look-ahead than the settings' 0.35 s, beside the styled ones that take
 # their style's (`objective_terms.STYLE_LOOK_AHEAD`): rising from the armchair (RESULTS, "A longer look-ahead
 # where the character rises").
@@ -80,7 +84,7 @@ def main(ref_dir: str) -> None:
     for name, (strategy, env) in TASKS.items():
         src = json.load(open(os.path.join(ref_dir, "strategies", f"{strategy}.json")))
         keyframes = []
-        for k in src["keyframes"]:
+        for place, k in enumerate(src["keyframes"]):
             pairs = [{"body1": c["body1"], "pos1": to_own(c["body1"], c["local_pos1"]),
                       "body2": c["body2"], "pos2": to_own(c["body2"], c["local_pos2"])} for c in k["contacts"]]
             kf = {"name": k["name"], "pairs": pairs, "tolerance": k["target_distance_tolerance"],
@@ -100,7 +104,7 @@ def main(ref_dir: str) -> None:
                 kf["weights"] = {t: w if t == "Contact" else STYLES[style][1][t] for t, w in kf["weights"].items()}
                 if style in STYLE_LOOK_AHEAD:
                     kf["horizon"] = STYLE_LOOK_AHEAD[style]
-            if (name, k["name"]) in STILL:
+            if (name, k["name"]) in STILL or (name, place) in STILL:
                 kf["weights"]["Foot Slip"] = FOOT_SLIP
             if (name, k["name"]) in FLAT:
                 kf["weights"]["Feet Flat"] = FEET_FLAT

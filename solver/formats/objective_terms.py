@@ -26,9 +26,10 @@ TERM_GROUPS = {
 # Planted feet stay planted: the weight of a foot's slip (½ square of the speed of the point it presses
 # at, m/s, times the share of the character's weight on it and the share the feet do not carry: a seated
 # foot counts in full) in every style — not the paper's, whose feet crept and shuffled tens of centimetres
-# through a stand (RESULTS, "Planted feet"); the armchair presets' seated keyframes weigh it too. A keyframe
-# that does not weigh it (the paper's other presets) leaves it off: with it, a standing hit reaction did not
-# recover within its 4 s and table climb's seed 0 took 10 retries, not yet understood.
+# through a stand (RESULTS, "Planted feet"); the armchair presets' seated keyframes, the stool's rotation and the
+# bed's lie-down weigh it too. A keyframe that does not weigh it (the paper's other presets) leaves it off: with
+# it, a standing hit reaction did not recover within its 4 s and table climb's seed 0 took 10 retries, not yet
+# understood.
 FOOT_SLIP = 1000.0
 # A seated character keeps its feet down, below its seat (`physics.posture.FEET_DOWN_SHARE`): the weight of
 # each foot's height above where the seated style allows it (smooth-abs, m). Without it the paper's bench
