@@ -58,6 +58,14 @@ def test_the_keyframe_fails_after_the_head_stays_low_for_the_give_up_time():
         never.watch_fall(time, head, give_up_s=0.0)
         reaching.watch_fall(time, head, give_up_s=1.0)
     assert not lying.failed and not never.failed and reaching.failed
+    seated_low = _tracker(torso_up=100.0)  # on a floor-level stool the head sits at the line, the torso up
+    for time, head in ((0.0, high), (1.0, low), (5.0, low)):
+        seated_low.watch_fall(time, head, give_up_s=1.0, lying=False)
+    assert not seated_low.failed
+    seated_low.watch_fall(5.5, low, give_up_s=1.0, lying=True)  # lies back: the give-up time counts from here
+    assert not seated_low.failed
+    seated_low.watch_fall(6.5, low, give_up_s=1.0, lying=True)
+    assert seated_low.failed and seated_low.failure == "fell"
 
 
 def _falling_reach(give_up: float):

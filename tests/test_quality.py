@@ -227,6 +227,28 @@ def test_a_head_lying_on_a_bed_that_bobs_across_the_fall_line_has_not_fallen():
     assert got["fall_s"] == pytest.approx(0.2)  # only poses 7, 8: after it rose clear
 
 
+def test_a_head_low_is_a_fall_only_with_the_torso_lying():
+    """With a torso, a head below the line with the torso up (seated on a floor-level stool) is no fall; with it
+    turned 90° (lying back), it is: of ten poses 0.1 s apart, up (0-3), seated low (4-6), lying (7-9), the fall
+    is poses 7 and 8 (the last carries no time); judged by the head alone (no torso role), poses 4-8."""
+    pelvis = Body(name="pelvis", pos=[0, 0, 1.0], geoms=[Geom(name="p", type="sphere", size=[R])])
+    torso = Body(name="torso", parent="pelvis", pos=[0, 0, 0.3], geoms=[Geom(name="t", type="sphere", size=[R])])
+    head = Body(name="head", parent="torso", pos=[0, 0, 0.3], geoms=[Geom(name="h", type="sphere", size=[0.05])])
+    scene = SceneDesc(schema_version=SCHEMA_VERSION, name="q", environment=Environment(),
+                      character=Character(name="q", bodies=[pelvis, torso, head]))
+    built = build_model(scene, actuation="motor")
+    model, bodies = built.model, built.character_bodies
+    lying = np.array([0.3, 0, 0.2, np.cos(np.pi / 4), 0, np.sin(np.pi / 4), 0])  # turned 90° about y
+    qpos = np.stack([[0, 0, 1.0, 1, 0, 0, 0]] * 4 + [[0, 0, FALLEN_HEAD_HEIGHT - 0.65, 1, 0, 0, 0]] * 3 + [lying] * 3)
+    times = np.arange(10) * 0.1
+    upright = np.zeros(10, bool)
+    got = motion_quality(model, bodies, times, qpos, upright, segment=np.zeros(10, int))
+    assert got["fall_s"] == pytest.approx(0.2)
+    head_only = motion_quality(model, bodies, times, qpos, upright, segment=np.zeros(10, int),
+                               roles={"pelvis": "pelvis", "head": "head"})
+    assert head_only["fall_s"] == pytest.approx(0.5)
+
+
 @pytest.mark.parametrize("name", ["contact_partwise", "assist"])
 def test_solutions_report_their_quality(name):
     entry = solution(solved(ROOT / f"tests/data/golden/{name}.json"), 0)  # the golden test's solve, shared

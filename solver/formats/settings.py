@@ -152,11 +152,11 @@ class RecoverySettings:
                                         "past the first (1: the second retry ×2, a third ×3), so that it presses on "
                                         "to the mark where the tries settled short of it (0: the keyframe's own "
                                         "weight)", nonneg=True, max=10.0)
-    give_up_fallen_s: float = setting(1.0, "A keyframe fails once the head has been below 0.5 m this long where "
-                                           "the keyframe asks the character to stay up, and at once where a knee, "
-                                           "a hand or any body but the feet catches it on the floor, so the retry "
-                                           "starts sooner (0: only the time limit)", unit="s", nonneg=True,
-                                      max=MAX_MOTION_S)
+    give_up_fallen_s: float = setting(0.1, "A keyframe fails once the head has been below 0.5 m, the torso lying, "
+                                           "this long where the keyframe asks the character to stay up, and at once "
+                                           "where a knee, a hand or any body but the feet catches it on the floor, "
+                                           "so the retry starts sooner and a clip that falls is not kept (0: only "
+                                           "the time limit)", unit="s", nonneg=True, max=MAX_MOTION_S)
     give_up_stalled_s: float = setting(0.0, "A keyframe fails once its distance has gone this long without coming "
                                             "a tenth of its tolerance closer, so the retry starts sooner (0: only "
                                             "the time limit)", unit="s", nonneg=True, max=MAX_MOTION_S)

@@ -147,15 +147,16 @@ class KeyframeTracker:
         elif t - self.style_since >= give_up_s - 1e-9:
             self.failed, self.failure = True, "style"
 
-    def watch_fall(self, t: float, head_height: float, give_up_s: float) -> None:
-        """Fail the current keyframe once the head has stayed below `FALLEN_HEAD_HEIGHT` for
-        `give_up_s` after having risen to `RISEN_HEAD_HEIGHT` during this keyframe, where the keyframe
-        asks the character to stay up (`ContactKeyframe.upright`; `give_up_s` 0: never): a fallen
-        character does not get up to meet a seated or standing keyframe, and the time left to its
-        limit is better spent retrying from the last reached keyframe. Getting up from lying (the head
-        low from the keyframe's start, or bobbing across the line before it has risen clear of it) is
-        not a fall."""
-        up = head_height >= FALLEN_HEAD_HEIGHT
+    def watch_fall(self, t: float, head_height: float, give_up_s: float, lying: bool = True) -> None:
+        """Fail the current keyframe once the head has stayed below `FALLEN_HEAD_HEIGHT`, the torso lying
+        (`lying`: at least `posture.LYING_TILT_DEG` from upright, True without a torso), for `give_up_s` after
+        having risen to `RISEN_HEAD_HEIGHT` during this keyframe, where the keyframe asks the character to
+        stay up (`ContactKeyframe.upright`; `give_up_s` 0: never): a fallen character does not get up to meet
+        a seated or standing keyframe, a clip that lies back and sits up again is no success, and the time
+        left to its limit is better spent retrying from the last reached keyframe. Getting up from lying (the
+        head low from the keyframe's start, or bobbing across the line before it has risen clear of it) is
+        not a fall, nor sitting low with the torso up."""
+        up = head_height >= FALLEN_HEAD_HEIGHT or not lying
         self.head_was_up = self.head_was_up or head_height >= RISEN_HEAD_HEIGHT
         if self.done or give_up_s <= 0 or not self.current.upright or up or not self.head_was_up:
             self.fallen_since = None

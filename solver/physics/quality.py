@@ -13,10 +13,10 @@ import mujoco
 import numpy as np
 
 from .foot_roll import end_pitch, forward_axes, roll_deg, side_axes, worst_roll
-from .posture import CARRY_PELVIS_SHARE, Posture, at_rest, feet_down, standing_above_feet
+from .posture import CARRY_PELVIS_SHARE, LYING_TILT_DEG, Posture, at_rest, feet_down, standing_above_feet
 
 FOOT_ROLES = ("foot_left", "foot_right")  # whose sliding is measured (a character playing neither: none)
-FALLEN_HEAD_HEIGHT = 0.5  # m: a head below this has fallen (seated and kneeling heads stay well above)
+FALLEN_HEAD_HEIGHT = 0.5  # m: a head below this, the torso lying (posture.LYING_TILT_DEG), has fallen
 # m: a head has got up once it is this high; until then a head dipping below FALLEN_HEAD_HEIGHT is
 # still getting up (a head lying on a 0.3 m bed sits at 0.48-0.53 m and bobs across the line).
 RISEN_HEAD_HEIGHT = FALLEN_HEAD_HEIGHT + 0.1
@@ -81,10 +81,11 @@ def motion_quality(model: mujoco.MjModel, character_bodies: list[str], times: np
     - `max_body_speed`: the fastest any character body moved between consecutive poses
       (`{"mps", "body", "time_s"}`; None with fewer than two poses): a limb whipped at 4 m/s into the
       scene sinks about 2 cm into it, and the animator sees a flail;
-    - `fall_s`: the time the head spends below FALLEN_HEAD_HEIGHT while `may_lie` (per pose) does
-      not allow lying — with `segment` (the active keyframe per pose), only after the head has risen
-      to RISEN_HEAD_HEIGHT in that segment, so getting up from lying is not a fall; None where
-      `may_lie` is None (the method does not say when lying is meant) or the character has no head;
+    - `fall_s`: the time the head spends below FALLEN_HEAD_HEIGHT, the torso lying (at least LYING_TILT_DEG from
+      upright: sitting low is no fall; the head alone without a torso), while `may_lie` (per pose) does not allow
+      lying — with `segment` (the active keyframe per pose), only after the head has risen to RISEN_HEAD_HEIGHT
+      in that segment, so getting up from lying is not a fall; None where `may_lie` is None (the method does not
+      say when lying is meant) or the character has no head;
     - `stumble`: the first time a body other than the feet (and what they carry: the toes) touches the
       floor where lying is not allowed (`may_lie`; with `segment`, once the head has risen in that
       segment, as for falls) and `expected_touch` ({body: (n,) bool}, a reference's own touching) does
@@ -108,21 +109,22 @@ def motion_quality(model: mujoco.MjModel, character_bodies: list[str], times: np
     roles = {b: b for b in character_bodies} if roles is None else roles
     head = roles.get("head")
     foot_ids = [model.body(roles[r]).id for r in FOOT_ROLES if r in roles]  # the columns of the scan's feet
-    scan = _scan(model, ids, foot_ids, model.body(head).id if head is not None else None, objects, qpos)
+    rest = at_rest(model)
+    torso = model.body(roles["torso"]).id if "torso" in roles else None
+    torso = None if torso is None else (torso, rest.xmat[torso].reshape(3, 3).T @ [0.0, 0.0, 1.0])
+    scan = _scan(model, ids, foot_ids, model.body(head).id if head is not None else None, objects, qpos, torso)
     n = len(qpos)
     dt = float(np.median(np.diff(times))) if n > 1 else 0.0
     planted = bridged(scan.foot_down, int(round(PLANTED_GAP_S / dt)) if dt else 0)
     slides = planted_slides(sole_tracks(scan), planted)
     feet = [roles[r] for r in FOOT_ROLES if r in roles]
-    rest = at_rest(model)
     sides, forward = side_axes(model, rest, foot_ids), forward_axes(model, rest, foot_ids)
     fall = None
     if head is not None and may_lie is not None:
-        fallen = (scan.head_z < FALLEN_HEAD_HEIGHT) & ~np.asarray(may_lie, dtype=bool)
-        if segment is not None:
-            fallen &= head_was_up(scan.head_z, segment)
-        dt_each = np.diff(times, append=times[-1]) if n else np.zeros(0)
-        fall = float(np.sum(dt_each[fallen]))
+        # lying down, not sitting low (a seat on the floor puts the head near the line, the torso up)
+        fallen = (scan.head_z < FALLEN_HEAD_HEIGHT) & (scan.torso_up <= np.cos(np.radians(LYING_TILT_DEG)))
+        fallen &= ~np.asarray(may_lie, dtype=bool) & (True if segment is None else head_was_up(scan.head_z, segment))
+        fall = float(np.sum(np.diff(times, append=times[-1])[fallen])) if n else 0.0
     char_geom = np.isin(model.geom_bodyid, ids)
     stumble = None
     if may_lie is not None:
@@ -356,6 +358,7 @@ class _PoseScan:
     foot_near: np.ndarray  # (n, nfeet): within TOUCH_TOLERANCE of the scene (touching or not)
     foot_touch: np.ndarray
     head_z: np.ndarray
+    torso_up: np.ndarray  # (n,): the height of the torso's up axis (the cosine of its lean; 0 without a torso)
     body_xyz: np.ndarray
     obj_xyz: np.ndarray
     obj_depth: np.ndarray
@@ -365,7 +368,7 @@ class _PoseScan:
 
 
 def _scan(model: mujoco.MjModel, ids: list[int], feet: list[int], head: int | None, objects: list[int],
-          qpos: np.ndarray) -> _PoseScan:
+          qpos: np.ndarray, torso: tuple[int, np.ndarray] | None = None) -> _PoseScan:
     """Every pose's contacts and positions (`_PoseScan`), from MuJoCo's collision of each pose."""
     char_body = np.isin(np.arange(model.nbody), ids)
     char_geom = char_body[model.geom_bodyid]
@@ -380,7 +383,7 @@ def _scan(model: mujoco.MjModel, ids: list[int], feet: list[int], head: int | No
     scan = _PoseScan(depth=np.zeros(n), deepest_pair=np.zeros((n, 2), dtype=int), foot_pos=np.zeros((n, nf, 3)),
                      foot_mat=np.zeros((n, nf, 3, 3)), foot_down=np.zeros((n, nf), dtype=bool),
                      foot_near=np.zeros((n, nf), dtype=bool),
-                     foot_touch=np.zeros((n, nf, 3)), head_z=np.zeros(n),
+                     foot_touch=np.zeros((n, nf, 3)), head_z=np.zeros(n), torso_up=np.zeros(n),
                      body_xyz=np.zeros((n, len(ids), 3)), obj_xyz=np.zeros((n, len(objects), 3)),
                      obj_depth=np.zeros(n), obj_touch=np.zeros((n, len(objects)), dtype=bool),
                      obj_rests=np.zeros((n, len(objects)), dtype=bool),
@@ -426,6 +429,8 @@ def _scan(model: mujoco.MjModel, ids: list[int], feet: list[int], head: int | No
         scan.obj_xyz[i] = data.xpos[objects]
         if head is not None:
             scan.head_z[i] = data.xpos[head, 2]
+        if torso is not None:  # (the body, its up axis in its own frame)
+            scan.torso_up[i] = data.xmat[torso[0]].reshape(3, 3)[2] @ torso[1]
     return scan
 
 
