@@ -1,5 +1,6 @@
-"""The contact objective's foot terms by hand: Foot Slip (a loaded foot dragged), Feet Down (a seated foot up by the
-seat) and Feet Flat (a loaded foot rolled onto its edge, planned for only while its keyframe is held)."""
+"""The contact objective's foot terms by hand: Foot Slip (a loaded foot dragged or set down skimming), Feet Down
+(a seated foot up by the seat) and Feet Flat (a loaded foot rolled onto its edge, planned for only while its keyframe
+is held)."""
 import numpy as np
 import pytest
 from test_mpc import fake_features, only
@@ -86,6 +87,42 @@ def test_foot_slip_counts_a_loaded_foot_dragged_not_one_rolling_lifted_or_unload
     assert costs.per_step[4] == pytest.approx(np.full(nstep, dragged * 1.8), rel=1e-9)
     seen = costs.membership[costs.components.sum(axis=0) > 0]
     assert seen.shape[0] == 1 and list(np.flatnonzero(seen[0])) == [GROUPS.index("right_leg")]
+
+
+def test_foot_slip_charges_a_landing_only_where_the_keyframe_does_not_ask_the_foot_to_move(objective):
+    """A foot set down skimming the floor is charged at its landing: in the air for two steps, it touches at the
+    third having come 0.3 m/s sideways, then stands still carrying half the weight (the left foot the other half):
+    W × LANDING_SHARE × ½ × 0.3² × ½ at that step and nothing else. Not charged while the keyframe still asks that
+    leg to move — a pair on the foot or on its shin farther than the tolerance at the first step — and charged
+    again once that pair is met, or where the unmet pair is on the other leg."""
+    from solver.formats.contact_keyframes import ContactPair
+    from solver.mpc.objectives.contact import LANDING_SHARE
+    dt, nstep = objective.built.model.opt.timestep, 5
+    feat = fake_features(objective, nroll=1, nstep=nstep)
+    pos = np.array([[-0.6 * dt, 0, 0.13], [-0.3 * dt, 0, 0.115], [0, 0, 0.1], [0, 0, 0.1], [0, 0, 0.1]])
+    feat["pos"]["foot_right"], feat["quat"]["foot_right"] = pos[None], np.tile([1.0, 0, 0, 0], (1, nstep, 1))
+    feat["pos"]["foot_left"] = np.zeros((1, nstep, 3)) + [0.0, 0.3, 0.1]
+    feat["quat"]["foot_left"] = np.tile([1.0, 0, 0, 0], (1, nstep, 1))
+    half = 0.5 * objective.weight_n
+    right, left = np.zeros((1, nstep, 7)), np.zeros((1, nstep, 7))
+    right[0, 2:, 0], right[0, 2:, 3], right[0, 2:, 4:] = 2, -half, [0.05, 0.0, 0.0]
+    left[..., 0], left[..., 3], left[0, :2, 3], left[..., 4:] = 2, -half, -2 * half, [0.0, 0.3, 0.0]
+    feat["touch"] = {"foot_right": right, "foot_left": left}
+    zeros = np.zeros((1, nstep, 27)), np.zeros((1, nstep, 21))
+
+    def cost(*pairs):
+        kf = only("Foot Slip", 100.0, pairs=[ContactPair("pelvis", [0, 0, 0])] + list(pairs), tolerance=0.1)
+        return objective.evaluate(feat, *zeros, kf).per_step[0]
+    landed = np.zeros(nstep)
+    landed[2] = 100.0 * LANDING_SHARE * 0.5 * 0.3 ** 2 * 0.5
+    start = pos[0]
+    assert cost() == pytest.approx(landed, rel=1e-9)
+    assert cost(ContactPair("foot_right", [0, 0, 0], "world", list(start + [0.5, 0, 0]))) == pytest.approx(
+        np.zeros(nstep), abs=1e-12)
+    assert cost(ContactPair("shin_right", [0, 0, 0], "world", [5.0, 0, 0])) == pytest.approx(np.zeros(nstep), abs=1e-12)
+    assert cost(ContactPair("foot_right", [0, 0, 0], "world", list(start + [0.05, 0, 0]))) == pytest.approx(
+        landed, rel=1e-9)
+    assert cost(ContactPair("foot_left", [0, 0, 0], "world", [5.0, 0, 0])) == pytest.approx(landed, rel=1e-9)
 
 
 def test_feet_flat_charges_a_loaded_foot_rolled_onto_its_edge(objective):

@@ -39,6 +39,9 @@ DEFAULT_HEAD_ABOVE_FEET, DEFAULT_TORSO_ABOVE_FEET = 1.365, 1.175
 # cheap over the look-ahead, until the ankles could not catch it; half the capture point's lead steadies the reach
 # and leaves the rise from a chair as it was (RESULTS, "Why the reach falls first time").
 BALANCE_LEAD = 0.5
+# A foot's landing charged at this share of a slip of its speed (`Objective.foot_slip`): in full, a seated foot
+# moving to a mark hovered rather than land (RESULTS, "The landing charged").
+LANDING_SHARE = 0.1
 COMMON_ROLES = ("torso", "pelvis", "head", "foot_right", "foot_left", "shin_right", "shin_left")  # the terms' roles
 
 
@@ -187,7 +190,7 @@ class Objective:
         over = np.maximum(speed - self.speed_limit, 0.0)
         return 0.5 * over * over
 
-    def foot_slip(self, feat, body: str, off_feet: np.ndarray) -> np.ndarray:
+    def foot_slip(self, feat, body: str, off_feet: np.ndarray, landing=False) -> np.ndarray:
         """(nroll, nstep) ½ square of the horizontal speed at which `body` slips where it presses on the scene,
         times how planted it is: the share of the character's weight it carries, and the share the feet do not
         carry (on a seat, a knee, the hands) besides. The point it presses at one step (its `_touch` sensor's
@@ -196,17 +199,45 @@ class Objective:
         character's foot drawn lightly while the other carries the weight hardly counts, and a seated one's
         counts in full, however lightly it presses (`off_feet`, (nroll, nstep): the share of the weight the feet
         do not carry, `off_feet_share`); counted where it touches at both steps (the first step repeats the
-        second's)."""
+        second's).
+
+        Where `landing` (nroll,) holds, the step the body touches down at is charged too, at LANDING_SHARE of a
+        slip: the point it lands on carried back with the body one step, the horizontal speed at which it arrived
+        there, times its share of the weight then — a foot set down skimming the floor slides as it loads."""
         touch = feat["touch"][body]  # found, net force (3), point (3)
         found = touch[..., 0] > 0
         load = np.clip(np.abs(touch[..., 3]) / self.weight_n + off_feet, 0.0, 1.0) * found
         pos, quat = feat["pos"][body], feat["quat"][body]
-        conj = quat[:, :-1] * np.array([1.0, -1.0, -1.0, -1.0])
-        arm = rotate(conj, touch[:, :-1, 4:] - pos[:, :-1])  # the pressed point in the body's frame
+        conj = quat * np.array([1.0, -1.0, -1.0, -1.0])
+        arm = rotate(conj[:, :-1], touch[:, :-1, 4:] - pos[:, :-1])  # the pressed point in the body's frame
         moved = rotate(quat[:, 1:], arm) + pos[:, 1:] - touch[:, :-1, 4:]
-        speed2 = np.sum(moved[..., :2] ** 2, axis=-1) / self.built.model.opt.timestep ** 2
-        slip = 0.5 * speed2 * np.minimum(load[:, :-1], load[:, 1:])
+        dt2 = self.built.model.opt.timestep ** 2
+        slip = 0.5 * np.sum(moved[..., :2] ** 2, axis=-1) / dt2 * np.minimum(load[:, :-1], load[:, 1:])
+        if np.any(landing):
+            landed = found[:, 1:] & ~found[:, :-1] & np.asarray(landing, bool)[:, None]
+            point = touch[:, 1:, 4:]  # where it lands, carried back to where that point of the body was a step before
+            back = point - rotate(quat[:, :-1], rotate(conj[:, 1:], point - pos[:, 1:])) - pos[:, :-1]
+            slip = slip + LANDING_SHARE * 0.5 * np.sum(back[..., :2] ** 2, axis=-1) / dt2 * load[:, 1:] * landed
         return np.concatenate([slip[:, :1], slip], axis=1)
+
+    def feet_asked_to_move(self, feat, kf: ContactKeyframe) -> dict[str, np.ndarray]:
+        """{foot body: (nroll,) bool} whether keyframe `kf` still asks that foot's leg to move in each rollout: a
+        pair on a body of the foot's group (the foot, its shin, its thigh) not yet within the keyframe's tolerance
+        at the rollout's first step. A foot being walked to its mark may land as it can; one that is not asked to
+        move (or whose pair is met) has its landings charged (`foot_slip`)."""
+        nroll = next(iter(feat["pos"].values())).shape[0]
+        feet = [self.roles[r] for r in FOOT_TERM_ROLES if r in self.roles]
+        out = {foot: np.zeros(nroll, bool) for foot in feet}
+        legs = [{self.body_group.get(p.body1), self.body_group.get(p.body2)} for p in kf.pairs]
+        if not any(self.body_group[foot] in leg for foot in feet for leg in legs):
+            return out
+        first = {key: {b: v[:, :1] for b, v in feat[key].items()} for key in ("pos", "quat")}
+        unmet = np.linalg.norm(self.pair_displacements(first, kf)[:, 0], axis=-1) > kf.tolerance  # (nroll, npairs)
+        for foot in feet:
+            for j, leg in enumerate(legs):
+                if self.body_group[foot] in leg:
+                    out[foot] |= unmet[:, j]
+        return out
 
     def off_feet_share(self, feat) -> np.ndarray:
         """(nroll, nstep) the share of the character's weight its touching feet do not carry (0 standing)."""
@@ -280,10 +311,11 @@ class Objective:
                 if mine.any():
                     add_weighted(self.speed_weight, excess[..., mine].sum(axis=-1), (name,))
         if kf.weight("Foot Slip") and nstep > 1 and feat.get("touch"):
-            off_feet = self.off_feet_share(feat)
+            off_feet, moving = self.off_feet_share(feat), self.feet_asked_to_move(feat, kf)
             for foot in FOOT_TERM_ROLES:
                 if foot in role and role[foot] in feat["touch"]:
-                    add("Foot Slip", self.foot_slip(feat, role[foot], off_feet), (self.body_group[role[foot]],))
+                    slip = self.foot_slip(feat, role[foot], off_feet, ~moving[role[foot]])
+                    add("Foot Slip", slip, (self.body_group[role[foot]],))
         if kf.weight("Feet Flat"):
             for foot in FOOT_TERM_ROLES:
                 if foot in role and role[foot] in feat.get("touch", {}) and role[foot] in self.side_local:
