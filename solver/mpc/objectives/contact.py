@@ -226,18 +226,14 @@ class Objective:
         at the rollout's first step. A foot being walked to its mark may land as it can; one that is not asked to
         move (or whose pair is met) has its landings charged (`foot_slip`)."""
         nroll = next(iter(feat["pos"].values())).shape[0]
-        feet = [self.roles[r] for r in FOOT_TERM_ROLES if r in self.roles]
-        out = {foot: np.zeros(nroll, bool) for foot in feet}
-        legs = [{self.body_group.get(p.body1), self.body_group.get(p.body2)} for p in kf.pairs]
-        if not any(self.body_group[foot] in leg for foot in feet for leg in legs):
-            return out
+        groups = [{self.body_group.get(p.body1), self.body_group.get(p.body2)} for p in kf.pairs]
+        legs = {foot: [j for j, g in enumerate(groups) if self.body_group[foot] in g]  # each foot's pairs
+                for foot in (self.roles[r] for r in FOOT_TERM_ROLES if r in self.roles)}
+        if not any(legs.values()):
+            return {foot: np.zeros(nroll, bool) for foot in legs}
         first = {key: {b: v[:, :1] for b, v in feat[key].items()} for key in ("pos", "quat")}
         unmet = np.linalg.norm(self.pair_displacements(first, kf)[:, 0], axis=-1) > kf.tolerance  # (nroll, npairs)
-        for foot in feet:
-            for j, leg in enumerate(legs):
-                if self.body_group[foot] in leg:
-                    out[foot] |= unmet[:, j]
-        return out
+        return {foot: unmet[:, pairs].any(axis=1) for foot, pairs in legs.items()}
 
     def off_feet_share(self, feat) -> np.ndarray:
         """(nroll, nstep) the share of the character's weight its touching feet do not carry (0 standing)."""
