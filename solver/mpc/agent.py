@@ -30,7 +30,7 @@ from ..formats.solution import Progress
 from ..physics.features import Features
 from ..physics.grasp import Grasper
 from ..physics.model import BuiltModel
-from ..physics.posture import LYING_TILT_DEG, Posture
+from ..physics.posture import Posture
 from ..physics.rollout import RolloutEngine, Trajectories, get_state, step_divergence
 from .effort import Effort
 from .iteration import Scorer, plan_iteration
@@ -244,9 +244,8 @@ class Agent:
         reported."""
         data, tracker, recovery = self.data, self.tracker, self.settings.recovery
         if self.head is not None:
-            tilt = self.posture.torso_tilt_deg(data)
             tracker.watch_fall(data.time, float(data.xpos[self.head, 2]), recovery.give_up_fallen_s,
-                               lying=tilt is None or tilt >= LYING_TILT_DEG)
+                               lying=self.posture.lying(data))
         if self.job.approaches:
             d = self.rec["dist"][-1]
             tracker.watch_stall(data.time, d, recovery.give_up_stalled_s, held=self.met_within(d))

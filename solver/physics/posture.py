@@ -215,13 +215,14 @@ class Posture:
                 return f"{self.model.body(foot).name} up by the seat, {100 * below:.0f} cm below the pelvis"
         return None
 
-    def not_lying(self, data: mujoco.MjData) -> str | None:
-        """Why the character is not lying now ("torso 35° from upright"), None where its torso is at
-        least LYING_TILT_DEG from upright (or it has no torso)."""
+    def lying(self, data: mujoco.MjData) -> bool:
+        """Whether the torso is at least LYING_TILT_DEG from upright now (True without a torso)."""
         tilt = self.torso_tilt_deg(data)
-        if tilt is None or tilt >= LYING_TILT_DEG:
-            return None
-        return f"torso {tilt:.0f}° from upright"
+        return tilt is None or tilt >= LYING_TILT_DEG
+
+    def not_lying(self, data: mujoco.MjData) -> str | None:
+        """Why the character is not lying now ("torso 35° from upright"), None where it is (`lying`)."""
+        return None if self.lying(data) else f"torso {self.torso_tilt_deg(data):.0f}° from upright"
 
     def not_in_style(self, style: str | None, data: mujoco.MjData) -> str | None:
         """Why the character does not hold `style` now (`not_standing`, `not_seated`, `not_lying`); None where
